@@ -1,0 +1,79 @@
+// The host-side device API shared by every target: open a device from a preset, allocate
+// buffers in its global memory, copy to and from it with modeled host-link time, record the
+// work targets launch, synchronise, and read the run's Profile.
+// Targets execute work themselves (on sim/) and report it here; the Device keeps the clock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "tessera/arch/machine_spec.h"
+#include "tessera/profile/profile.h"
+
+namespace tessera::sim {
+class WorkScheduler;
+}
+
+namespace tessera::runtime {
+
+// A region of the device's global memory. Plain value; the Device owns the storage.
+struct Buffer {
+  std::uint64_t device_address = 0;  // address in the global memory's address space
+  std::size_t bytes = 0;
+  std::uint64_t id = 0;              // 0: not allocated
+  explicit operator bool() const { return id != 0; }
+};
+
+class Device {
+ public:
+  // Opens a device from a preset name ("gaudi") or the path of a MachineSpec JSON file.
+  static std::unique_ptr<Device> open(std::string_view preset_or_path);
+  explicit Device(arch::MachineSpec spec);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const arch::MachineSpec& spec() const;
+
+  // Allocates in global memory with the preset's alignment. Exhausting it is a DeviceFault
+  // naming the memory, the size asked for and what is free.
+  Buffer allocate(std::size_t bytes, std::string_view tag = "tensor");
+  void free(const Buffer& buffer);  // freeing twice or freeing a foreign buffer: UserError
+
+  // Host <-> device copies; each takes latency + bytes / bandwidth of the preset's host link.
+  // Copies outside the buffer are a UserError naming buffer size, offset and length.
+  void copy_to_device(const Buffer& dst, const void* src, std::size_t bytes, std::size_t dst_offset = 0);
+  void copy_to_host(void* dst, const Buffer& src, std::size_t bytes, std::size_t src_offset = 0);
+
+  // Direct access to a buffer's bytes for the simulators of targets (not for users).
+  std::byte* data(const Buffer& buffer);
+  const std::byte* data(const Buffer& buffer) const;
+
+  // Records work a target has executed on the device. It starts when the device is free
+  // (work is issued in order on the device's queue) and the device clock advances past it.
+  // Returns the record as stored, with start_cycle filled in.
+  const profile::KernelRecord& record_kernel(profile::KernelRecord record);
+  // Adds a trace interval / pipe busy time / bytes moved to the run's profile.
+  void record_interval(profile::Interval interval);
+  void add_pipe_busy(const std::string& pipe, std::uint64_t cycles);
+  void add_bytes_moved(const std::string& level, std::uint64_t bytes);
+  void note_memory_high_water(const std::string& where, const std::string& category, std::uint64_t bytes);
+
+  void synchronize();  // waits for all issued work; in the model, a no-op that closes the profile
+  std::uint64_t now_cycles() const;
+  const profile::Profile& profile() const;
+  void reset_profile();
+  void set_trace_enabled(bool enabled);
+  bool trace_enabled() const;
+
+  sim::WorkScheduler& scheduler();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::runtime

@@ -24,13 +24,13 @@ struct Figure {
 // scope "device": one shared instance (HBM, DDR, OCM).
 struct MemorySpec {
   std::string name;
-  std::string scope;             // "core" or "device"
+  std::string scope;  // "core" or "device"
   std::string description;
   Figure capacity_bytes;
-  Figure base_address;           // 0 when the preset gives none
-  Figure alignment_bytes;        // smallest legal access granule / allocation alignment
-  Figure banks;                  // 1 when not banked
-  Figure bank_width_bytes;       // interleaving granule; 0 when not banked
+  Figure base_address;      // 0 when the preset gives none
+  Figure alignment_bytes;   // smallest legal access granule / allocation alignment
+  Figure banks;             // 1 when not banked
+  Figure bank_width_bytes;  // interleaving granule; 0 when not banked
   Figure bandwidth_bytes_per_cycle;
   Figure latency_cycles;
 };
@@ -48,16 +48,16 @@ struct HostLinkSpec {
 };
 
 struct MachineSpec {
-  std::string name;         // preset name, or the file stem of a user file
+  std::string name;  // its "name" field; for a preset, also its file stem
   std::string description;
-  std::string target;       // "tpc", "ipu", "bm", "aicore", "epu"
-  std::string origin;       // the file it was loaded from
+  std::string target;  // "tpc", "ipu", "bm", "aicore", "epu"
+  std::string origin;  // the file it was loaded from
   Figure clock_hz;
   Figure core_count;
-  std::string core_name;    // "tpc", "tile", "aicore", "npu", "pe" ...
-  std::vector<PipeSpec> pipes;          // per core
-  std::vector<MemorySpec> memories;     // core-scope and device-scope memories
-  std::string global_memory;            // name of the device memory that holds tensors
+  std::string core_name;             // "tpc", "tile", "aicore", "npu", "pe" ...
+  std::vector<PipeSpec> pipes;       // per core
+  std::vector<MemorySpec> memories;  // core-scope and device-scope memories
+  std::string global_memory;         // name of the device memory that holds tensors
   HostLinkSpec host_link;
   // Target-specific figures with dotted names, e.g. "tpc.vector_bytes", "mme.macs_per_cycle".
   std::map<std::string, Figure> params;
@@ -85,5 +85,11 @@ std::vector<std::string> preset_names();
 // The preset directory: $TESSERA_ARCH_PATH, else the source tree's data/arch (in a build tree),
 // else the installed share/tessera/arch.
 std::string preset_directory();
+
+// A figure's value written with the unit its field name implies, for people to read:
+// "*_bytes" -> "80 KiB", "*_hz" -> "1.6 GHz", "*_bytes_per_second" -> "31.5 GB/s",
+// "*_bytes_per_cycle" -> "625 B/cycle", "*_cycles" -> "4 cycles", "*_seconds" -> "1 us",
+// "base_address" -> "0x10000"; anything else is a plain number ("16,384").
+std::string format_figure(std::string_view field_name, double value);
 
 }  // namespace tessera::arch

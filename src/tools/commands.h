@@ -1,0 +1,14 @@
+// The `tessera` command line is assembled from explicit registration calls, one per command
+// group, so `main.cpp` lists every command the tool has (no static-initialisation tricks).
+// Each register function adds its subcommands to the app; their callbacks throw Tessera's
+// errors, which main() turns into "tessera: error: ..." and an exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tessera::tools {
+
+// `tessera arch list|show`: the machine presets (src/tools/arch_commands.cpp).
+void register_arch_commands(CLI::App& app);
+
+}  // namespace tessera::tools

@@ -1,0 +1,243 @@
+// Reference implementations of the ONNX operators Tessera supports: the oracle every target's
+// tests compare against and the `reference` CPU backend of the compiler. Semantics follow the
+// ONNX operator documentation (onnx/onnx docs/Operators.md); deviations are noted per op.
+//
+// Conventions (see docs/ops.md):
+// - Every op is a free function `Tensor ops::name(inputs..., attributes)`; optional tensor inputs
+//   are `const Tensor*` (nullptr = absent); attributes come in small structs or scalars.
+// - Shapes are Tessera shapes: dimension 0 is the FASTEST-changing one. AXIS arguments use that
+//   numbering: ONNX axis a of a rank-r tensor is Tessera axis r-1-a (normalise negative ONNX axes
+//   first). Negative Tessera axes count from the rank (axis -1 is r-1, the OUTERMOST dimension).
+// - Activations for Conv/Pool/normalisations are ONNX NCHW, i.e. Tessera dims {W, H, C, N}
+//   (Shape::nchw); 1-D and 3-D variants are {W, C, N} and {W, H, D, C, N}. Conv weights are ONNX
+//   (M, C/group, kH, kW), i.e. Tessera {kW, kH, C/group, M}.
+// - Spatial attribute lists (kernel_shape, strides, dilations, pads, output_padding) keep ONNX
+//   ORDER, outermost spatial axis first ({H, W} for 2-D; pads {H_begin, W_begin, H_end, W_end}),
+//   so an importer copies them verbatim. An empty list means the ONNX default.
+// - Tensors holding shape or index DATA (Shape's output, Gather indices, ArgMax's output) use i32
+//   because Tessera has no 64-bit integer dtype; Shape's output lists dims outermost first as
+//   ONNX does, since it is data that other ops index.
+// - Floats compute in f32; f16/bf16 inputs are widened to f32 and the result rounded back (RNE).
+//   Integer dtypes are accepted where ONNX accepts them; bool results for compares and Where.
+// - Bad input (shape mismatch, bad axis/perm, wrong dtype) raises UserError naming the op, the
+//   shapes/values involved and what is expected.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/tensor.h"
+
+namespace tessera::ops {
+
+// ---- Elementwise binary, NumPy (multidirectional) broadcasting; inputs of one dtype ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+// Integer division truncates toward zero; division by zero of integers is a UserError.
+Tensor div(const Tensor& a, const Tensor& b);
+// Exponent may have a different dtype than the base; the result has the base's dtype.
+Tensor pow(const Tensor& a, const Tensor& b);
+
+// ---- Elementwise unary ----
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor leaky_relu(const Tensor& x, float alpha = 0.01f);
+Tensor elu(const Tensor& x, float alpha = 1.0f);
+Tensor selu(const Tensor& x, float alpha = 1.67326319217681884765625f,
+            float gamma = 1.05070102214813232421875f);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor softplus(const Tensor& x);
+// Bounds absent mean unbounded; min > max gives max everywhere (as ONNX).
+Tensor clip(const Tensor& x, std::optional<double> min, std::optional<double> max);
+Tensor erf(const Tensor& x);
+enum class GeluApproximation { none, tanh };
+Tensor gelu(const Tensor& x, GeluApproximation approximate = GeluApproximation::none);
+
+// ---- Linear algebra (OpenBLAS sgemm; floats only) ----
+// NumPy matmul: 1-D operands are promoted and the added dimension removed; batch dimensions
+// (Tessera dims 2..) broadcast. In Tessera dims a matrix (M, K) is {K, M}.
+Tensor matmul(const Tensor& a, const Tensor& b);
+struct GemmParams {
+  float alpha = 1.0f;
+  float beta = 1.0f;
+  bool trans_a = false;
+  bool trans_b = false;
+};
+// Y = alpha * A' * B' + beta * C with A, B 2-D; C (optional) unidirectionally broadcast to Y.
+Tensor gemm(const Tensor& a, const Tensor& b, const Tensor* c, const GemmParams& params = {});
+
+// ---- Convolution and pooling (1-3 spatial dims) ----
+struct ConvParams {
+  std::vector<std::int64_t> kernel_shape;  // optional; checked against the weights when given
+  std::vector<std::int64_t> strides;
+  std::vector<std::int64_t> pads;  // begins then ends, ONNX order; auto_pad resolved by caller
+  std::vector<std::int64_t> dilations;
+  std::int64_t group = 1;
+};
+// x: {W, H, C, N}; w: {kW, kH, C/group, M}; bias: {M}. Output {W_out, H_out, M, N}.
+Tensor conv(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvParams& params = {});
+
+struct ConvTransposeParams {
+  std::vector<std::int64_t> kernel_shape;
+  std::vector<std::int64_t> strides;
+  std::vector<std::int64_t> pads;
+  std::vector<std::int64_t> dilations;
+  std::vector<std::int64_t> output_padding;
+  std::int64_t group = 1;
+};
+// x: {W, H, C, N}; w: ONNX (C, M/group, kH, kW) = Tessera {kW, kH, M/group, C}. An ONNX
+// output_shape is turned into pads by the caller (auto_pad likewise).
+Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor* bias,
+                      const ConvTransposeParams& params = {});
+
+struct PoolParams {
+  std::vector<std::int64_t> kernel_shape;  // required
+  std::vector<std::int64_t> strides;
+  std::vector<std::int64_t> pads;
+  std::vector<std::int64_t> dilations;
+  bool ceil_mode = false;
+  bool count_include_pad = false;  // AveragePool only
+};
+Tensor max_pool(const Tensor& x, const PoolParams& params);
+Tensor average_pool(const Tensor& x, const PoolParams& params);
+Tensor global_average_pool(const Tensor& x);
+Tensor global_max_pool(const Tensor& x);
+
+// ---- Normalisation ----
+// Inference form: (x - mean) / sqrt(var + eps) * scale + bias, per channel (Tessera dim r-2).
+Tensor batch_normalization(const Tensor& x, const Tensor& scale, const Tensor& bias,
+                           const Tensor& mean, const Tensor& var, float epsilon = 1e-5f);
+// Normalises over Tessera dims 0..axis (ONNX axes [a, r) with axis = r-1-a; ONNX default a=-1
+// is Tessera axis 0). scale (and bias) broadcast over those dims.
+Tensor layer_normalization(const Tensor& x, const Tensor& scale, const Tensor* bias, int axis = 0,
+                           float epsilon = 1e-5f);
+// Per instance and channel over the spatial dims; scale and bias have C elements.
+Tensor instance_normalization(const Tensor& x, const Tensor& scale, const Tensor& bias,
+                              float epsilon = 1e-5f);
+// Along one axis (ONNX opset >= 13 semantics; ONNX default -1 is Tessera axis 0).
+Tensor softmax(const Tensor& x, int axis = 0);
+Tensor log_softmax(const Tensor& x, int axis = 0);
+
+// ---- Shape manipulation ----
+Tensor reshape(const Tensor& x, const Shape& shape);
+// ONNX Reshape: `dims` outermost first as in the ONNX shape input; 0 copies the input dim
+// (unless allowzero) and one -1 is inferred.
+Shape resolve_reshape(const Shape& input, const std::vector<std::int64_t>& dims_outer_first,
+                      bool allowzero = false);
+// Flatten to 2-D {prod(dims 0..axis-1), prod(dims axis..r-1)}; axis in [0, r]. This axis names a
+// boundary, not a dimension: ONNX axis a becomes r - a.
+Tensor flatten(const Tensor& x, int axis);
+// Output dim j is input dim perm[j]; empty perm reverses. ONNX perm p becomes
+// perm[j] = r-1-p[r-1-j].
+Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
+Tensor concat(const std::vector<Tensor>& inputs, int axis);
+// Pieces of the given sizes along axis (they must sum to the dim).
+std::vector<Tensor> split(const Tensor& x, int axis, const std::vector<std::int64_t>& sizes);
+// ONNX's default split into `parts` pieces: ceil(dim/parts) each, the last one smaller.
+std::vector<std::int64_t> split_sizes(std::int64_t dim, std::int64_t parts);
+
+struct SliceParams {
+  std::vector<std::int64_t> starts;
+  std::vector<std::int64_t> ends;
+  std::vector<int> axes;            // Tessera axes; empty means 0..starts.size()-1
+  std::vector<std::int64_t> steps;  // empty means all 1; negative steps walk backwards
+};
+// Starts/ends clamp as in ONNX (negative counts from the end; INT64_MAX/MIN mean "to the end").
+Tensor slice(const Tensor& x, const SliceParams& params);
+// Removes the listed size-1 axes, or every size-1 axis when `axes` is empty.
+Tensor squeeze(const Tensor& x, const std::vector<int>& axes = {});
+// Inserts size-1 dims; axes name positions in the OUTPUT (Tessera numbering of the output rank).
+Tensor unsqueeze(const Tensor& x, const std::vector<int>& axes);
+// Output Tessera dims: data dims [0, axis) + indices dims + data dims (axis, r); indices are any
+// integer dtype, negative ones count from the end; out of range is a UserError.
+Tensor gather(const Tensor& data, const Tensor& indices, int axis = 0);
+
+enum class PadMode { constant, reflect, edge };
+struct PadParams {
+  std::vector<std::int64_t> pads;  // 2 * rank: begins for dims 0..r-1, then ends (Tessera order)
+  PadMode mode = PadMode::constant;
+  double value = 0.0;  // constant mode
+};
+// Negative pads crop. Reflect needs pad < dim (as NumPy's 'reflect').
+Tensor pad(const Tensor& x, const PadParams& params);
+// ONNX Cast: floats to integers truncate toward zero then saturate (NaN -> 0); the rest as
+// Tensor::astype.
+Tensor cast(const Tensor& x, DType to);
+Tensor identity(const Tensor& x);
+// Unidirectional-to-bidirectional broadcast of x with `shape` (ONNX Expand).
+Tensor expand(const Tensor& x, const Shape& shape);
+// i32 1-D tensor of x's dims listed OUTERMOST FIRST (ONNX order), optionally sliced
+// [start, end) over that list as ONNX Shape-15 does.
+Tensor shape(const Tensor& x, std::int64_t start = 0,
+             std::optional<std::int64_t> end = std::nullopt);
+
+// ---- Reductions ----
+struct ReduceParams {
+  std::vector<int> axes;  // Tessera axes; empty = all (or none when noop_with_empty_axes)
+  bool keepdims = true;
+  bool noop_with_empty_axes = false;
+};
+Tensor reduce_sum(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_mean(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_max(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_min(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_prod(const Tensor& x, const ReduceParams& params = {});
+// i32 indices along `axis`; ties pick the first (or last with select_last_index).
+Tensor argmax(const Tensor& x, int axis = 0, bool keepdims = true, bool select_last_index = false);
+Tensor argmin(const Tensor& x, int axis = 0, bool keepdims = true, bool select_last_index = false);
+
+// ---- Compare and select (bool results) ----
+Tensor equal(const Tensor& a, const Tensor& b);
+Tensor less(const Tensor& a, const Tensor& b);
+Tensor greater(const Tensor& a, const Tensor& b);
+// Three-way broadcast of a bool condition with x and y (same dtype).
+Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
+
+// ---- Variadic elementwise with broadcasting (ONNX Sum, Max, Min); at least one input ----
+Tensor sum(const std::vector<Tensor>& inputs);
+Tensor max(const std::vector<Tensor>& inputs);
+Tensor min(const std::vector<Tensor>& inputs);
+
+// ---- Resize (ONNX Resize-13..19 without antialias) ----
+enum class ResizeMode { nearest, linear, cubic };
+enum class CoordinateTransform {
+  half_pixel,
+  half_pixel_symmetric,
+  pytorch_half_pixel,
+  align_corners,
+  asymmetric,
+  tf_crop_and_resize,
+};
+enum class NearestMode { round_prefer_floor, round_prefer_ceil, floor, ceil };
+struct ResizeParams {
+  ResizeMode mode = ResizeMode::nearest;
+  CoordinateTransform coordinate_transformation_mode = CoordinateTransform::half_pixel;
+  NearestMode nearest_mode = NearestMode::round_prefer_floor;
+  // Exactly one of scales / sizes, one entry per Tessera dim (dims that keep their size have
+  // scale 1). With sizes, the scale of each dim is size_out / size_in.
+  std::vector<float> scales;
+  std::vector<std::int64_t> sizes;
+  float cubic_coeff_a = -0.75f;
+  bool exclude_outside = false;
+  float extrapolation_value = 0.0f;  // tf_crop_and_resize only
+  std::vector<float> roi;            // tf_crop_and_resize: starts for dims 0..r-1, then ends
+};
+Tensor resize(const Tensor& x, const ResizeParams& params);
+
+// Parses ONNX attribute spellings ("half_pixel", "round_prefer_floor", "linear", ...);
+// UserError listing the accepted names otherwise.
+ResizeMode parse_resize_mode(std::string_view name);
+CoordinateTransform parse_coordinate_transform(std::string_view name);
+NearestMode parse_nearest_mode(std::string_view name);
+PadMode parse_pad_mode(std::string_view name);
+
+}  // namespace tessera::ops

@@ -1,0 +1,437 @@
+// Elementwise ops: binary arithmetic with NumPy broadcasting, unary math, compares, Where,
+// variadic Sum/Max/Min, Clip and Cast. Semantics: ONNX Operators.md (Add-14, Div-14, Pow-15,
+// Relu-14, Gelu-20, Clip-13, Cast-13, Where-16, Equal/Less/Greater-13, Sum/Max/Min-13).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "common.h"
+#include "tessera/ops/reference.h"
+
+namespace tessera::ops {
+
+using detail::as_f32;
+using detail::broadcast_rows;
+using detail::restore;
+
+namespace {
+
+template <typename T>
+constexpr bool is_small_float = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+
+// out[i] = op(a[i], b[i]) over a broadcast of a and b; all of type T, result of type R.
+template <typename T, typename R, typename Op>
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  R* po = out.data<R>();
+  broadcast_rows<2>(out.shape(), {&a.shape(), &b.shape()},
+                    [&](std::int64_t o, const std::array<std::int64_t, 2>& in,
+                        const std::array<std::int64_t, 2>& st, std::int64_t n) {
+                      const T* x = pa + in[0];
+                      const T* y = pb + in[1];
+                      R* z = po + o;
+                      if (st[0] == 1 && st[1] == 1) {
+                        for (std::int64_t i = 0; i < n; ++i) z[i] = op(x[i], y[i]);
+                      } else if (st[0] == 1) {
+                        const T yv = y[0];
+                        for (std::int64_t i = 0; i < n; ++i) z[i] = op(x[i], yv);
+                      } else if (st[1] == 1) {
+                        const T xv = x[0];
+                        for (std::int64_t i = 0; i < n; ++i) z[i] = op(xv, y[i]);
+                      } else {
+                        const R v = op(x[0], y[0]);
+                        for (std::int64_t i = 0; i < n; ++i) z[i] = v;
+                      }
+                    });
+}
+
+// Arithmetic in T's natural domain: f32 for floats, 64-bit wrap-around for integers (C++20
+// defines the narrowing conversion as modular, matching NumPy's integer overflow).
+struct AddOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<std::int64_t>(a) + b);
+    else
+      return a + b;
+  }
+};
+struct SubOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<std::int64_t>(a) - b);
+    else
+      return a - b;
+  }
+};
+struct MulOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<std::int64_t>(a) * b);
+    else
+      return a * b;
+  }
+};
+struct DivOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<std::int64_t>(a) / b);
+    else
+      return a / b;
+  }
+};
+struct MaxOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return a < b ? b : a;
+  }
+};
+struct MinOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return b < a ? b : a;
+  }
+};
+
+// Runs a same-dtype arithmetic op: floats in f32 (f16/bf16 widened and rounded back), integers
+// natively. Bool is rejected unless allow_bool.
+template <typename Op>
+Tensor arithmetic(std::string_view name, const Tensor& a, const Tensor& b, Op op,
+                  bool allow_bool = false) {
+  detail::require_same_dtype(name, a, b);
+  if (a.dtype() == DType::boolean && !allow_bool)
+    throw_user_error(
+        "{}: bool inputs (shapes {} and {}) are not accepted; Cast them to a numeric "
+        "dtype",
+        name, a.shape().to_string(), b.shape().to_string());
+  const Shape out_shape = broadcast_shapes(a.shape(), b.shape());
+  if (is_floating(a.dtype())) {
+    const Tensor a32 = as_f32(a), b32 = as_f32(b);
+    Tensor out(DType::f32, out_shape);
+    binary_loop<float, float>(a32, b32, out, op);
+    return restore(std::move(out), a.dtype());
+  }
+  Tensor out(a.dtype(), out_shape);
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) binary_loop<T, T>(a, b, out, op);
+  });
+  return out;
+}
+
+template <typename Op>
+Tensor compare_op(std::string_view name, const Tensor& a, const Tensor& b, Op op, bool allow_bool) {
+  detail::require_same_dtype(name, a, b);
+  if (a.dtype() == DType::boolean && !allow_bool)
+    throw_user_error(
+        "{}: bool inputs (shapes {} and {}) cannot be ordered; Cast them to a numeric "
+        "dtype",
+        name, a.shape().to_string(), b.shape().to_string());
+  Tensor out(DType::boolean, broadcast_shapes(a.shape(), b.shape()));
+  if (is_floating(a.dtype())) {
+    const Tensor a32 = as_f32(a), b32 = as_f32(b);  // widening is exact, so compares are exact
+    binary_loop<float, bool>(a32, b32, out, op);
+    return out;
+  }
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) binary_loop<T, bool>(a, b, out, op);
+  });
+  return out;
+}
+
+// Unary float op computed in f32 over contiguous data.
+template <typename Op>
+Tensor unary_float(std::string_view name, const Tensor& x, Op op) {
+  detail::require_float(name, x);
+  Tensor y = as_f32(x);
+  float* p = y.data<float>();
+  const std::int64_t n = y.element_count();
+  for (std::int64_t i = 0; i < n; ++i) p[i] = op(p[i]);
+  return restore(std::move(y), x.dtype());
+}
+
+// Unary op accepting floats (in f32) and signed/unsigned integers (natively); bool rejected.
+template <typename Op>
+Tensor unary_numeric(std::string_view name, const Tensor& x, Op op) {
+  if (x.dtype() == DType::boolean)
+    throw_user_error("{}: bool input (shape {}) is not accepted; Cast it to a numeric dtype", name,
+                     x.shape().to_string());
+  if (is_floating(x.dtype())) return unary_float(name, x, [&](float v) { return op(v); });
+  Tensor y = x;
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      T* p = y.data<T>();
+      const std::int64_t n = y.element_count();
+      for (std::int64_t i = 0; i < n; ++i) p[i] = op(p[i]);
+    }
+  });
+  return y;
+}
+
+}  // namespace
+
+// ---- Binary ----
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  return arithmetic("Add", a, b, AddOp{});
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return arithmetic("Sub", a, b, SubOp{});
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return arithmetic("Mul", a, b, MulOp{});
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  if (!is_floating(b.dtype()) && b.dtype() != DType::boolean) {
+    const std::vector<std::int64_t> values = b.to_ints();
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (values[i] == 0)
+        throw_user_error(
+            "Div: integer divisor (shape {}) is zero at element {}; integer division "
+            "by zero is undefined",
+            b.shape().to_string(), i);
+  }
+  return arithmetic("Div", a, b, DivOp{});
+}
+
+Tensor pow(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == DType::boolean || b.dtype() == DType::boolean)
+    throw_user_error(
+        "Pow: bool inputs (dtypes {} and {}) are not accepted; Cast them to a numeric "
+        "dtype",
+        dtype_name(a.dtype()), dtype_name(b.dtype()));
+  const Shape out_shape = broadcast_shapes(a.shape(), b.shape());
+  if (is_floating(a.dtype())) {
+    const Tensor a32 = as_f32(a), b32 = b.astype(DType::f32);
+    Tensor out(DType::f32, out_shape);
+    binary_loop<float, float>(a32, b32, out, [](float x, float y) { return std::pow(x, y); });
+    return restore(std::move(out), a.dtype());
+  }
+  // Integer base: computed in f64, then converted to the base's dtype (saturating).
+  const std::vector<double> av = a.to_doubles(), bv = b.to_doubles();
+  Tensor out(a.dtype(), out_shape);
+  broadcast_rows<2>(out_shape, {&a.shape(), &b.shape()},
+                    [&](std::int64_t o, const std::array<std::int64_t, 2>& in,
+                        const std::array<std::int64_t, 2>& st, std::int64_t n) {
+                      for (std::int64_t i = 0; i < n; ++i)
+                        out.set(o + i, std::pow(av[static_cast<std::size_t>(in[0] + i * st[0])],
+                                                bv[static_cast<std::size_t>(in[1] + i * st[1])]));
+                    });
+  return out;
+}
+
+// ---- Unary ----
+
+Tensor neg(const Tensor& x) {
+  if (x.dtype() == DType::u8 || x.dtype() == DType::u16 || x.dtype() == DType::u32)
+    throw_user_error(
+        "Neg: unsigned input ({}, shape {}) has no negation; Cast it to a signed dtype",
+        dtype_name(x.dtype()), x.shape().to_string());
+  return unary_numeric("Neg", x, [](auto v) { return static_cast<decltype(v)>(-v); });
+}
+
+Tensor abs(const Tensor& x) {
+  return unary_numeric("Abs", x, [](auto v) {
+    using T = decltype(v);
+    if constexpr (std::is_unsigned_v<T>)
+      return v;
+    else
+      return static_cast<T>(v < 0 ? -v : v);
+  });
+}
+
+Tensor relu(const Tensor& x) {
+  return unary_numeric("Relu", x, [](auto v) {
+    using T = decltype(v);
+    return v > T(0) ? v : T(0);
+  });
+}
+
+Tensor exp(const Tensor& x) {
+  return unary_float("Exp", x, [](float v) { return std::exp(v); });
+}
+Tensor log(const Tensor& x) {
+  return unary_float("Log", x, [](float v) { return std::log(v); });
+}
+Tensor sqrt(const Tensor& x) {
+  return unary_float("Sqrt", x, [](float v) { return std::sqrt(v); });
+}
+Tensor reciprocal(const Tensor& x) {
+  return unary_float("Reciprocal", x, [](float v) { return 1.0f / v; });
+}
+Tensor leaky_relu(const Tensor& x, float alpha) {
+  return unary_float("LeakyRelu", x, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
+}
+Tensor elu(const Tensor& x, float alpha) {
+  return unary_float("Elu", x, [alpha](float v) { return v < 0.0f ? alpha * std::expm1(v) : v; });
+}
+Tensor selu(const Tensor& x, float alpha, float gamma) {
+  return unary_float("Selu", x, [alpha, gamma](float v) {
+    return v > 0.0f ? gamma * v : gamma * alpha * std::expm1(v);
+  });
+}
+Tensor sigmoid(const Tensor& x) {
+  // Two branches keep exp() from overflowing for large |v|.
+  return unary_float("Sigmoid", x, [](float v) {
+    if (v >= 0.0f) return 1.0f / (1.0f + std::exp(-v));
+    const float e = std::exp(v);
+    return e / (1.0f + e);
+  });
+}
+Tensor tanh(const Tensor& x) {
+  return unary_float("Tanh", x, [](float v) { return std::tanh(v); });
+}
+Tensor softplus(const Tensor& x) {
+  return unary_float("Softplus", x, [](float v) {
+    return v > 0.0f ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+  });
+}
+Tensor erf(const Tensor& x) {
+  return unary_float("Erf", x, [](float v) { return std::erf(v); });
+}
+
+Tensor gelu(const Tensor& x, GeluApproximation approximate) {
+  if (approximate == GeluApproximation::tanh) {
+    const float k = std::sqrt(2.0f / static_cast<float>(M_PI));
+    return unary_float("Gelu", x, [k](float v) {
+      return 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+    });
+  }
+  return unary_float("Gelu", x, [](float v) {
+    return 0.5f * v * (1.0f + std::erf(v * static_cast<float>(M_SQRT1_2)));
+  });
+}
+
+Tensor clip(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+  if (x.dtype() == DType::boolean)
+    throw_user_error("Clip: bool input (shape {}) is not accepted; Cast it to a numeric dtype",
+                     x.shape().to_string());
+  if (is_floating(x.dtype())) {
+    const float lo = min ? static_cast<float>(*min) : -std::numeric_limits<float>::infinity();
+    const float hi = max ? static_cast<float>(*max) : std::numeric_limits<float>::infinity();
+    // ONNX: min > max leaves every value at max, which min(max(v, lo), hi) gives.
+    return unary_float("Clip", x, [lo, hi](float v) {
+      if (std::isnan(v)) return v;
+      return std::min(std::max(v, lo), hi);
+    });
+  }
+  Tensor y = x;
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const T lo = min ? saturate_cast<T>(*min) : std::numeric_limits<T>::lowest();
+      const T hi = max ? saturate_cast<T>(*max) : std::numeric_limits<T>::max();
+      T* p = y.data<T>();
+      for (std::int64_t i = 0; i < y.element_count(); ++i) p[i] = std::min(std::max(p[i], lo), hi);
+    }
+  });
+  return y;
+}
+
+// ---- Compare and select ----
+
+Tensor equal(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == DType::boolean && b.dtype() == DType::boolean) {
+    Tensor out(DType::boolean, broadcast_shapes(a.shape(), b.shape()));
+    binary_loop<bool, bool>(a, b, out, [](bool x, bool y) { return x == y; });
+    return out;
+  }
+  return compare_op(
+      "Equal", a, b, [](auto x, auto y) { return x == y; }, true);
+}
+Tensor less(const Tensor& a, const Tensor& b) {
+  return compare_op(
+      "Less", a, b, [](auto x, auto y) { return x < y; }, false);
+}
+Tensor greater(const Tensor& a, const Tensor& b) {
+  return compare_op(
+      "Greater", a, b, [](auto x, auto y) { return x > y; }, false);
+}
+
+Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y) {
+  if (condition.dtype() != DType::boolean)
+    throw_user_error(
+        "Where: condition has dtype {} (shape {}) but must be bool; use Cast(to=bool) "
+        "or a compare op",
+        dtype_name(condition.dtype()), condition.shape().to_string());
+  detail::require_same_dtype("Where", x, y);
+  const Shape out_shape =
+      broadcast_shapes(broadcast_shapes(condition.shape(), x.shape()), y.shape());
+  Tensor out(x.dtype(), out_shape);
+  const std::size_t es = dtype_size(x.dtype());
+  const bool* c = condition.data<bool>();
+  const auto* px = static_cast<const std::byte*>(x.raw_data());
+  const auto* py = static_cast<const std::byte*>(y.raw_data());
+  auto* po = static_cast<std::byte*>(out.raw_data());
+  broadcast_rows<3>(out_shape, {&condition.shape(), &x.shape(), &y.shape()},
+                    [&](std::int64_t o, const std::array<std::int64_t, 3>& in,
+                        const std::array<std::int64_t, 3>& st, std::int64_t n) {
+                      for (std::int64_t i = 0; i < n; ++i) {
+                        const bool take_x = c[in[0] + i * st[0]];
+                        const std::byte* src =
+                            take_x ? px + (in[1] + i * st[1]) * static_cast<std::int64_t>(es)
+                                   : py + (in[2] + i * st[2]) * static_cast<std::int64_t>(es);
+                        std::memcpy(po + (o + i) * static_cast<std::int64_t>(es), src, es);
+                      }
+                    });
+  return out;
+}
+
+// ---- Variadic ----
+
+namespace {
+template <typename Op>
+Tensor variadic(std::string_view name, const std::vector<Tensor>& inputs, Op op) {
+  if (inputs.empty()) throw_user_error("{}: needs at least one input, got none", name);
+  Tensor acc = inputs[0];
+  if (acc.dtype() == DType::boolean)
+    throw_user_error("{}: bool input 0 (shape {}) is not accepted; Cast it to a numeric dtype",
+                     name, acc.shape().to_string());
+  for (std::size_t i = 1; i < inputs.size(); ++i) acc = arithmetic(name, acc, inputs[i], op);
+  return acc;
+}
+}  // namespace
+
+Tensor sum(const std::vector<Tensor>& inputs) {
+  return variadic("Sum", inputs, AddOp{});
+}
+Tensor max(const std::vector<Tensor>& inputs) {
+  return variadic("Max", inputs, MaxOp{});
+}
+Tensor min(const std::vector<Tensor>& inputs) {
+  return variadic("Min", inputs, MinOp{});
+}
+
+// ---- Cast ----
+
+Tensor cast(const Tensor& x, DType to) {
+  if (is_floating(x.dtype()) && !is_floating(to) && to != DType::boolean) {
+    // ONNX Cast truncates toward zero (as NumPy's astype); astype alone would round to nearest.
+    Tensor t = as_f32(x);
+    float* p = t.data<float>();
+    for (std::int64_t i = 0; i < t.element_count(); ++i)
+      if (std::isfinite(p[i])) p[i] = std::trunc(p[i]);
+    return t.astype(to);
+  }
+  return x.astype(to);
+}
+
+Tensor identity(const Tensor& x) {
+  return x;
+}
+
+}  // namespace tessera::ops

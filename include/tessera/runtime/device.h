@@ -15,7 +15,10 @@
 
 namespace tessera::sim {
 class WorkScheduler;
-}
+class CostModel;
+class Timeline;
+struct DmaEndpoint;
+}  // namespace tessera::sim
 
 namespace tessera::runtime {
 
@@ -23,7 +26,7 @@ namespace tessera::runtime {
 struct Buffer {
   std::uint64_t device_address = 0;  // address in the global memory's address space
   std::size_t bytes = 0;
-  std::uint64_t id = 0;              // 0: not allocated
+  std::uint64_t id = 0;  // 0: not allocated
   explicit operator bool() const { return id != 0; }
 };
 
@@ -45,12 +48,22 @@ class Device {
 
   // Host <-> device copies; each takes latency + bytes / bandwidth of the preset's host link.
   // Copies outside the buffer are a UserError naming buffer size, offset and length.
-  void copy_to_device(const Buffer& dst, const void* src, std::size_t bytes, std::size_t dst_offset = 0);
+  void copy_to_device(const Buffer& dst, const void* src, std::size_t bytes,
+                      std::size_t dst_offset = 0);
   void copy_to_host(void* dst, const Buffer& src, std::size_t bytes, std::size_t src_offset = 0);
 
-  // Direct access to a buffer's bytes for the simulators of targets (not for users).
+  // Direct access to a buffer's bytes for the simulators of targets (not for users). Host
+  // storage is created on first access, zero-filled, so a large global memory costs only what
+  // its buffers hold.
   std::byte* data(const Buffer& buffer);
   const std::byte* data(const Buffer& buffer) const;
+  // The buffer as one side of a sim::DmaDescriptor (memory level = the global memory).
+  sim::DmaEndpoint dma_endpoint(const Buffer& buffer);
+  // The tag given at allocation; UserError for a buffer that is not live.
+  const std::string& tag(const Buffer& buffer) const;
+  std::size_t live_buffer_count() const;
+  std::uint64_t global_bytes_in_use() const;
+  std::uint64_t global_bytes_free() const;
 
   // Records work a target has executed on the device. It starts when the device is free
   // (work is issued in order on the device's queue) and the device clock advances past it.
@@ -60,9 +73,16 @@ class Device {
   void record_interval(profile::Interval interval);
   void add_pipe_busy(const std::string& pipe, std::uint64_t cycles);
   void add_bytes_moved(const std::string& level, std::uint64_t bytes);
-  void note_memory_high_water(const std::string& where, const std::string& category, std::uint64_t bytes);
+  void note_memory_high_water(const std::string& where, const std::string& category,
+                              std::uint64_t bytes);
+  // Adds what a core's timeline recorded (pipe busy time as "<core>/<pipe>", bytes moved, and
+  // its intervals when tracing is on) with its cycle 0 placed at `start_cycle` on the device.
+  // Does not advance the device clock: record the kernel with record_kernel.
+  void record_timeline(const sim::Timeline& timeline, std::uint64_t start_cycle);
 
-  void synchronize();  // waits for all issued work; in the model, a no-op that closes the profile
+  // Waits for all issued work: in the model, closes the profile (total cycles, the global
+  // memory's high-water mark under "device").
+  void synchronize();
   std::uint64_t now_cycles() const;
   const profile::Profile& profile() const;
   void reset_profile();
@@ -70,6 +90,8 @@ class Device {
   bool trace_enabled() const;
 
   sim::WorkScheduler& scheduler();
+  // The cost model of the preset, shared by everything that runs on this device.
+  const sim::CostModel& cost_model() const;
 
  private:
   struct Impl;

@@ -1,0 +1,180 @@
+// The timeline of one core: its in-order pipes and the synchronisation between them.
+// Work is issued in program order; an operation starts at max(its pipe is free, its
+// dependencies are done) and lasts the cycles given (usually from the CostModel). Order across
+// pipes comes only from events (dependencies), flags (set_flag / wait_flag, spec 003 "Pipes"),
+// semaphores and barriers. A wait that can never be satisfied is reported as a deadlock
+// DeviceFault as soon as that is certain (at a barrier or at finish()), never as a hang.
+// A Timeline is used by one host thread at a time; run one per core to simulate cores in
+// parallel.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/arch/machine_spec.h"
+
+namespace tessera::sim {
+
+class CostModel;
+
+using PipeId = std::uint32_t;
+
+// Completion of an issued operation; pass it as a dependency of later operations.
+struct Event {
+  std::uint64_t timeline = 0;  // serial of the timeline that issued it; 0: none
+  std::uint64_t index = 0;
+  explicit operator bool() const { return timeline != 0; }
+};
+
+struct FlagId {
+  std::uint32_t index = 0;
+};
+struct SemaphoreId {
+  std::uint32_t index = 0;
+};
+
+// One busy interval of a pipe, for the trace.
+struct PipeInterval {
+  PipeId pipe = 0;
+  std::string name;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+};
+
+class Timeline {
+ public:
+  // `core` names the core in messages and tracks ("tpc0"); pipe names must be unique.
+  Timeline(std::string core, std::vector<std::string> pipe_names, const CostModel* cost = nullptr);
+  // The pipes of the preset's cores (MachineSpec::pipes), in preset order.
+  Timeline(std::string core, const arch::MachineSpec& spec, const CostModel* cost = nullptr);
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+  Timeline(Timeline&&) noexcept;
+  Timeline& operator=(Timeline&&) noexcept;
+  ~Timeline();
+
+  const std::string& core() const { return core_; }
+  std::size_t pipe_count() const { return pipes_.size(); }
+  PipeId pipe(std::string_view name) const;  // UserError listing the pipes when unknown
+  const std::string& pipe_name(PipeId pipe) const;
+
+  // Issues an operation of `cycles` on `pipe` after `deps`. Returns its completion event.
+  Event issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
+              std::span<const Event> deps = {});
+  Event issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
+              std::initializer_list<Event> deps);
+
+  // Flags: binary, as the hardware's flag bits. set_flag on the producing pipe sets it once all
+  // earlier work of that pipe is done; wait_flag on the consuming pipe blocks that pipe until the
+  // flag is set, then clears it. Setting a flag that is still set is a DeviceFault (the signal
+  // would be lost).
+  FlagId flag(std::string name);
+  Event set_flag(PipeId pipe, FlagId flag);
+  Event wait_flag(PipeId pipe, FlagId flag);
+
+  // Counting semaphores: acquire blocks the pipe until the count is positive, then decrements.
+  SemaphoreId semaphore(std::string name, std::uint32_t initial_count);
+  Event release(PipeId pipe, SemaphoreId semaphore);
+  Event acquire(PipeId pipe, SemaphoreId semaphore);
+
+  // Every pipe of the core waits until all work issued before the barrier on every pipe is done.
+  // A pipe that is still blocked on a flag or semaphore at this point can never be released:
+  // DeviceFault (deadlock) naming the pipe and what it waits on.
+  void barrier();
+
+  // Ends the program: any wait still blocked is a deadlock DeviceFault; a flag set twice without
+  // a wait between is reported too. After finish() every event is resolved.
+  void finish();
+
+  bool resolved(Event event) const;
+  // Start / end cycle of an operation; UserError if it is still blocked.
+  std::uint64_t start_of(Event event) const;
+  std::uint64_t end_of(Event event) const;
+
+  // The cycle at which every resolved operation is done (the core's makespan so far).
+  std::uint64_t end_cycle() const;
+  std::uint64_t busy_cycles(PipeId pipe) const;
+  std::uint64_t pipe_free_cycle(PipeId pipe) const;
+  std::uint64_t operation_count() const { return static_cast<std::uint64_t>(ops_.size()); }
+
+  // Bytes moved per memory level / link, accumulated by the DMA and by targets.
+  void add_bytes_moved(const std::string& level, std::uint64_t bytes) {
+    bytes_moved_[level] += bytes;
+  }
+  const std::map<std::string, std::uint64_t>& bytes_moved() const { return bytes_moved_; }
+
+  // Busy intervals of the pipes are kept only while tracing is on (off by default).
+  void set_trace(bool enabled) { trace_ = enabled; }
+  bool trace() const { return trace_; }
+  const std::vector<PipeInterval>& intervals() const { return intervals_; }
+
+ private:
+  enum class Kind : std::uint8_t { compute, set_flag, wait_flag, release, acquire, barrier };
+  struct Op {
+    Kind kind = Kind::compute;
+    bool resolved = false;
+    bool arrived = false;  // barrier: this pipe has reached it
+    PipeId pipe = 0;
+    std::uint32_t target = 0;  // flag / semaphore / barrier index
+    std::uint64_t cycles = 0;
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::uint64_t sequence = 0;  // k-th set/wait/release/acquire of its flag or semaphore
+    std::vector<std::uint64_t> deps;
+    std::string name;
+  };
+  struct Pipe {
+    std::string name;
+    std::uint64_t free = 0;
+    std::uint64_t busy = 0;
+    std::deque<std::uint64_t> pending;  // op indices not yet resolved, in issue order
+  };
+  // The k-th wait of a flag consumes its k-th set; times are kUnresolved until known.
+  struct Flag {
+    std::string name;
+    std::vector<std::uint64_t> set_times;
+    std::vector<std::uint64_t> wait_times;
+    std::vector<PipeId> set_pipes;
+  };
+  // The k-th acquire is served by the initial count (k < initial) or by release k - initial.
+  struct Semaphore {
+    std::string name;
+    std::uint32_t initial = 0;
+    std::uint64_t acquires_issued = 0;
+    std::vector<std::uint64_t> release_times;
+  };
+  struct Barrier {
+    std::size_t arrived = 0;
+  };
+
+  void check_pipe(PipeId pipe, std::string_view what) const;
+  const Op& op_of(Event event, std::string_view what) const;
+  Event push(Op op);
+  void advance();
+  bool try_resolve_front(PipeId pipe);
+  void resolve(Op& op, std::uint64_t start, std::uint64_t end);
+  void check_double_set(const Flag& flag, std::uint64_t set_index) const;
+  [[noreturn]] void report_deadlock(std::string_view when) const;
+  std::string blocked_reason(PipeId pipe) const;
+
+  std::uint64_t serial_;
+  std::string core_;
+  const CostModel* cost_ = nullptr;
+  std::uint64_t sync_cycles_ = 0;
+  std::vector<Pipe> pipes_;
+  std::vector<Op> ops_;
+  std::vector<Flag> flags_;
+  std::vector<Semaphore> semaphores_;
+  std::vector<Barrier> barriers_;
+  std::size_t blocked_pipes_ = 0;  // pipes with pending ops
+  std::map<std::string, std::uint64_t> bytes_moved_;
+  bool trace_ = false;
+  std::vector<PipeInterval> intervals_;
+};
+
+}  // namespace tessera::sim

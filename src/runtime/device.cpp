@@ -1,0 +1,287 @@
+#include "tessera/runtime/device.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tessera/core/error.h"
+#include "tessera/core/log.h"
+#include "tessera/sim/cost_model.h"
+#include "tessera/sim/dma.h"
+#include "tessera/sim/memory.h"
+#include "tessera/sim/scheduler.h"
+#include "tessera/sim/timeline.h"
+
+namespace tessera::runtime {
+namespace {
+
+const arch::MemorySpec& global_spec(const arch::MachineSpec& spec) {
+  for (const auto& m : spec.memories)
+    if (m.name == spec.global_memory) return m;
+  throw_user_error("machine '{}' ({}): global_memory '{}' is not one of its memories", spec.name,
+                   spec.origin, spec.global_memory);
+}
+
+}  // namespace
+
+struct Device::Impl {
+  struct Entry {
+    Buffer buffer;
+    std::string tag;
+    std::vector<std::byte> storage;  // empty until first touched
+  };
+
+  explicit Impl(arch::MachineSpec machine)
+      : spec(std::move(machine)),
+        cost(spec),
+        global(global_spec(spec), "device"),
+        allocator(global) {
+    reset_profile_locked();
+  }
+
+  arch::MachineSpec spec;
+  sim::PresetCostModel cost;
+  sim::Memory global;
+  sim::FirstFitAllocator allocator;
+  mutable std::mutex mutex;
+  std::map<std::uint64_t, Entry> buffers;  // by id
+  std::uint64_t next_id = 1;
+  std::map<std::string, std::uint64_t> bytes_by_tag;
+  profile::Profile profile;
+  std::uint64_t now = 0;
+  bool trace = false;
+
+  void reset_profile_locked() {
+    profile = profile::Profile{};
+    profile.device = spec.name;
+    profile.target = spec.target;
+    profile.clock_hz = spec.clock_hz.value;
+    now = 0;
+    allocator.reset_high_water();
+    note_usage_locked();
+  }
+
+  void note_usage_locked() {
+    auto& marks = profile.memory_high_water["device"];
+    for (const auto& [tag, bytes] : bytes_by_tag) marks[tag] = std::max(marks[tag], bytes);
+    marks[global.name()] = std::max(marks[global.name()], allocator.stats().high_water);
+  }
+
+  Entry& entry(const Buffer& b, std::string_view what) {
+    auto it = buffers.find(b.id);
+    if (b.id == 0 || it == buffers.end() || it->second.buffer.device_address != b.device_address ||
+        it->second.buffer.bytes != b.bytes)
+      throw_user_error(
+          "{}: buffer #{} (0x{:x}, {} B) is not a live buffer of device '{}' (freed, "
+          "never allocated, or from another device)",
+          what, b.id, b.device_address, b.bytes, spec.name);
+    return it->second;
+  }
+
+  std::byte* storage(Entry& e) {
+    if (e.storage.size() != e.buffer.bytes) e.storage.resize(e.buffer.bytes);
+    return e.storage.data();
+  }
+
+  void advance_host_link_locked(std::string_view name, std::size_t bytes) {
+    std::uint64_t cycles = cost.host_link_cycles(bytes);
+    if (trace)
+      profile.trace.push_back(profile::Interval{"host-link", std::string(name), now, now + cycles});
+    profile.pipe_busy_cycles["host-link"] += cycles;
+    profile.bytes_moved["host-link"] += bytes;
+    now += cycles;
+    profile.total_cycles = std::max(profile.total_cycles, now);
+  }
+};
+
+std::unique_ptr<Device> Device::open(std::string_view preset_or_path) {
+  return std::make_unique<Device>(arch::load_machine(preset_or_path));
+}
+
+Device::Device(arch::MachineSpec spec) : impl_(std::make_unique<Impl>(std::move(spec))) {
+  log(LogLevel::info, "runtime", "opened device '{}' ({}, target {}), global memory {} of {}",
+      impl_->spec.name, impl_->spec.origin, impl_->spec.target, impl_->global.name(),
+      sim::format_bytes(impl_->global.capacity()));
+}
+
+Device::~Device() = default;
+
+const arch::MachineSpec& Device::spec() const {
+  return impl_->spec;
+}
+
+Buffer Device::allocate(std::size_t bytes, std::string_view tag) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Buffer b;
+  b.device_address = impl_->allocator.allocate(bytes);
+  b.bytes = bytes;
+  b.id = impl_->next_id++;
+  std::string t(tag.empty() ? "tensor" : tag);
+  impl_->buffers.emplace(b.id, Impl::Entry{b, t, {}});
+  impl_->bytes_by_tag[t] += impl_->allocator.size_of(b.device_address);
+  impl_->note_usage_locked();
+  return b;
+}
+
+void Device::free(const Buffer& buffer) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Impl::Entry& e = impl_->entry(buffer, "free");
+  impl_->bytes_by_tag[e.tag] -= impl_->allocator.size_of(buffer.device_address);
+  impl_->allocator.free(buffer.device_address);
+  impl_->buffers.erase(buffer.id);
+}
+
+void Device::copy_to_device(const Buffer& dst, const void* src, std::size_t bytes,
+                            std::size_t dst_offset) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Impl::Entry& e = impl_->entry(dst, "copy_to_device");
+  if (dst_offset > dst.bytes || bytes > dst.bytes - dst_offset)
+    throw_user_error(
+        "copy_to_device: {} B at offset {} does not fit buffer #{} of {} B; copy at most "
+        "{} B at that offset",
+        bytes, dst_offset, dst.id, dst.bytes, dst_offset > dst.bytes ? 0 : dst.bytes - dst_offset);
+  if (bytes > 0 && src == nullptr) throw_user_error("copy_to_device: source pointer is null");
+  if (bytes > 0) std::memcpy(impl_->storage(e) + dst_offset, src, bytes);
+  impl_->advance_host_link_locked("copy_to_device", bytes);
+}
+
+void Device::copy_to_host(void* dst, const Buffer& src, std::size_t bytes, std::size_t src_offset) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Impl::Entry& e = impl_->entry(src, "copy_to_host");
+  if (src_offset > src.bytes || bytes > src.bytes - src_offset)
+    throw_user_error(
+        "copy_to_host: {} B at offset {} reads past buffer #{} of {} B; copy at most {} B "
+        "at that offset",
+        bytes, src_offset, src.id, src.bytes, src_offset > src.bytes ? 0 : src.bytes - src_offset);
+  if (bytes > 0 && dst == nullptr) throw_user_error("copy_to_host: destination pointer is null");
+  if (bytes > 0) std::memcpy(dst, impl_->storage(e) + src_offset, bytes);
+  impl_->advance_host_link_locked("copy_to_host", bytes);
+}
+
+std::byte* Device::data(const Buffer& buffer) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->storage(impl_->entry(buffer, "data"));
+}
+
+const std::byte* Device::data(const Buffer& buffer) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->storage(impl_->entry(buffer, "data"));
+}
+
+sim::DmaEndpoint Device::dma_endpoint(const Buffer& buffer) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Impl::Entry& e = impl_->entry(buffer, "dma_endpoint");
+  return sim::DmaEndpoint{impl_->storage(e), buffer.bytes, impl_->global.name(),
+                          buffer.device_address, fmt::format("buffer #{} ({})", buffer.id, e.tag)};
+}
+
+const std::string& Device::tag(const Buffer& buffer) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->entry(buffer, "tag").tag;
+}
+
+std::size_t Device::live_buffer_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->buffers.size();
+}
+
+std::uint64_t Device::global_bytes_in_use() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->allocator.stats().used;
+}
+
+std::uint64_t Device::global_bytes_free() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->allocator.free_bytes();
+}
+
+const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  record.start_cycle = impl_->now;
+  impl_->now += record.cycles;
+  impl_->profile.total_cycles = std::max(impl_->profile.total_cycles, impl_->now);
+  impl_->profile.kernels.push_back(std::move(record));
+  return impl_->profile.kernels.back();
+}
+
+void Device::record_interval(profile::Interval interval) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (interval.end_cycle < interval.start_cycle)
+    throw_user_error("record_interval '{}' on track '{}': end cycle {} is before start cycle {}",
+                     interval.name, interval.track, interval.end_cycle, interval.start_cycle);
+  if (impl_->trace) impl_->profile.trace.push_back(std::move(interval));
+}
+
+void Device::add_pipe_busy(const std::string& pipe, std::uint64_t cycles) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->profile.pipe_busy_cycles[pipe] += cycles;
+}
+
+void Device::add_bytes_moved(const std::string& level, std::uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->profile.bytes_moved[level] += bytes;
+}
+
+void Device::note_memory_high_water(const std::string& where, const std::string& category,
+                                    std::uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto& mark = impl_->profile.memory_high_water[where][category];
+  mark = std::max(mark, bytes);
+}
+
+void Device::record_timeline(const sim::Timeline& timeline, std::uint64_t start_cycle) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto& p = impl_->profile;
+  for (sim::PipeId pipe = 0; pipe < timeline.pipe_count(); ++pipe)
+    p.pipe_busy_cycles[timeline.core() + "/" + timeline.pipe_name(pipe)] +=
+        timeline.busy_cycles(pipe);
+  for (const auto& [level, bytes] : timeline.bytes_moved()) p.bytes_moved[level] += bytes;
+  if (impl_->trace)
+    for (const auto& iv : timeline.intervals())
+      p.trace.push_back(profile::Interval{timeline.core() + "/" + timeline.pipe_name(iv.pipe),
+                                          iv.name, start_cycle + iv.start, start_cycle + iv.end});
+}
+
+void Device::synchronize() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->profile.total_cycles = std::max(impl_->profile.total_cycles, impl_->now);
+  impl_->note_usage_locked();
+}
+
+std::uint64_t Device::now_cycles() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->now;
+}
+
+const profile::Profile& Device::profile() const {
+  return impl_->profile;
+}
+
+void Device::reset_profile() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->reset_profile_locked();
+}
+
+void Device::set_trace_enabled(bool enabled) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->trace = enabled;
+}
+
+bool Device::trace_enabled() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->trace;
+}
+
+sim::WorkScheduler& Device::scheduler() {
+  return sim::WorkScheduler::shared();
+}
+
+const sim::CostModel& Device::cost_model() const {
+  return impl_->cost;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,237 @@
+#include "tessera/sim/dma.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tessera/core/error.h"
+#include "tessera/sim/cost_model.h"
+#include "tessera/sim/memory.h"
+
+namespace tessera::sim {
+namespace {
+
+struct Walk {
+  std::array<std::int64_t, kMaxRank> extent{};
+  std::array<std::int64_t, kMaxRank> stride{};
+  std::int64_t offset = 0;
+};
+
+std::string dims_text(const std::array<std::int64_t, kMaxRank>& v, int rank) {
+  std::string s = "(";
+  for (int i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(v[static_cast<std::size_t>(i)]);
+  return s + ")";
+}
+
+const std::string& label(const DmaEndpoint& e) {
+  return e.what.empty() ? e.memory : e.what;
+}
+
+Walk make_walk(const DmaDescriptor& d, const DmaWindow& w, const DmaEndpoint& e,
+               std::string_view side, std::string_view where) {
+  int rank = d.extent.rank();
+  Walk walk;
+  walk.offset = w.offset;
+  Strides dense(d.extent);
+  for (int i = 0; i < kMaxRank; ++i) {
+    auto u = static_cast<std::size_t>(i);
+    walk.extent[u] = d.extent.dim_or_one(i);
+    if (i >= rank)
+      walk.stride[u] = 0;
+    else if (w.strides.rank() == 0)
+      walk.stride[u] = dense[i];
+    else if (i < w.strides.rank())
+      walk.stride[u] = w.strides[i];
+    else
+      throw_user_error(
+          "{}: dma {} window has {} strides for a {}-D extent {}; give one stride per "
+          "dimension",
+          where, side, w.strides.rank(), rank, d.extent.to_string());
+    if (walk.stride[u] < 0)
+      throw_user_error(
+          "{}: dma {} stride of dimension {} is negative ({}); strides are in elements "
+          "and must be >= 0",
+          where, side, i, walk.stride[u]);
+  }
+  if (w.offset < 0)
+    throw_user_error("{}: dma {} element offset {} is negative", where, side, w.offset);
+  if (e.data == nullptr && e.size_bytes > 0)
+    throw_user_error("{}: dma {} region '{}' has no host storage", where, side, label(e));
+  // A region of interest must stay inside the tensor it is cut from, dimension by dimension.
+  if (w.tensor.rank() > 0) {
+    for (int i = 0; i < std::max(rank, w.tensor.rank()); ++i) {
+      auto u = static_cast<std::size_t>(i);
+      std::int64_t start = w.start[u];
+      std::int64_t size = w.tensor.dim_or_one(i);
+      if (start < 0 || start + walk.extent[u] > size)
+        throw DeviceFault(
+            std::string(where),
+            fmt::format("dma {} region of interest leaves its tensor {} in '{}': "
+                        "dimension {} covers elements {} to {} but the tensor has {}; "
+                        "move the ROI start (now {}) or shrink the extent {}",
+                        side, w.tensor.to_string(), label(e), i, start, start + walk.extent[u] - 1,
+                        size, dims_text(w.start, w.tensor.rank()), d.extent.to_string()));
+    }
+  }
+  return walk;
+}
+
+void check_bounds(const DmaDescriptor& d, const Walk& walk, const DmaEndpoint& e,
+                  std::string_view side, std::string_view where) {
+  if (d.extent.element_count() == 0) return;
+  std::int64_t last = walk.offset;
+  for (std::size_t i = 0; i < kMaxRank; ++i) last += (walk.extent[i] - 1) * walk.stride[i];
+  std::uint64_t end_byte = (static_cast<std::uint64_t>(last) + 1) * d.element_bytes;
+  if (end_byte <= e.size_bytes) return;
+  throw DeviceFault(
+      std::string(where),
+      fmt::format("dma {} {} {} past the end of '{}' ({} of {} at 0x{:x}): element "
+                  "offset {}, extent {}, strides {}, {}-byte elements reach byte {}; "
+                  "shrink the extent or fix the offset and strides",
+                  side, side == "source" ? "reads" : "writes",
+                  format_bytes(end_byte - e.size_bytes), label(e), format_bytes(e.size_bytes),
+                  e.memory, e.address, walk.offset, d.extent.to_string(),
+                  dims_text(walk.stride, d.extent.rank()), d.element_bytes, end_byte - 1));
+}
+
+// Calls fn(element offset of row start) for every row (dimension 0 run) of the walk.
+template <typename Fn>
+void for_each_row(const Walk& w, Fn&& fn) {
+  for (std::int64_t i4 = 0; i4 < w.extent[4]; ++i4)
+    for (std::int64_t i3 = 0; i3 < w.extent[3]; ++i3)
+      for (std::int64_t i2 = 0; i2 < w.extent[2]; ++i2)
+        for (std::int64_t i1 = 0; i1 < w.extent[1]; ++i1)
+          fn(w.offset + i1 * w.stride[1] + i2 * w.stride[2] + i3 * w.stride[3] + i4 * w.stride[4]);
+}
+
+void gather(const Walk& w, const std::byte* base, std::size_t eb, std::byte* out) {
+  std::size_t row_bytes = static_cast<std::size_t>(w.extent[0]) * eb;
+  for_each_row(w, [&](std::int64_t row) {
+    const std::byte* src = base + static_cast<std::size_t>(row) * eb;
+    if (w.stride[0] == 1) {
+      std::memcpy(out, src, row_bytes);
+    } else {
+      for (std::int64_t i = 0; i < w.extent[0]; ++i)
+        std::memcpy(out + static_cast<std::size_t>(i) * eb,
+                    src + static_cast<std::size_t>(i * w.stride[0]) * eb, eb);
+    }
+    out += row_bytes;
+  });
+}
+
+void scatter(const Walk& w, std::byte* base, std::size_t eb, const std::byte* in) {
+  std::size_t row_bytes = static_cast<std::size_t>(w.extent[0]) * eb;
+  for_each_row(w, [&](std::int64_t row) {
+    std::byte* dst = base + static_cast<std::size_t>(row) * eb;
+    if (w.stride[0] == 1) {
+      std::memcpy(dst, in, row_bytes);
+    } else {
+      for (std::int64_t i = 0; i < w.extent[0]; ++i)
+        std::memcpy(dst + static_cast<std::size_t>(i * w.stride[0]) * eb,
+                    in + static_cast<std::size_t>(i) * eb, eb);
+    }
+    in += row_bytes;
+  });
+}
+
+}  // namespace
+
+DmaEndpoint DmaEndpoint::of(Memory& memory) {
+  return of(memory, memory.base(), memory.capacity());
+}
+
+DmaEndpoint DmaEndpoint::of(Memory& memory, std::uint64_t address, std::uint64_t bytes) {
+  auto span = memory.bytes(address, bytes, "dma region", AccessKind::write);
+  return DmaEndpoint{span.data(), bytes, memory.name(), address,
+                     memory.owner() + "/" + memory.name()};
+}
+
+DmaWindow DmaWindow::dense(const Shape& extent) {
+  DmaWindow w;
+  w.strides = Strides(extent);
+  return w;
+}
+
+DmaWindow DmaWindow::roi(const Shape& tensor, std::span<const std::int64_t> start) {
+  if (start.size() > static_cast<std::size_t>(tensor.rank()))
+    throw_user_error("region of interest start has {} coordinates for the {}-D tensor {}",
+                     start.size(), tensor.rank(), tensor.to_string());
+  DmaWindow w;
+  w.tensor = tensor;
+  w.strides = Strides(tensor);
+  for (std::size_t i = 0; i < start.size(); ++i) {
+    w.start[i] = start[i];
+    w.offset += start[i] * w.strides[static_cast<int>(i)];
+  }
+  return w;
+}
+
+DmaWindow DmaWindow::roi(const Shape& tensor, std::initializer_list<std::int64_t> start) {
+  return roi(tensor, std::span<const std::int64_t>(start.begin(), start.size()));
+}
+
+void dma_check(const DmaDescriptor& d, std::string_view where) {
+  if (d.element_bytes == 0) throw_user_error("{}: dma element size is 0 bytes", where);
+  Walk src = make_walk(d, d.src_window, d.src, "source", where);
+  Walk dst = make_walk(d, d.dst_window, d.dst, "destination", where);
+  check_bounds(d, src, d.src, "source", where);
+  check_bounds(d, dst, d.dst, "destination", where);
+}
+
+void dma_copy(const DmaDescriptor& d, std::string_view where) {
+  dma_check(d, where);
+  if (d.extent.element_count() == 0) return;
+  Walk src = make_walk(d, d.src_window, d.src, "source", where);
+  Walk dst = make_walk(d, d.dst_window, d.dst, "destination", where);
+  std::size_t eb = d.element_bytes;
+  bool overlap =
+      d.src.data < d.dst.data + d.dst.size_bytes && d.dst.data < d.src.data + d.src.size_bytes;
+  bool both_dense = src.stride[0] == 1 && dst.stride[0] == 1;
+  if (!overlap && both_dense) {
+    std::size_t row_bytes = static_cast<std::size_t>(src.extent[0]) * eb;
+    for (std::int64_t i4 = 0; i4 < src.extent[4]; ++i4)
+      for (std::int64_t i3 = 0; i3 < src.extent[3]; ++i3)
+        for (std::int64_t i2 = 0; i2 < src.extent[2]; ++i2)
+          for (std::int64_t i1 = 0; i1 < src.extent[1]; ++i1) {
+            std::int64_t s = src.offset + i1 * src.stride[1] + i2 * src.stride[2] +
+                             i3 * src.stride[3] + i4 * src.stride[4];
+            std::int64_t t = dst.offset + i1 * dst.stride[1] + i2 * dst.stride[2] +
+                             i3 * dst.stride[3] + i4 * dst.stride[4];
+            std::memcpy(d.dst.data + static_cast<std::size_t>(t) * eb,
+                        d.src.data + static_cast<std::size_t>(s) * eb, row_bytes);
+          }
+    return;
+  }
+  // General case (and any overlap): through a dense temporary.
+  std::vector<std::byte> temp(static_cast<std::size_t>(d.bytes()));
+  gather(src, d.src.data, eb, temp.data());
+  scatter(dst, d.dst.data, eb, temp.data());
+}
+
+DmaEngine::DmaEngine(Timeline& timeline, PipeId pipe, const CostModel& cost)
+    : timeline_(timeline), pipe_(pipe), cost_(cost) {
+  timeline_.pipe_name(pipe_);  // validates the pipe
+}
+
+std::uint64_t DmaEngine::cycles(const DmaDescriptor& d) const {
+  return cost_.transfer_cycles(d.src.memory, d.dst.memory, d.bytes());
+}
+
+Event DmaEngine::copy(const DmaDescriptor& d, std::initializer_list<Event> deps,
+                      std::string_view name) {
+  return copy(d, std::span<const Event>(deps.begin(), deps.size()), name);
+}
+
+Event DmaEngine::copy(const DmaDescriptor& d, std::span<const Event> deps, std::string_view name) {
+  std::string where = timeline_.core() + "/" + timeline_.pipe_name(pipe_) + " " + std::string(name);
+  dma_copy(d, where);
+  std::uint64_t c = cycles(d);
+  bytes_ += d.bytes();
+  timeline_.add_bytes_moved(d.src.memory + "->" + d.dst.memory, d.bytes());
+  return timeline_.issue(pipe_, name, c, deps);
+}
+
+}  // namespace tessera::sim

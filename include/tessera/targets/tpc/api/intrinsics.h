@@ -1,0 +1,837 @@
+// TPC-C intrinsics (spec 000 §2.6) as inline C++ functions, named by the convention of
+// §2.6.2: <return width>_<dtype>_<name>_<argument widths>[_b|_vb]. `_b` takes a scalar
+// predicate and polarity, `_vb` a bool256 predicate and polarity (§2.3.2): an operation runs
+// where predicate != polarity; elsewhere the result keeps `income` (zero when no income is
+// given). Every intrinsic counts one issue on its VLIW slot for the cost model (§2.3.1).
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "tessera/targets/tpc/api/context.h"
+#include "tessera/targets/tpc/api/types.h"
+
+namespace tessera::tpc {
+
+namespace detail {
+
+template <typename V>
+using lane_t = typename V::lane_type;
+template <typename V>
+using scalar_t = lane_math_t<lane_t<V>>;
+
+inline bool enabled(bool predicate, bool polarity) {
+  return predicate != polarity;
+}
+
+template <typename V>
+inline V make_uninit() {
+  return V(no_init_t{});
+}
+
+// ---- lane operations ----
+template <typename V, typename F>
+inline V map1(const V& a, F f) {
+  V r(no_init_t{});
+  for (int i = 0; i < V::lanes; ++i)
+    r.v[i] = static_cast<lane_t<V>>(f(static_cast<scalar_t<V>>(a.v[i])));
+  return r;
+}
+template <typename V, typename F>
+inline V map2(const V& a, const V& b, F f) {
+  V r(no_init_t{});
+  for (int i = 0; i < V::lanes; ++i)
+    r.v[i] = static_cast<lane_t<V>>(
+        f(static_cast<scalar_t<V>>(a.v[i]), static_cast<scalar_t<V>>(b.v[i])));
+  return r;
+}
+template <typename V, typename F>
+inline V map2s(const V& a, scalar_t<V> b, F f) {
+  V r(no_init_t{});
+  for (int i = 0; i < V::lanes; ++i)
+    r.v[i] = static_cast<lane_t<V>>(f(static_cast<scalar_t<V>>(a.v[i]), b));
+  return r;
+}
+// Lanes where the vector predicate is off keep income.
+template <typename V>
+inline V blend(const V& computed, const V& income, const bool256& p, bool polarity) {
+  V r(no_init_t{});
+  constexpr int step = 256 / V::lanes;
+  for (int i = 0; i < V::lanes; ++i)
+    r.v[i] = ((p.b[i * step] != 0) != polarity) ? computed.v[i] : income.v[i];
+  return r;
+}
+
+struct op_add {
+  template <typename X>
+  X operator()(X a, X b) const {
+    return vec<X, 1>::wrap_add(a, b);
+  }
+};
+struct op_sub {
+  template <typename X>
+  X operator()(X a, X b) const {
+    return vec<X, 1>::wrap_sub(a, b);
+  }
+};
+struct op_mul {
+  template <typename X>
+  X operator()(X a, X b) const {
+    return vec<X, 1>::wrap_mul(a, b);
+  }
+};
+struct op_min {
+  template <typename X>
+  X operator()(X a, X b) const {
+    return b < a ? b : a;
+  }
+};
+struct op_max {
+  template <typename X>
+  X operator()(X a, X b) const {
+    return a < b ? b : a;
+  }
+};
+struct op_and {
+  template <typename X>
+  X operator()(X a, X b) const {
+    return static_cast<X>(a & b);
+  }
+};
+struct op_or {
+  template <typename X>
+  X operator()(X a, X b) const {
+    return static_cast<X>(a | b);
+  }
+};
+struct op_xor {
+  template <typename X>
+  X operator()(X a, X b) const {
+    return static_cast<X>(a ^ b);
+  }
+};
+// Shift counts are taken modulo the lane width, as a barrel shifter does.
+struct op_shl {
+  template <typename X>
+  X operator()(X a, X b) const {
+    using U = std::make_unsigned_t<X>;
+    const unsigned s = static_cast<unsigned>(b) % (sizeof(X) * 8);
+    return static_cast<X>(static_cast<U>(static_cast<U>(a) << s));
+  }
+};
+struct op_shr {  // arithmetic for signed lanes, logical for unsigned
+  template <typename X>
+  X operator()(X a, X b) const {
+    const unsigned s = static_cast<unsigned>(b) % (sizeof(X) * 8);
+    return static_cast<X>(a >> s);
+  }
+};
+
+struct cmp_eq {
+  template <typename X>
+  bool operator()(X a, X b) const {
+    return a == b;
+  }
+};
+struct cmp_neq {
+  template <typename X>
+  bool operator()(X a, X b) const {
+    return a != b;
+  }
+};
+struct cmp_less {
+  template <typename X>
+  bool operator()(X a, X b) const {
+    return a < b;
+  }
+};
+struct cmp_leq {
+  template <typename X>
+  bool operator()(X a, X b) const {
+    return a <= b;
+  }
+};
+struct cmp_grt {
+  template <typename X>
+  bool operator()(X a, X b) const {
+    return a > b;
+  }
+};
+struct cmp_geq {
+  template <typename X>
+  bool operator()(X a, X b) const {
+    return a >= b;
+  }
+};
+
+template <typename V, typename C>
+inline bool256 compare(const V& a, const V& b, C c) {
+  bool256 r(static_cast<unsigned char>(0));
+  constexpr int step = 256 / V::lanes;
+  for (int i = 0; i < V::lanes; ++i) {
+    const std::uint8_t bit =
+        c(static_cast<scalar_t<V>>(a.v[i]), static_cast<scalar_t<V>>(b.v[i])) ? 1 : 0;
+    for (int k = 0; k < step; ++k) r.b[i * step + k] = bit;
+  }
+  return r;
+}
+inline bool256 mask(const bool256& computed, const bool256& income, const bool256& p,
+                    bool polarity) {
+  bool256 r;
+  for (int i = 0; i < 256; ++i) r.b[i] = ((p.b[i] != 0) != polarity) ? computed.b[i] : income.b[i];
+  return r;
+}
+
+template <typename V, typename C>
+inline V select(const V& a, const V& b, const V& c, const V& d, C cmp) {
+  V r(no_init_t{});
+  for (int i = 0; i < V::lanes; ++i)
+    r.v[i] =
+        cmp(static_cast<scalar_t<V>>(a.v[i]), static_cast<scalar_t<V>>(b.v[i])) ? c.v[i] : d.v[i];
+  return r;
+}
+
+// ---- reductions (spec 000 §2.6.3): pairwise, so the f32 rounding is that of a tree ----
+template <typename V, typename F>
+inline V reduce(const V& a, F f) {
+  scalar_t<V> t[V::lanes];
+  for (int i = 0; i < V::lanes; ++i) t[i] = static_cast<scalar_t<V>>(a.v[i]);
+  for (int width = V::lanes / 2; width >= 1; width /= 2)
+    for (int i = 0; i < width; ++i) t[i] = f(t[i], t[i + width]);
+  return V(t[0]);
+}
+template <typename V, typename P, bool Max>
+inline P arg_reduce(const V& a) {
+  int best = 0;
+  for (int i = 1; i < V::lanes; ++i) {
+    const auto x = static_cast<scalar_t<V>>(a.v[i]);
+    const auto b = static_cast<scalar_t<V>>(a.v[best]);
+    if (Max ? (x > b) : (x < b)) best = i;
+  }
+  P r;
+  r.v1 = uint64(static_cast<std::uint32_t>(best));
+  r.v2 = decltype(r.v2)(static_cast<scalar_t<V>>(a.v[best]));
+  return r;
+}
+
+// ---- conversions with rounding modes; float to integer and integer narrowing saturate ----
+inline double round_by_mode(double x, int rm) {
+  switch (rm) {
+    case SW_RZ:
+      return std::trunc(x);
+    case SW_RU:
+      return std::ceil(x);
+    case SW_RD:
+      return std::floor(x);
+    default:
+      return std::nearbyint(x);
+  }
+}
+// Rounds x to a float format with `bits` significant bits (24 for f32, 8 for bf16).
+inline float round_float(double x, int bits, int rm) {
+  if (!std::isfinite(x) || x == 0) return static_cast<float>(x);
+  int e = 0;
+  const double m = std::frexp(x, &e);  // x = m * 2^e, 0.5 <= |m| < 1
+  const double scaled = round_by_mode(std::ldexp(m, bits), rm);
+  return static_cast<float>(std::ldexp(scaled, e - bits));
+}
+template <typename To>
+inline To convert_lane(double x, int rm) {
+  if constexpr (std::is_same_v<To, float>) {
+    return round_float(x, 24, rm);
+  } else if constexpr (std::is_same_v<To, tessera::bf16>) {
+    if (std::isnan(x)) return tessera::bf16(static_cast<float>(x));
+    return tessera::bf16::from_bits(
+        static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(round_float(x, 8, rm)) >> 16));
+  } else {
+    if (std::isnan(x)) return To{0};
+    const double r = round_by_mode(x, rm);
+    if (r <= static_cast<double>(std::numeric_limits<To>::lowest()))
+      return std::numeric_limits<To>::lowest();
+    if (r >= static_cast<double>(std::numeric_limits<To>::max()))
+      return std::numeric_limits<To>::max();
+    return static_cast<To>(r);
+  }
+}
+// Lane counts differ between widths: a narrowing conversion writes lane group `group` of the
+// wider result (other lanes keep income); a widening one reads lane group `group` of `a`.
+template <typename To, typename From>
+inline To convert(const From& a, int rm, int group, const To& income) {
+  To r = income;
+  constexpr int n = std::min(To::lanes, From::lanes);
+  const int dst = To::lanes > From::lanes ? group * From::lanes : 0;
+  const int src = From::lanes > To::lanes ? group * To::lanes : 0;
+  for (int i = 0; i < n; ++i)
+    r.v[dst + i] = convert_lane<lane_t<To>>(
+        static_cast<double>(static_cast<scalar_t<From>>(a.v[src + i])), rm);
+  return r;
+}
+
+// ---- tensor access (spec 000 §2.4.1) ----
+inline TensorSlot& slot(InstanceContext& c, tensor t, std::uint32_t elem_bytes,
+                        const char* intrinsic) {
+  if (static_cast<unsigned>(t.id) >= static_cast<unsigned>(c.tensor_count)) [[unlikely]]
+    bad_tensor_fault(c, t.id, intrinsic);
+  TensorSlot& s = c.tensors[t.id];
+  if (s.elem_bytes != elem_bytes) [[unlikely]]
+    element_size_fault(c, t.id, elem_bytes, intrinsic);
+  return s;
+}
+// Element offset of coord when dims 1..4 are inside the tensor, else -1.
+inline std::int64_t outer_offset(const TensorSlot& s, const int5& c) {
+  std::int64_t off = 0;
+  for (int d = 1; d < 5; ++d) {
+    if (static_cast<std::uint64_t>(c.v[d]) >= static_cast<std::uint64_t>(s.size[d])) return -1;
+    off += c.v[d] * s.stride[d];
+  }
+  return off;
+}
+template <typename V>
+inline V load(const int5& coord, tensor t, const char* intrinsic) {
+  using T = lane_t<V>;
+  InstanceContext& c = instance(intrinsic);
+  TensorSlot& s = slot(c, t, sizeof(T), intrinsic);
+  c.counters.load += 1;
+  c.counters.spu += 1;  // coordinate update in the index register file
+  c.counters.global_vectors += 1;
+  V r(no_init_t{});
+  const std::int64_t outer = outer_offset(s, coord);
+  const std::int64_t x0 = coord.v[0];
+  if (outer >= 0 && x0 >= 0 && x0 + V::lanes <= s.size[0] && s.stride[0] == 1) [[likely]] {
+    const std::int64_t first = (outer + x0) * static_cast<std::int64_t>(sizeof(T));
+    std::memcpy(r.v, s.base + first, sizeof r.v);
+    c.counters.bytes_read += sizeof r.v;
+    if (s.stored) [[unlikely]]
+      check_coherency(c, t.id, coord, first, first + static_cast<std::int64_t>(sizeof r.v));
+  } else {
+    load_slow(c, s, coord, r.v, sizeof(T), V::lanes);
+  }
+  return r;
+}
+template <typename V>
+inline void store(const int5& coord, tensor t, const V& value, const char* intrinsic) {
+  using T = lane_t<V>;
+  InstanceContext& c = instance(intrinsic);
+  TensorSlot& s = slot(c, t, sizeof(T), intrinsic);
+  c.counters.store += 1;
+  c.counters.spu += 1;
+  c.counters.global_vectors += 1;
+  const std::int64_t outer = outer_offset(s, coord);
+  const std::int64_t x0 = coord.v[0];
+  if (outer >= 0 && x0 >= 0 && x0 + V::lanes <= s.size[0] && s.stride[0] == 1) [[likely]] {
+    const std::int64_t first = (outer + x0) * static_cast<std::int64_t>(sizeof(T));
+    std::memcpy(s.base + first, value.v, sizeof value.v);
+    c.counters.bytes_written += sizeof value.v;
+    if (c.coherency_check) note_store(s, first, first + static_cast<std::int64_t>(sizeof value.v));
+  } else {
+    store_slow(c, s, coord, value.v, sizeof(T), V::lanes);
+  }
+}
+
+// Pad value bits reinterpreted as the element type.
+template <typename T>
+inline T pad_as(const TensorSlot& s) {
+  T v;
+  std::memcpy(&v, &s.pad_bits, sizeof(T));
+  return v;
+}
+template <typename T>
+inline void set_pad(tensor t, T value, const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  TensorSlot& s = slot(c, t, sizeof(T), intrinsic);
+  s.pad_bits = 0;
+  std::memcpy(&s.pad_bits, &value, sizeof(T));
+  c.counters.spu += 1;
+}
+template <typename T>
+inline T get_pad(tensor t, const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  c.counters.spu += 1;
+  return pad_as<T>(slot(c, t, sizeof(T), intrinsic));
+}
+
+// The address of one element, for scalar global access (spec 000 §2.5.2).
+void* gen_addr(const int5& coord, tensor t, const char* intrinsic);
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Per-dtype intrinsics. D: dtype suffix, V: vector type.
+// ---------------------------------------------------------------------------------------------
+
+#define TESSERA_TPC_BINARY(D, V, NAME, OP)                                                     \
+  inline V v_##D##_##NAME##_v_v(const V& a, const V& b) {                                      \
+    detail::count_vpu(1);                                                                      \
+    return detail::map2(a, b, detail::OP{});                                                   \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_s(const V& a, detail::scalar_t<V> b) {                           \
+    detail::count_vpu(1);                                                                      \
+    return detail::map2s(a, b, detail::OP{});                                                  \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_v_b(const V& a, const V& b, const V& income, bool p, bool pol) { \
+    detail::count_vpu(1);                                                                      \
+    return detail::enabled(p, pol) ? detail::map2(a, b, detail::OP{}) : income;                \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_v_b(const V& a, const V& b, bool p, bool pol) {                  \
+    return v_##D##_##NAME##_v_v_b(a, b, V(), p, pol);                                          \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, const V& income, bool p,  \
+                                  bool pol) {                                                  \
+    detail::count_vpu(1);                                                                      \
+    return detail::enabled(p, pol) ? detail::map2s(a, b, detail::OP{}) : income;               \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, bool p, bool pol) {       \
+    return v_##D##_##NAME##_v_s_b(a, b, V(), p, pol);                                          \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_v_vb(const V& a, const V& b, const V& income, const bool256& p,  \
+                                   bool pol) {                                                 \
+    detail::count_vpu(1);                                                                      \
+    return detail::blend(detail::map2(a, b, detail::OP{}), income, p, pol);                    \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_v_vb(const V& a, const V& b, const bool256& p, bool pol) {       \
+    return v_##D##_##NAME##_v_v_vb(a, b, V(), p, pol);                                         \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const V& income,         \
+                                   const bool256& p, bool pol) {                               \
+    detail::count_vpu(1);                                                                      \
+    return detail::blend(detail::map2s(a, b, detail::OP{}), income, p, pol);                   \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const bool256& p,        \
+                                   bool pol) {                                                 \
+    return v_##D##_##NAME##_v_s_vb(a, b, V(), p, pol);                                         \
+  }
+
+#define TESSERA_TPC_UNARY(D, V, NAME, EXPR)                                                      \
+  inline V v_##D##_##NAME##_v(const V& a) {                                                      \
+    detail::count_vpu(1);                                                                        \
+    return detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; });                          \
+  }                                                                                              \
+  inline V v_##D##_##NAME##_v_b(const V& a, const V& income, bool p, bool pol) {                 \
+    detail::count_vpu(1);                                                                        \
+    return detail::enabled(p, pol) ? detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }) \
+                                   : income;                                                     \
+  }                                                                                              \
+  inline V v_##D##_##NAME##_v_vb(const V& a, const V& income, const bool256& p, bool pol) {      \
+    detail::count_vpu(1);                                                                        \
+    return detail::blend(detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }), income, p, \
+                         pol);                                                                   \
+  }
+
+#define TESSERA_TPC_CMP(D, V, NAME)                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_v(const V& a, const V& b) {                               \
+    detail::count_vpu(1);                                                                          \
+    return detail::compare(a, b, detail::cmp_##NAME{});                                            \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_s(const V& a, detail::scalar_t<V> b) {                    \
+    return bv_##D##_cmp_##NAME##_v_v(a, V(b));                                                     \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_v_b(const V& a, const V& b, const bool256& income,        \
+                                             bool p, bool pol) {                                   \
+    detail::count_vpu(1);                                                                          \
+    return detail::enabled(p, pol) ? detail::compare(a, b, detail::cmp_##NAME{}) : income;         \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_v_b(const V& a, const V& b, bool p, bool pol) {           \
+    return bv_##D##_cmp_##NAME##_v_v_b(a, b, bool256(), p, pol);                                   \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b,                    \
+                                             const bool256& income, bool p, bool pol) {            \
+    return bv_##D##_cmp_##NAME##_v_v_b(a, V(b), income, p, pol);                                   \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, bool p,            \
+                                             bool pol) {                                           \
+    return bv_##D##_cmp_##NAME##_v_v_b(a, V(b), bool256(), p, pol);                                \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_v_vb(const V& a, const V& b, const bool256& income,       \
+                                              const bool256& p, bool pol) {                        \
+    detail::count_vpu(1);                                                                          \
+    return detail::mask(detail::compare(a, b, detail::cmp_##NAME{}), income, p, pol);              \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_v_vb(const V& a, const V& b, const bool256& p,            \
+                                              bool pol) {                                          \
+    return bv_##D##_cmp_##NAME##_v_v_vb(a, b, bool256(), p, pol);                                  \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b,                   \
+                                              const bool256& income, const bool256& p, bool pol) { \
+    return bv_##D##_cmp_##NAME##_v_v_vb(a, V(b), income, p, pol);                                  \
+  }                                                                                                \
+  inline bool256 bv_##D##_cmp_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const bool256& p, \
+                                              bool pol) {                                          \
+    return bv_##D##_cmp_##NAME##_v_v_vb(a, V(b), bool256(), p, pol);                               \
+  }                                                                                                \
+  /* sel: (a NAME b) ? c : d, lane by lane */                                                      \
+  inline V v_##D##_sel_##NAME##_v_v_v_v(const V& a, const V& b, const V& c, const V& d) {          \
+    detail::count_vpu(1);                                                                          \
+    return detail::select(a, b, c, d, detail::cmp_##NAME{});                                       \
+  }                                                                                                \
+  inline V v_##D##_sel_##NAME##_v_s_v_v(const V& a, detail::scalar_t<V> b, const V& c,             \
+                                        const V& d) {                                              \
+    return v_##D##_sel_##NAME##_v_v_v_v(a, V(b), c, d);                                            \
+  }
+
+namespace detail {
+inline void count_reduction() {
+  if (InstanceContext* c = current_instance) c->counters.vpu += c->reduction_issues;
+}
+}  // namespace detail
+
+#define TESSERA_TPC_REDUCE(D, V, NAME, OP)     \
+  inline V v_##D##_reduce_##NAME(const V& a) { \
+    detail::count_reduction();                 \
+    return detail::reduce(a, detail::OP{});    \
+  }
+
+// Everything every dtype has: arithmetic, min/max, mac, compare, select, move, tensor access,
+// reductions.
+#define TESSERA_TPC_COMMON(D, V)                                                                  \
+  TESSERA_TPC_BINARY(D, V, add, op_add)                                                           \
+  TESSERA_TPC_BINARY(D, V, sub, op_sub)                                                           \
+  TESSERA_TPC_BINARY(D, V, mul, op_mul)                                                           \
+  TESSERA_TPC_BINARY(D, V, min, op_min)                                                           \
+  TESSERA_TPC_BINARY(D, V, max, op_max)                                                           \
+  TESSERA_TPC_CMP(D, V, eq)                                                                       \
+  TESSERA_TPC_CMP(D, V, neq)                                                                      \
+  TESSERA_TPC_CMP(D, V, less)                                                                     \
+  TESSERA_TPC_CMP(D, V, leq)                                                                      \
+  TESSERA_TPC_CMP(D, V, grt)                                                                      \
+  TESSERA_TPC_CMP(D, V, geq)                                                                      \
+  TESSERA_TPC_REDUCE(D, V, add, op_add)                                                           \
+  TESSERA_TPC_REDUCE(D, V, mul, op_mul)                                                           \
+  TESSERA_TPC_REDUCE(D, V, min, op_min)                                                           \
+  TESSERA_TPC_REDUCE(D, V, max, op_max)                                                           \
+  /* acc + a * b */                                                                               \
+  inline V v_##D##_mac_v_v(const V& a, const V& b, const V& acc) {                                \
+    detail::count_vpu(1);                                                                         \
+    V r(detail::no_init_t{});                                                                     \
+    for (int i = 0; i < V::lanes; ++i)                                                            \
+      r.v[i] = static_cast<detail::lane_t<V>>(                                                    \
+          detail::op_add{}(static_cast<detail::scalar_t<V>>(acc.v[i]),                            \
+                           detail::op_mul{}(static_cast<detail::scalar_t<V>>(a.v[i]),             \
+                                            static_cast<detail::scalar_t<V>>(b.v[i]))));          \
+    return r;                                                                                     \
+  }                                                                                               \
+  inline V v_##D##_mac_v_s(const V& a, detail::scalar_t<V> b, const V& acc) {                     \
+    return v_##D##_mac_v_v(a, V(b), acc);                                                         \
+  }                                                                                               \
+  inline V v_##D##_mac_v_v_b(const V& a, const V& b, const V& acc, bool p, bool pol) {            \
+    if (!detail::enabled(p, pol)) {                                                               \
+      detail::count_vpu(1);                                                                       \
+      return acc;                                                                                 \
+    }                                                                                             \
+    return v_##D##_mac_v_v(a, b, acc);                                                            \
+  }                                                                                               \
+  inline V v_##D##_mac_v_v_vb(const V& a, const V& b, const V& acc, const bool256& p, bool pol) { \
+    return detail::blend(v_##D##_mac_v_v(a, b, acc), acc, p, pol);                                \
+  }                                                                                               \
+  /* moves (spec 000 §2.5.3 example: v_f32_mov_s_vb(s, income, mask, 0)) */                      \
+  inline V v_##D##_mov_v(const V& a) {                                                            \
+    detail::count_vpu(1);                                                                         \
+    return a;                                                                                     \
+  }                                                                                               \
+  inline V v_##D##_mov_s(detail::scalar_t<V> s) {                                                 \
+    detail::count_vpu(1);                                                                         \
+    return V(s);                                                                                  \
+  }                                                                                               \
+  inline V v_##D##_mov_v_b(const V& a, const V& income, bool p, bool pol) {                       \
+    detail::count_vpu(1);                                                                         \
+    return detail::enabled(p, pol) ? a : income;                                                  \
+  }                                                                                               \
+  inline V v_##D##_mov_s_b(detail::scalar_t<V> s, const V& income, bool p, bool pol) {            \
+    detail::count_vpu(1);                                                                         \
+    return detail::enabled(p, pol) ? V(s) : income;                                               \
+  }                                                                                               \
+  inline V v_##D##_mov_v_vb(const V& a, const V& income, const bool256& p, bool pol) {            \
+    detail::count_vpu(1);                                                                         \
+    return detail::blend(a, income, p, pol);                                                      \
+  }                                                                                               \
+  inline V v_##D##_mov_s_vb(detail::scalar_t<V> s, const V& income, const bool256& p, bool pol) { \
+    detail::count_vpu(1);                                                                         \
+    return detail::blend(V(s), income, p, pol);                                                   \
+  }                                                                                               \
+  /* tensor access (spec 000 §2.4.1): pad outside on reads, culled outside on writes */          \
+  inline V v_##D##_ld_tnsr_i(const int5& coord, tensor t) {                                       \
+    return detail::load<V>(coord, t, "v_" #D "_ld_tnsr_i");                                       \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr(const int5& coord, tensor t) {                                         \
+    return detail::load<V>(coord, t, "v_" #D "_ld_tnsr");                                         \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_i_b(const int5& coord, tensor t, const V& income, bool p, bool pol) {  \
+    if (!detail::enabled(p, pol)) {                                                               \
+      detail::count_load_slot(1);                                                                 \
+      return income;                                                                              \
+    }                                                                                             \
+    return detail::load<V>(coord, t, "v_" #D "_ld_tnsr_i_b");                                     \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_b(const int5& coord, tensor t, const V& income, bool p, bool pol) {    \
+    return v_##D##_ld_tnsr_i_b(coord, t, income, p, pol);                                         \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_i_vb(const int5& coord, tensor t, const V& income, const bool256& p,   \
+                                bool pol) {                                                       \
+    return detail::blend(detail::load<V>(coord, t, "v_" #D "_ld_tnsr_i_vb"), income, p, pol);     \
+  }                                                                                               \
+  inline void D##_st_tnsr_i_v(const int5& coord, tensor t, const V& value) {                      \
+    detail::store(coord, t, value, #D "_st_tnsr_i_v");                                            \
+  }                                                                                               \
+  inline void D##_st_tnsr_i_v_b(const int5& coord, tensor t, const V& value, bool p, bool pol) {  \
+    if (!detail::enabled(p, pol)) {                                                               \
+      if (detail::InstanceContext* c = detail::current_instance) c->counters.store += 1;          \
+      return;                                                                                     \
+    }                                                                                             \
+    detail::store(coord, t, value, #D "_st_tnsr_i_v_b");                                          \
+  }
+
+// Signed types and floats: abs and neg.
+#define TESSERA_TPC_SIGNED(D, V)                 \
+  TESSERA_TPC_UNARY(D, V, abs, (x < 0 ? -x : x)) \
+  TESSERA_TPC_UNARY(D, V, neg, (-x))
+
+// Integer types: logic and shifts.
+#define TESSERA_TPC_INTEGER(D, V)       \
+  TESSERA_TPC_BINARY(D, V, and, op_and) \
+  TESSERA_TPC_BINARY(D, V, or, op_or)   \
+  TESSERA_TPC_BINARY(D, V, xor, op_xor) \
+  TESSERA_TPC_BINARY(D, V, shl, op_shl) \
+  TESSERA_TPC_BINARY(D, V, shr, op_shr) \
+  TESSERA_TPC_UNARY(D, V, not, (~x))
+
+TESSERA_TPC_COMMON(f32, float64)
+TESSERA_TPC_COMMON(bf16, bfloat128)
+TESSERA_TPC_COMMON(i32, int64)
+TESSERA_TPC_COMMON(u32, uint64)
+TESSERA_TPC_COMMON(i16, short128)
+TESSERA_TPC_COMMON(u16, ushort128)
+TESSERA_TPC_COMMON(i8, char256)
+TESSERA_TPC_COMMON(u8, uchar256)
+
+TESSERA_TPC_SIGNED(f32, float64)
+TESSERA_TPC_SIGNED(bf16, bfloat128)
+TESSERA_TPC_SIGNED(i32, int64)
+TESSERA_TPC_SIGNED(i16, short128)
+TESSERA_TPC_SIGNED(i8, char256)
+
+TESSERA_TPC_INTEGER(i32, int64)
+TESSERA_TPC_INTEGER(u32, uint64)
+TESSERA_TPC_INTEGER(i16, short128)
+TESSERA_TPC_INTEGER(u16, ushort128)
+TESSERA_TPC_INTEGER(i8, char256)
+TESSERA_TPC_INTEGER(u8, uchar256)
+
+// argmin / argmax of Table 3 (spec 000 §2.6.3).
+inline uint64_float64_pair_t v_f32_reduce_argmin(const float64& a) {
+  detail::count_reduction();
+  return detail::arg_reduce<float64, uint64_float64_pair_t, false>(a);
+}
+inline uint64_float64_pair_t v_f32_reduce_argmax(const float64& a) {
+  detail::count_reduction();
+  return detail::arg_reduce<float64, uint64_float64_pair_t, true>(a);
+}
+inline uint64_int64_pair_t v_i32_reduce_argmin(const int64& a) {
+  detail::count_reduction();
+  return detail::arg_reduce<int64, uint64_int64_pair_t, false>(a);
+}
+inline uint64_int64_pair_t v_i32_reduce_argmax(const int64& a) {
+  detail::count_reduction();
+  return detail::arg_reduce<int64, uint64_int64_pair_t, true>(a);
+}
+// The spec's Table 3 spells the bf16 maximum "v_fb16_reduce_max"; accept that spelling too.
+inline bfloat128 v_fb16_reduce_max(const bfloat128& a) {
+  return v_bf16_reduce_max(a);
+}
+
+// ---- bool256 logic ----
+inline bool256 bv_and_bv_bv(const bool256& a, const bool256& b) {
+  return a & b;
+}
+inline bool256 bv_or_bv_bv(const bool256& a, const bool256& b) {
+  return a | b;
+}
+inline bool256 bv_xor_bv_bv(const bool256& a, const bool256& b) {
+  return a ^ b;
+}
+inline bool256 bv_not_bv(const bool256& a) {
+  return ~a;
+}
+inline bool256 bv_mov_b(bool value) {
+  detail::count_vpu(1);
+  return bool256(static_cast<unsigned char>(value ? 0xff : 0));
+}
+inline bool256 bv_mov_bv(const bool256& a) {
+  detail::count_vpu(1);
+  return a;
+}
+
+// ---- conversions: v_convert_<from>_to_<to>_v(a, rounding, lane group, income) ----
+#define TESSERA_TPC_CONVERT(FD, FV, TD, TV)                                                  \
+  inline TV v_convert_##FD##_to_##TD##_v(const FV& a, int rounding = SW_RHNE, int group = 0, \
+                                         const TV& income = TV()) {                          \
+    detail::count_vpu(1);                                                                    \
+    return detail::convert<TV, FV>(a, rounding, group, income);                              \
+  }
+#define TESSERA_TPC_CONVERT_FROM(FD, FV)       \
+  TESSERA_TPC_CONVERT(FD, FV, f32, float64)    \
+  TESSERA_TPC_CONVERT(FD, FV, bf16, bfloat128) \
+  TESSERA_TPC_CONVERT(FD, FV, i32, int64)      \
+  TESSERA_TPC_CONVERT(FD, FV, u32, uint64)     \
+  TESSERA_TPC_CONVERT(FD, FV, i16, short128)   \
+  TESSERA_TPC_CONVERT(FD, FV, u16, ushort128)  \
+  TESSERA_TPC_CONVERT(FD, FV, i8, char256)     \
+  TESSERA_TPC_CONVERT(FD, FV, u8, uchar256)
+TESSERA_TPC_CONVERT_FROM(f32, float64)
+TESSERA_TPC_CONVERT_FROM(bf16, bfloat128)
+TESSERA_TPC_CONVERT_FROM(i32, int64)
+TESSERA_TPC_CONVERT_FROM(u32, uint64)
+TESSERA_TPC_CONVERT_FROM(i16, short128)
+TESSERA_TPC_CONVERT_FROM(u16, ushort128)
+TESSERA_TPC_CONVERT_FROM(i8, char256)
+TESSERA_TPC_CONVERT_FROM(u8, uchar256)
+
+#undef TESSERA_TPC_CONVERT_FROM
+#undef TESSERA_TPC_CONVERT
+#undef TESSERA_TPC_INTEGER
+#undef TESSERA_TPC_SIGNED
+#undef TESSERA_TPC_COMMON
+#undef TESSERA_TPC_REDUCE
+#undef TESSERA_TPC_CMP
+#undef TESSERA_TPC_UNARY
+#undef TESSERA_TPC_BINARY
+
+// ---- lane ids (spec 000 §2.5.3) ----
+inline uint64 read_lane_id_4b_b() {
+  detail::count_vpu(1);
+  uint64 r(detail::no_init_t{});
+  for (int i = 0; i < 64; ++i) r.v[i] = static_cast<std::uint32_t>(i);
+  return r;
+}
+inline ushort128 read_lane_id_2b_b() {
+  detail::count_vpu(1);
+  ushort128 r(detail::no_init_t{});
+  for (int i = 0; i < 128; ++i) r.v[i] = static_cast<std::uint16_t>(i);
+  return r;
+}
+inline uchar256 read_lane_id_1b_b() {
+  detail::count_vpu(1);
+  uchar256 r(detail::no_init_t{});
+  for (int i = 0; i < 256; ++i) r.v[i] = static_cast<std::uint8_t>(i);
+  return r;
+}
+#define V_LANE_ID_32 (::tessera::tpc::read_lane_id_4b_b())
+#define V_LANE_ID_16 (::tessera::tpc::read_lane_id_2b_b())
+#define V_LANE_ID_8 (::tessera::tpc::read_lane_id_1b_b())
+
+// ---- program management (spec 000 §2.6.1) ----
+inline int5 get_index_space_offset() {
+  detail::InstanceContext& c = detail::instance("get_index_space_offset");
+  c.counters.spu += 1;
+  return c.offset;
+}
+inline int5 get_index_space_size() {
+  detail::InstanceContext& c = detail::instance("get_index_space_size");
+  c.counters.spu += 1;
+  return c.size;
+}
+unsigned int get_dim_size(tensor a, unsigned int dim);
+unsigned int get_dim_stride(tensor a, unsigned int dim);
+
+#define TESSERA_TPC_PAD(NAME, T)                          \
+  inline T get_pad_value_##NAME(tensor a) {               \
+    return detail::get_pad<T>(a, "get_pad_value_" #NAME); \
+  }                                                       \
+  inline void set_pad_value_##NAME(tensor a, T value) {   \
+    detail::set_pad<T>(a, value, "set_pad_value_" #NAME); \
+  }
+TESSERA_TPC_PAD(uint, std::uint32_t)
+TESSERA_TPC_PAD(int, std::int32_t)
+TESSERA_TPC_PAD(float, float)
+TESSERA_TPC_PAD(short, std::int16_t)
+TESSERA_TPC_PAD(ushort, std::uint16_t)
+TESSERA_TPC_PAD(char, std::int8_t)
+TESSERA_TPC_PAD(uchar, std::uint8_t)
+#undef TESSERA_TPC_PAD
+inline bf16 get_pad_value_bf16(tensor a) {
+  return tessera::bf16::from_bits(detail::get_pad<std::uint16_t>(a, "get_pad_value_bf16"));
+}
+inline void set_pad_value_bf16(tensor a, bf16 value) {
+  detail::set_pad<std::uint16_t>(a, value.bits, "set_pad_value_bf16");
+}
+
+// Atomic semaphore operation (spec 000 §2.8): commits all older vector stores, so later vector
+// loads see them. Clears the coherency tracker.
+void aso();
+
+// ---- scalar global access (spec 000 §2.5.2) ----
+// The address of one tensor element; converts to a pointer of the tensor's element type.
+// Coordinates outside the tensor are a DeviceFault.
+class global_address {
+ public:
+  explicit global_address(void* p) : p_(p) {}
+  template <typename T>
+  operator T*() const {  // NOLINT(google-explicit-constructor): TPC-C pointer initialisation
+    return static_cast<T*>(p_);
+  }
+
+ private:
+  void* p_;
+};
+inline global_address a_gen_addr_i(const int5& coord, tensor t) {
+  return global_address(detail::gen_addr(coord, t, "a_gen_addr_i"));
+}
+inline global_address a_gen_addr_i(tensor t, const int5& coord) {
+  return a_gen_addr_i(coord, t);
+}
+inline global_address a_gen_addr_i_b(tensor t, const int5& coord) {
+  return a_gen_addr_i(coord, t);
+}
+inline global_address a_gen_addr_i_b(const int5& coord, tensor t) {
+  return a_gen_addr_i(coord, t);
+}
+
+// ---- random numbers (spec 000 §2.5.3): LFSR / S_LFSR read destructively, *_NO_CHANGE peek,
+// assignment seeds. Each instance starts from a seed derived from its index-space offset.
+namespace detail {
+void lfsr_read(std::uint32_t out[64], bool advance);
+void lfsr_seed(const std::uint32_t lanes[64]);
+std::uint32_t s_lfsr_read(bool advance);
+void s_lfsr_seed(std::uint32_t seed);
+
+template <bool Advance>
+struct vector_lfsr {
+  template <typename V>
+  requires(sizeof(V::v) == 256) operator V()
+      const {  // NOLINT(google-explicit-constructor): reads like the TPC-C variable
+    std::uint32_t lanes[64];
+    lfsr_read(lanes, Advance);
+    V r(no_init_t{});
+    std::memcpy(r.v, lanes, sizeof lanes);
+    return r;
+  }
+  template <typename V>
+  requires(sizeof(V::v) == 256) const vector_lfsr& operator=(const V& seed) const {
+    std::uint32_t lanes[64];
+    std::memcpy(lanes, seed.v, sizeof lanes);
+    lfsr_seed(lanes);
+    return *this;
+  }
+};
+template <bool Advance>
+struct scalar_lfsr {
+  operator std::uint32_t() const { return s_lfsr_read(Advance); }  // NOLINT
+  operator std::int32_t() const {                                  // NOLINT
+    return static_cast<std::int32_t>(s_lfsr_read(Advance));
+  }
+  const scalar_lfsr& operator=(std::uint32_t seed) const {
+    s_lfsr_seed(seed);
+    return *this;
+  }
+};
+}  // namespace detail
+
+inline constexpr detail::vector_lfsr<true> LFSR{};
+inline constexpr detail::vector_lfsr<false> LFSR_NO_CHANGE{};
+inline constexpr detail::scalar_lfsr<true> S_LFSR{};
+inline constexpr detail::scalar_lfsr<false> S_LFSR_NO_CHANGE{};
+
+}  // namespace tessera::tpc

@@ -1,0 +1,110 @@
+// Kernel libraries (spec 000 §2.7, §2.9): sets of kernels found by name. A library is either a
+// shared object exporting the C functions GetKernelNames and HabanaKernel (found through
+// TESSERA_KERNEL_PATH, colon-separated files or directories, like GC_KERNEL_PATH) or an
+// in-process set of kernels (the built-in library). Lookup takes the first library, in path
+// order, that exports the name; in-process libraries come after the path.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/targets/tpc/api/glue.h"
+
+namespace tessera::tpc {
+
+class KernelLibrary {
+ public:
+  virtual ~KernelLibrary() = default;
+  // Where it came from: the shared object's path, or the in-process library's name.
+  virtual const std::string& origin() const = 0;
+  virtual gcapi::GlueCodeReturn_t GetKernelNames(char** names, unsigned* kernelCount,
+                                                 gcapi::DeviceId_t deviceId) const = 0;
+  virtual gcapi::GlueCodeReturn_t HabanaKernel(
+      const gcapi::HabanaKernelParams_t* params,
+      gcapi::HabanaKernelInstantiation_t* instance) const = 0;
+
+  // The exported names, asked once through GetKernelNames and cached.
+  const std::vector<std::string>& kernel_names(gcapi::DeviceId_t deviceId) const;
+
+ private:
+  mutable std::once_flag names_once_;
+  mutable std::vector<std::string> names_;
+};
+
+// A library built from the two gcapi entry points (a shared object, or functions in-process).
+class FunctionLibrary : public KernelLibrary {
+ public:
+  FunctionLibrary(std::string origin, gcapi::GetKernelNamesFn get_names,
+                  gcapi::HabanaKernelFn habana_kernel);
+  const std::string& origin() const override { return origin_; }
+  gcapi::GlueCodeReturn_t GetKernelNames(char** names, unsigned* kernelCount,
+                                         gcapi::DeviceId_t deviceId) const override;
+  gcapi::GlueCodeReturn_t HabanaKernel(const gcapi::HabanaKernelParams_t* params,
+                                       gcapi::HabanaKernelInstantiation_t* instance) const override;
+
+ private:
+  std::string origin_;
+  gcapi::GetKernelNamesFn get_names_;
+  gcapi::HabanaKernelFn habana_kernel_;
+};
+
+// Opens a shared object and binds its GetKernelNames / HabanaKernel. A file that cannot be
+// opened or lacks either symbol is a UserError naming the file and the dlerror text.
+std::shared_ptr<KernelLibrary> load_shared_library(const std::string& path);
+
+// An in-process library filled by registration: each kernel name with its glue function.
+class KernelSet : public KernelLibrary {
+ public:
+  using Glue = std::function<gcapi::GlueCodeReturn_t(const gcapi::HabanaKernelParams_t*,
+                                                     gcapi::HabanaKernelInstantiation_t*)>;
+  explicit KernelSet(std::string origin) : origin_(std::move(origin)) {}
+  // Adds a kernel; a name added twice is a UserError.
+  void add(std::string name, Glue glue);
+  const std::string& origin() const override { return origin_; }
+  gcapi::GlueCodeReturn_t GetKernelNames(char** names, unsigned* kernelCount,
+                                         gcapi::DeviceId_t deviceId) const override;
+  gcapi::GlueCodeReturn_t HabanaKernel(const gcapi::HabanaKernelParams_t* params,
+                                       gcapi::HabanaKernelInstantiation_t* instance) const override;
+
+ private:
+  std::string origin_;
+  std::vector<std::pair<std::string, Glue>> kernels_;
+};
+
+// The ordered list of libraries a Runtime searches.
+class KernelRegistry {
+ public:
+  KernelRegistry() = default;
+  // Adds the libraries of a colon-separated path list: files are loaded, directories contribute
+  // their *.so files in name order. Missing entries are a UserError naming the entry.
+  void add_path(std::string_view path_list);
+  // The process-wide registry: TESSERA_KERNEL_PATH (read on first use), then the in-process
+  // libraries registered with register_builtin_library().
+  static KernelRegistry& global();
+
+  void add_path_library(std::shared_ptr<KernelLibrary> library);     // searched in order added
+  void add_builtin_library(std::shared_ptr<KernelLibrary> library);  // after every path library
+
+  // The first library exporting `name`, or null. Every library scanned on the way has its names
+  // checked against `name_limit` bytes (tpc.kernel_name_max_bytes): a longer name is a
+  // DeviceFault naming the library, the kernel and the limit.
+  const KernelLibrary* find(std::string_view name, std::size_t name_limit,
+                            gcapi::DeviceId_t deviceId) const;
+  // All libraries in search order.
+  std::vector<std::shared_ptr<KernelLibrary>> libraries() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<KernelLibrary>> path_;
+  std::vector<std::shared_ptr<KernelLibrary>> builtin_;
+};
+
+// Registers an in-process library with the global registry (the built-in TPC kernels call
+// this from their explicit registration function).
+void register_builtin_library(std::shared_ptr<KernelLibrary> library);
+
+}  // namespace tessera::tpc

@@ -1,0 +1,48 @@
+// __local__ memory (spec 000 §2.5.3) as a RAII array: construct it inside a kernel and it is
+// carved from the running core's scalar local memory (scalar element types) or vector local
+// memory (vector types). Exceeding the memory is a DeviceFault naming the kernel, the memory,
+// the bytes asked for and the limit. Fresh local memory is not zeroed (spec 000 §2.6.4): it
+// holds a fixed poison pattern, so a kernel that reads it before writing gives visible garbage.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include "tessera/targets/tpc/api/types.h"
+
+namespace tessera::tpc {
+
+namespace detail {
+template <typename T>
+inline constexpr bool is_vector_v = requires {
+  T::lanes;
+}
+|| std::is_same_v<T, bool256>;
+
+// Allocate / release `bytes` in the instance's scalar (vector=false) or vector local memory.
+void* local_allocate(std::size_t bytes, bool vector);
+void local_release(void* p, std::size_t bytes, bool vector);
+}  // namespace detail
+
+template <typename T, std::size_t N = 1>
+class local_array {
+  static_assert(std::is_trivially_copyable_v<T>, "local memory holds plain data");
+
+ public:
+  static constexpr bool in_vector_memory = detail::is_vector_v<T>;
+
+  local_array() : data_(static_cast<T*>(detail::local_allocate(sizeof(T) * N, in_vector_memory))) {}
+  ~local_array() { detail::local_release(data_, sizeof(T) * N, in_vector_memory); }
+  local_array(const local_array&) = delete;
+  local_array& operator=(const local_array&) = delete;
+
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+  T* data() { return data_; }
+  static constexpr std::size_t size() { return N; }
+
+ private:
+  T* data_;
+};
+
+}  // namespace tessera::tpc

@@ -1,0 +1,221 @@
+// The built-in types of TPC-C (spec 000 §2.5.1, Table 1) as C++ types: the `tensor` handle,
+// `int5` coordinates and the 2048-bit vector types. Vector lanes are plain C++ values, so they
+// can be read back into scalars (TPC-C forbids it, spec 000 §2.4.2; C++ printf loops need it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "tessera/core/dtype.h"
+
+namespace tessera::tpc {
+
+// Opaque handle: an index into the current program instance's tensor table (inputs first, then
+// outputs, in the order of the launch).
+struct tensor {
+  int id = 0;
+  constexpr tensor() = default;
+  constexpr explicit tensor(int index) : id(index) {}
+  friend constexpr bool operator==(tensor a, tensor b) { return a.id == b.id; }
+};
+
+// Five-dimensional cartesian coordinates, dimension 0 first (the fastest-changing one).
+// An aggregate, so `int5 c = {0};` and `int5 c = {0, 1, 2, 3, 3};` work as in TPC-C.
+struct int5 {
+  int v[5];
+  constexpr int& operator[](int i) { return v[i]; }
+  constexpr int operator[](int i) const { return v[i]; }
+  friend constexpr int5 operator+(const int5& a, const int5& b) {
+    return {{a.v[0] + b.v[0], a.v[1] + b.v[1], a.v[2] + b.v[2], a.v[3] + b.v[3], a.v[4] + b.v[4]}};
+  }
+  friend constexpr int5 operator-(const int5& a, const int5& b) {
+    return {{a.v[0] - b.v[0], a.v[1] - b.v[1], a.v[2] - b.v[2], a.v[3] - b.v[3], a.v[4] - b.v[4]}};
+  }
+  friend constexpr bool operator==(const int5& a, const int5& b) {
+    return a.v[0] == b.v[0] && a.v[1] == b.v[1] && a.v[2] == b.v[2] && a.v[3] == b.v[3] &&
+           a.v[4] == b.v[4];
+  }
+};
+
+namespace detail {
+// Issue counting for vector arithmetic done through operators (defined in context.h).
+inline void count_vpu(std::uint64_t issues);
+}  // namespace detail
+
+// Lane arithmetic for the 16-bit float type happens in f32 and rounds back (RNE).
+template <typename T>
+using lane_math_t = std::conditional_t<std::is_same_v<T, tessera::bf16>, float, T>;
+
+// TPC-C's scalar bf16: converts implicitly from float, as in `bf16 v = 46.25;` (spec 000 §2.7.3).
+struct bf16 : tessera::bf16 {
+  bf16() = default;
+  bf16(float value) : tessera::bf16(value) {}          // NOLINT(google-explicit-constructor)
+  bf16(tessera::bf16 value) : tessera::bf16(value) {}  // NOLINT(google-explicit-constructor)
+};
+
+namespace detail {
+struct no_init_t {};  // tag: a vector whose lanes are about to be overwritten
+}  // namespace detail
+
+// A 2048-bit vector of N lanes of T. Value-initialised to zero: unlike the hardware's
+// registers, a fresh vector never holds stale data, so results stay deterministic.
+template <typename T, int N>
+struct alignas(64) vec {
+  using lane_type = T;
+  static constexpr int lanes = N;
+  T v[N];
+
+  vec() : v{} {}
+  explicit vec(detail::no_init_t) {}
+  // Scalar-to-vector broadcast (spec 000 §2.4.2: `float64 b = a;`).
+  vec(lane_math_t<T> scalar) {  // NOLINT(google-explicit-constructor): TPC-C semantics
+    const T x = static_cast<T>(scalar);
+    for (int i = 0; i < N; ++i) v[i] = x;
+  }
+  T& operator[](int i) { return v[i]; }
+  const T& operator[](int i) const { return v[i]; }
+
+  // Element-wise operators; each is one VPU issue. Integer arithmetic wraps.
+  template <typename F>
+  static vec zip(const vec& a, const vec& b, F f) {
+    vec r;
+    for (int i = 0; i < N; ++i)
+      r.v[i] = static_cast<T>(
+          f(static_cast<lane_math_t<T>>(a.v[i]), static_cast<lane_math_t<T>>(b.v[i])));
+    detail::count_vpu(1);
+    return r;
+  }
+  friend vec operator+(const vec& a, const vec& b) {
+    return zip(a, b, [](auto x, auto y) { return wrap_add(x, y); });
+  }
+  friend vec operator-(const vec& a, const vec& b) {
+    return zip(a, b, [](auto x, auto y) { return wrap_sub(x, y); });
+  }
+  friend vec operator*(const vec& a, const vec& b) {
+    return zip(a, b, [](auto x, auto y) { return wrap_mul(x, y); });
+  }
+  friend vec operator/(const vec& a, const vec& b) requires std::is_same_v < lane_math_t<T>,
+  float > {
+    return zip(a, b, [](float x, float y) { return x / y; });
+  }
+  friend vec operator-(const vec& a) { return vec(lane_math_t<T>{}) - a; }
+  friend vec operator&(const vec& a, const vec& b) requires std::is_integral_v<T> {
+    return zip(a, b, [](auto x, auto y) { return x & y; });
+  }
+  friend vec operator|(const vec& a, const vec& b) requires std::is_integral_v<T> {
+    return zip(a, b, [](auto x, auto y) { return x | y; });
+  }
+  friend vec operator^(const vec& a, const vec& b) requires std::is_integral_v<T> {
+    return zip(a, b, [](auto x, auto y) { return x ^ y; });
+  }
+  friend vec operator~(const vec& a) requires std::is_integral_v<T> {
+    return zip(a, a, [](auto x, auto) { return ~x; });
+  }
+  vec& operator+=(const vec& b) { return *this = *this + b; }
+  vec& operator-=(const vec& b) { return *this = *this - b; }
+  vec& operator*=(const vec& b) { return *this = *this * b; }
+
+  template <typename X>
+  static X wrap_add(X x, X y) {
+    if constexpr (std::is_integral_v<X>)
+      return static_cast<X>(static_cast<std::make_unsigned_t<X>>(x) +
+                            static_cast<std::make_unsigned_t<X>>(y));
+    else
+      return x + y;
+  }
+  template <typename X>
+  static X wrap_sub(X x, X y) {
+    if constexpr (std::is_integral_v<X>)
+      return static_cast<X>(static_cast<std::make_unsigned_t<X>>(x) -
+                            static_cast<std::make_unsigned_t<X>>(y));
+    else
+      return x - y;
+  }
+  template <typename X>
+  static X wrap_mul(X x, X y) {
+    if constexpr (std::is_integral_v<X>)
+      return static_cast<X>(static_cast<std::uint32_t>(static_cast<std::make_unsigned_t<X>>(x)) *
+                            static_cast<std::uint32_t>(static_cast<std::make_unsigned_t<X>>(y)));
+    else
+      return x * y;
+  }
+};
+
+// Table 1 of spec 000 §2.5.1.
+using float64 = vec<float, 64>;
+using bfloat128 = vec<tessera::bf16, 128>;
+using short128 = vec<std::int16_t, 128>;
+using ushort128 = vec<std::uint16_t, 128>;
+using int64 = vec<std::int32_t, 64>;
+using uint64 = vec<std::uint32_t, 64>;
+using char256 = vec<std::int8_t, 256>;
+using uchar256 = vec<std::uint8_t, 256>;
+
+// 256 one-bit predicates, one per byte lane of a vector. A comparison of N-lane vectors sets
+// all 256/N bits of each lane; an N-lane predicated operation reads bit lane*(256/N), so a
+// mask computed on one width can be used on another, as on the hardware's byte-granular VPRF.
+// Only logical operations are defined (spec 000 §2.5.1).
+struct bool256 {
+  std::uint8_t b[256];
+
+  bool256() : b{} {}
+  // `bool256 a = {0xff};` sets every bit (spec 000 §2.6.4): the byte pattern repeats over the
+  // 32 bytes of the register.
+  bool256(unsigned char pattern) {  // NOLINT(google-explicit-constructor): TPC-C semantics
+    for (int i = 0; i < 256; ++i) b[i] = static_cast<std::uint8_t>((pattern >> (i % 8)) & 1u);
+  }
+  bool operator[](int bit) const { return b[bit] != 0; }
+  void set(int bit, bool value) { b[bit] = value ? 1 : 0; }
+  // Predicate of lane `lane` of an N-lane vector.
+  template <int N>
+  bool lane(int index) const {
+    return b[index * (256 / N)] != 0;
+  }
+  friend bool256 operator&(const bool256& x, const bool256& y) {
+    bool256 r;
+    for (int i = 0; i < 256; ++i) r.b[i] = x.b[i] & y.b[i];
+    detail::count_vpu(1);
+    return r;
+  }
+  friend bool256 operator|(const bool256& x, const bool256& y) {
+    bool256 r;
+    for (int i = 0; i < 256; ++i) r.b[i] = x.b[i] | y.b[i];
+    detail::count_vpu(1);
+    return r;
+  }
+  friend bool256 operator^(const bool256& x, const bool256& y) {
+    bool256 r;
+    for (int i = 0; i < 256; ++i) r.b[i] = x.b[i] ^ y.b[i];
+    detail::count_vpu(1);
+    return r;
+  }
+  friend bool256 operator~(const bool256& x) {
+    bool256 r;
+    for (int i = 0; i < 256; ++i) r.b[i] = x.b[i] ^ 1u;
+    detail::count_vpu(1);
+    return r;
+  }
+  friend bool operator==(const bool256& x, const bool256& y) {
+    return std::memcmp(x.b, y.b, sizeof x.b) == 0;
+  }
+};
+
+// Results of the argmin/argmax reductions (spec 000 §2.6.3, Table 3): v1 holds the lane index,
+// v2 the value, both broadcast to every lane.
+struct uint64_float64_pair_t {
+  uint64 v1;
+  float64 v2;
+};
+struct uint64_int64_pair_t {
+  uint64 v1;
+  int64 v2;
+};
+
+// Rounding modes of the conversion intrinsics: to nearest even, toward zero, up, down.
+enum RoundingMode : int { SW_RHNE = 0, SW_RZ = 1, SW_RU = 2, SW_RD = 3 };
+
+}  // namespace tessera::tpc
+
+#include "tessera/targets/tpc/api/context.h"

@@ -43,7 +43,7 @@ void configure_logging_from_env() {
       }
     if (!known)
       std::fprintf(stderr, "tessera: TESSERA_LOG_LEVEL=%s is not one of OFF, ERR, WARN, INFO, "
-                           "DEBUG, TRACE; keeping WARN\n", level);
+                           "DEBUG, TRACE; keeping %s\n", level, kLevelNames[s.level.load()]);
   }
   if (const char* dest = std::getenv("TESSERA_LOG_DEST")) {
     const std::string where(dest);

@@ -167,7 +167,7 @@ struct PadParams {
   PadMode mode = PadMode::constant;
   double value = 0.0;  // constant mode
 };
-// Negative pads crop. Reflect needs pad < dim (as NumPy's 'reflect').
+// Negative pads crop. Reflect pads wider than the dim reflect repeatedly (NumPy 'reflect').
 Tensor pad(const Tensor& x, const PadParams& params);
 // ONNX Cast: floats to integers truncate toward zero then saturate (NaN -> 0); the rest as
 // Tensor::astype.

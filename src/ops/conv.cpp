@@ -1,0 +1,451 @@
+// Conv (im2col + sgemm), ConvTranspose (sgemm + col2im), MaxPool, AveragePool and the global
+// pools, for 1 to 3 spatial dims. Semantics: ONNX Conv-11, ConvTranspose-11, MaxPool-12,
+// AveragePool-19, GlobalAveragePool-1, GlobalMaxPool-1. Every spatial rank is handled as 3-D
+// with leading size-1 dims, so one loop nest serves all.
+#include <cblas.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "common.h"
+#include "tessera/ops/reference.h"
+
+namespace tessera::ops {
+
+namespace {
+
+using Triple = std::array<std::int64_t, 3>;  // canonical D, H, W (ONNX order)
+
+struct Geometry {
+  int spatial = 0;  // 1..3
+  std::int64_t batch = 0, channels = 0;
+  Triple in{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, dilation{1, 1, 1};
+  Triple pad_begin{0, 0, 0}, pad_end{0, 0, 0}, out{1, 1, 1};
+  std::int64_t in_plane() const { return in[0] * in[1] * in[2]; }
+  std::int64_t out_plane() const { return out[0] * out[1] * out[2]; }
+  std::int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
+  std::int64_t extent(int j) const {
+    return (kernel[static_cast<std::size_t>(j)] - 1) * dilation[static_cast<std::size_t>(j)] + 1;
+  }
+};
+
+// Reads the activation shape {spatial..., C, N} into g.in / g.channels / g.batch.
+void read_activation(std::string_view op, const Tensor& x, Geometry& g) {
+  const int r = x.rank();
+  if (r < 3 || r > 5)
+    throw_user_error(
+        "{}: input {} must have rank 3 to 5 (1 to 3 spatial dims, then C and N; "
+        "NCHW is Tessera {{W, H, C, N}})",
+        op, x.shape().to_string());
+  g.spatial = r - 2;
+  g.channels = x.dim(r - 2);
+  g.batch = x.dim(r - 1);
+  for (int i = 0; i < g.spatial; ++i)  // ONNX spatial i is Tessera dim S-1-i
+    g.in[static_cast<std::size_t>(3 - g.spatial + i)] = x.dim(g.spatial - 1 - i);
+}
+
+// Copies an ONNX-ordered per-spatial-dim attribute into canonical slots; empty keeps defaults.
+void read_list(std::string_view op, std::string_view what, const std::vector<std::int64_t>& v,
+               int spatial, Triple& dst, std::int64_t min_value) {
+  if (v.empty()) return;
+  if (static_cast<int>(v.size()) != spatial)
+    throw_user_error(
+        "{}: {} {} has {} entries but the input has {} spatial dims (one entry per "
+        "spatial dim, ONNX order)",
+        op, what, detail::list_to_string(v), v.size(), spatial);
+  for (int i = 0; i < spatial; ++i) {
+    if (v[static_cast<std::size_t>(i)] < min_value)
+      throw_user_error("{}: {} {} has entry {} < {}", op, what, detail::list_to_string(v),
+                       v[static_cast<std::size_t>(i)], min_value);
+    dst[static_cast<std::size_t>(3 - spatial + i)] = v[static_cast<std::size_t>(i)];
+  }
+}
+
+void read_pads(std::string_view op, const std::vector<std::int64_t>& pads, Geometry& g) {
+  if (pads.empty()) return;
+  if (static_cast<int>(pads.size()) != 2 * g.spatial)
+    throw_user_error(
+        "{}: pads {} has {} entries but needs {} (begins then ends for each of the {} "
+        "spatial dims, ONNX order)",
+        op, detail::list_to_string(pads), pads.size(), 2 * g.spatial, g.spatial);
+  for (int i = 0; i < g.spatial; ++i) {
+    const auto b = pads[static_cast<std::size_t>(i)],
+               e = pads[static_cast<std::size_t>(g.spatial + i)];
+    if (b < 0 || e < 0)
+      throw_user_error("{}: pads {} has a negative entry; pads must be >= 0", op,
+                       detail::list_to_string(pads));
+    g.pad_begin[static_cast<std::size_t>(3 - g.spatial + i)] = b;
+    g.pad_end[static_cast<std::size_t>(3 - g.spatial + i)] = e;
+  }
+}
+
+Shape output_shape(const Geometry& g, std::int64_t channels) {
+  std::vector<std::int64_t> dims;
+  for (int i = g.spatial - 1; i >= 0; --i)
+    dims.push_back(g.out[static_cast<std::size_t>(3 - g.spatial + i)]);
+  dims.push_back(channels);
+  dims.push_back(g.batch);
+  return Shape::from_fastest_first(dims);
+}
+
+void sliding_output(std::string_view op, const Tensor& x, Geometry& g, bool ceil_mode) {
+  for (int j = 0; j < 3; ++j) {
+    const auto ju = static_cast<std::size_t>(j);
+    const std::int64_t span = g.in[ju] + g.pad_begin[ju] + g.pad_end[ju] - g.extent(j);
+    if (span < 0)
+      throw_user_error(
+          "{}: input {} is smaller than the (dilated) kernel along spatial dim {}: "
+          "{} + pads {} < extent {}; pad more or use a smaller kernel",
+          op, x.shape().to_string(), j - (3 - g.spatial), g.in[ju], g.pad_begin[ju] + g.pad_end[ju],
+          g.extent(j));
+    std::int64_t out =
+        ceil_mode ? (span + g.stride[ju] - 1) / g.stride[ju] + 1 : span / g.stride[ju] + 1;
+    // A last window starting inside the end padding is dropped (ONNX MaxPool, as PyTorch).
+    if (ceil_mode && (out - 1) * g.stride[ju] >= g.in[ju] + g.pad_begin[ju]) --out;
+    g.out[ju] = out;
+  }
+}
+
+// Column rows are (c, kd, kh, kw) with kw fastest, matching the weights' layout.
+void im2col(const float* x, const Geometry& g, std::int64_t channels, float* col) {
+  const std::int64_t ow_n = g.out[2], oh_n = g.out[1], od_n = g.out[0];
+  const std::int64_t plane_out = g.out_plane();
+  float* dst = col;
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const float* xc = x + c * g.in_plane();
+    for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd)
+      for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh)
+        for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw, dst += plane_out) {
+          const std::int64_t off = kw * g.dilation[2] - g.pad_begin[2];
+          // Output columns whose input column is inside the row: [lo, hi).
+          std::int64_t lo = off >= 0 ? 0 : (-off + g.stride[2] - 1) / g.stride[2];
+          std::int64_t hi = g.in[2] - off > 0 ? (g.in[2] - off + g.stride[2] - 1) / g.stride[2] : 0;
+          lo = std::min(lo, ow_n);
+          hi = std::clamp(hi, lo, ow_n);
+          float* row = dst;
+          for (std::int64_t od = 0; od < od_n; ++od) {
+            const std::int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+            for (std::int64_t oh = 0; oh < oh_n; ++oh, row += ow_n) {
+              const std::int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+              if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+                std::fill(row, row + ow_n, 0.0f);
+                continue;
+              }
+              const float* src = xc + (id * g.in[1] + ih) * g.in[2];
+              std::fill(row, row + lo, 0.0f);
+              if (g.stride[2] == 1) {
+                std::copy(src + lo + off, src + hi + off, row + lo);
+              } else {
+                for (std::int64_t ow = lo; ow < hi; ++ow) row[ow] = src[ow * g.stride[2] + off];
+              }
+              std::fill(row + hi, row + ow_n, 0.0f);
+            }
+          }
+        }
+  }
+}
+
+void add_bias(const Tensor* bias, std::int64_t out_channels, std::int64_t plane, std::int64_t batch,
+              float* out) {
+  if (bias == nullptr) return;
+  const Tensor b = detail::as_f32(*bias);
+  const float* pb = b.data<float>();
+  for (std::int64_t n = 0; n < batch; ++n)
+    for (std::int64_t m = 0; m < out_channels; ++m) {
+      float* p = out + (n * out_channels + m) * plane;
+      const float v = pb[m];
+      for (std::int64_t i = 0; i < plane; ++i) p[i] += v;
+    }
+}
+
+void check_bias(std::string_view op, const Tensor* bias, const Tensor& x, std::int64_t m) {
+  if (bias == nullptr) return;
+  detail::require_same_dtype(op, x, *bias);
+  if (bias->rank() != 1 || bias->dim(0) != m)
+    throw_user_error("{}: bias {} must be 1-D with {} elements (one per output channel)", op,
+                     bias->shape().to_string(), m);
+}
+
+void gemm_rowmajor(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
+                   std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (std::int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a,
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c,
+              static_cast<blasint>(ldc));
+}
+
+}  // namespace
+
+Tensor conv(const Tensor& x_in, const Tensor& w_in, const Tensor* bias, const ConvParams& params) {
+  detail::require_float("Conv", x_in, "X");
+  detail::require_same_dtype("Conv", x_in, w_in);
+  Geometry g;
+  read_activation("Conv", x_in, g);
+  if (w_in.rank() != x_in.rank())
+    throw_user_error("Conv: weights {} must have the input's rank {} ({{k..., C/group, M}})",
+                     w_in.shape().to_string(), x_in.rank());
+  const int s = g.spatial;
+  const std::int64_t group = params.group;
+  const std::int64_t m = w_in.dim(s + 1), cg = w_in.dim(s);
+  if (group < 1 || g.channels % group != 0 || m % group != 0)
+    throw_user_error(
+        "Conv: group {} must be >= 1 and divide both the input channels {} and the "
+        "output channels {}",
+        group, g.channels, m);
+  if (cg * group != g.channels)
+    throw_user_error(
+        "Conv: weights {} have {} input channels per group but X {} has {} channels "
+        "in {} group(s) (expected {} per group)",
+        w_in.shape().to_string(), cg, x_in.shape().to_string(), g.channels, group,
+        g.channels / group);
+  for (int i = 0; i < s; ++i) g.kernel[static_cast<std::size_t>(3 - s + i)] = w_in.dim(s - 1 - i);
+  if (!params.kernel_shape.empty()) {
+    Triple ks{1, 1, 1};
+    read_list("Conv", "kernel_shape", params.kernel_shape, s, ks, 1);
+    if (ks != g.kernel)
+      throw_user_error("Conv: kernel_shape {} does not match the weights {}",
+                       detail::list_to_string(params.kernel_shape), w_in.shape().to_string());
+  }
+  read_list("Conv", "strides", params.strides, s, g.stride, 1);
+  read_list("Conv", "dilations", params.dilations, s, g.dilation, 1);
+  read_pads("Conv", params.pads, g);
+  check_bias("Conv", bias, x_in, m);
+  sliding_output("Conv", x_in, g, false);
+
+  const Tensor x = detail::as_f32(x_in), w = detail::as_f32(w_in);
+  Tensor out(DType::f32, output_shape(g, m));
+  const std::int64_t mg = m / group, kdim = cg * g.kernel_size();
+  const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
+  const bool direct = g.kernel_size() == 1 && g.stride == Triple{1, 1, 1} &&
+                      g.pad_begin == Triple{0, 0, 0} && g.pad_end == Triple{0, 0, 0};
+  std::vector<float> col(direct ? 0 : static_cast<std::size_t>(kdim * p_out));
+  const float* px = x.data<float>();
+  const float* pw = w.data<float>();
+  float* po = out.data<float>();
+  for (std::int64_t n = 0; n < g.batch; ++n)
+    for (std::int64_t gi = 0; gi < group; ++gi) {
+      const float* xg = px + (n * g.channels + gi * cg) * p_in;
+      const float* b = xg;
+      if (!direct) {
+        im2col(xg, g, cg, col.data());
+        b = col.data();
+      }
+      gemm_rowmajor(false, mg, p_out, kdim, pw + gi * mg * kdim, kdim, b, p_out,
+                    po + (n * m + gi * mg) * p_out, p_out);
+    }
+  add_bias(bias, m, p_out, g.batch, po);
+  return detail::restore(std::move(out), x_in.dtype());
+}
+
+Tensor conv_transpose(const Tensor& x_in, const Tensor& w_in, const Tensor* bias,
+                      const ConvTransposeParams& params) {
+  detail::require_float("ConvTranspose", x_in, "X");
+  detail::require_same_dtype("ConvTranspose", x_in, w_in);
+  Geometry g;
+  read_activation("ConvTranspose", x_in, g);
+  if (w_in.rank() != x_in.rank())
+    throw_user_error(
+        "ConvTranspose: weights {} must have the input's rank {} ({{k..., M/group, C}})",
+        w_in.shape().to_string(), x_in.rank());
+  const int s = g.spatial;
+  const std::int64_t group = params.group;
+  if (w_in.dim(s + 1) != g.channels)
+    throw_user_error(
+        "ConvTranspose: weights {} have {} input channels (outermost dim) but X {} "
+        "has {}",
+        w_in.shape().to_string(), w_in.dim(s + 1), x_in.shape().to_string(), g.channels);
+  if (group < 1 || g.channels % group != 0)
+    throw_user_error("ConvTranspose: group {} must be >= 1 and divide the input channels {}", group,
+                     g.channels);
+  const std::int64_t mg = w_in.dim(s), m = mg * group, cg = g.channels / group;
+  for (int i = 0; i < s; ++i) g.kernel[static_cast<std::size_t>(3 - s + i)] = w_in.dim(s - 1 - i);
+  if (!params.kernel_shape.empty()) {
+    Triple ks{1, 1, 1};
+    read_list("ConvTranspose", "kernel_shape", params.kernel_shape, s, ks, 1);
+    if (ks != g.kernel)
+      throw_user_error("ConvTranspose: kernel_shape {} does not match the weights {}",
+                       detail::list_to_string(params.kernel_shape), w_in.shape().to_string());
+  }
+  read_list("ConvTranspose", "strides", params.strides, s, g.stride, 1);
+  read_list("ConvTranspose", "dilations", params.dilations, s, g.dilation, 1);
+  read_pads("ConvTranspose", params.pads, g);
+  Triple out_pad{0, 0, 0};
+  read_list("ConvTranspose", "output_padding", params.output_padding, s, out_pad, 0);
+  check_bias("ConvTranspose", bias, x_in, m);
+  for (int j = 0; j < 3; ++j) {
+    const auto ju = static_cast<std::size_t>(j);
+    if (out_pad[ju] >= std::max(g.stride[ju], g.dilation[ju]))
+      throw_user_error(
+          "ConvTranspose: output_padding {} must be smaller than the stride or the "
+          "dilation of its dim",
+          detail::list_to_string(params.output_padding));
+    g.out[ju] =
+        g.stride[ju] * (g.in[ju] - 1) + out_pad[ju] + g.extent(j) - g.pad_begin[ju] - g.pad_end[ju];
+    if (g.out[ju] < 1)
+      throw_user_error("ConvTranspose: pads {} leave no output along a spatial dim (size {})",
+                       detail::list_to_string(params.pads), g.out[ju]);
+  }
+
+  const Tensor x = detail::as_f32(x_in), w = detail::as_f32(w_in);
+  Tensor out(DType::f32, output_shape(g, m));
+  const std::int64_t ks = g.kernel_size(), rows = mg * ks;
+  const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
+  std::vector<float> col(static_cast<std::size_t>(rows * p_in));
+  const float* px = x.data<float>();
+  const float* pw = w.data<float>();
+  float* po = out.data<float>();
+  for (std::int64_t n = 0; n < g.batch; ++n)
+    for (std::int64_t gi = 0; gi < group; ++gi) {
+      // col (M/g*k x P_in) = W_g^T (M/g*k x C/g) * X_g (C/g x P_in)
+      gemm_rowmajor(true, rows, p_in, cg, pw + gi * cg * rows, rows,
+                    px + (n * g.channels + gi * cg) * p_in, p_in, col.data(), p_in);
+      float* og = po + (n * m + gi * mg) * p_out;
+      const float* src = col.data();
+      for (std::int64_t mm = 0; mm < mg; ++mm)
+        for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd)
+          for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh)
+            for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw, src += p_in) {
+              float* om = og + mm * p_out;
+              for (std::int64_t id = 0; id < g.in[0]; ++id) {
+                const std::int64_t od = id * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+                if (od < 0 || od >= g.out[0]) continue;
+                for (std::int64_t ih = 0; ih < g.in[1]; ++ih) {
+                  const std::int64_t oh = ih * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+                  if (oh < 0 || oh >= g.out[1]) continue;
+                  const float* srow = src + (id * g.in[1] + ih) * g.in[2];
+                  float* orow = om + (od * g.out[1] + oh) * g.out[2];
+                  for (std::int64_t iw = 0; iw < g.in[2]; ++iw) {
+                    const std::int64_t ow = iw * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
+                    if (ow >= 0 && ow < g.out[2]) orow[ow] += srow[iw];
+                  }
+                }
+              }
+            }
+    }
+  add_bias(bias, m, p_out, g.batch, po);
+  return detail::restore(std::move(out), x_in.dtype());
+}
+
+namespace {
+
+enum class PoolKind { max, average };
+
+Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, PoolKind kind) {
+  const bool int8 = x_in.dtype() == DType::i8 || x_in.dtype() == DType::u8;
+  if (!(is_floating(x_in.dtype()) || (kind == PoolKind::max && int8)))
+    throw_user_error("{}: input has dtype {} but this op takes f32, f16 or bf16{}", op,
+                     dtype_name(x_in.dtype()), kind == PoolKind::max ? ", i8 or u8" : "");
+  Geometry g;
+  read_activation(op, x_in, g);
+  if (params.kernel_shape.empty())
+    throw_user_error("{}: kernel_shape is required ({} entries, ONNX order)", op, g.spatial);
+  read_list(op, "kernel_shape", params.kernel_shape, g.spatial, g.kernel, 1);
+  read_list(op, "strides", params.strides, g.spatial, g.stride, 1);
+  read_list(op, "dilations", params.dilations, g.spatial, g.dilation, 1);
+  read_pads(op, params.pads, g);
+  sliding_output(op, x_in, g, params.ceil_mode);
+  const Tensor x = x_in.astype(DType::f32);  // exact for every accepted dtype
+  Tensor out(DType::f32, output_shape(g, g.channels));
+  const float* px = x.data<float>();
+  float* po = out.data<float>();
+  const std::int64_t planes = g.batch * g.channels;
+  for (std::int64_t p = 0; p < planes; ++p) {
+    const float* xp = px + p * g.in_plane();
+    float* op_out = po + p * g.out_plane();
+    for (std::int64_t od = 0; od < g.out[0]; ++od)
+      for (std::int64_t oh = 0; oh < g.out[1]; ++oh)
+        for (std::int64_t ow = 0; ow < g.out[2]; ++ow) {
+          const Triple o{od, oh, ow};
+          Triple start{}, lo{}, hi{};  // window taps [lo, hi) inside the input
+          std::int64_t padded_taps = 1;
+          for (int j = 0; j < 3; ++j) {
+            const auto ju = static_cast<std::size_t>(j);
+            start[ju] = o[ju] * g.stride[ju] - g.pad_begin[ju];
+            const std::int64_t d = g.dilation[ju];
+            // Taps t with 0 <= start + t*d < in.
+            lo[ju] = start[ju] >= 0 ? 0 : (-start[ju] + d - 1) / d;
+            const std::int64_t lim = g.in[ju] - start[ju];
+            hi[ju] = lim > 0 ? std::min(g.kernel[ju], (lim + d - 1) / d) : 0;
+            if (hi[ju] < lo[ju]) hi[ju] = lo[ju];
+            // Taps inside input + padding (count_include_pad divides by these).
+            const std::int64_t plim = g.in[ju] + g.pad_end[ju] - start[ju];
+            padded_taps *= plim > 0 ? std::min(g.kernel[ju], (plim + d - 1) / d) : 0;
+          }
+          float acc = kind == PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.0f;
+          std::int64_t count = 0;
+          for (std::int64_t a = lo[0]; a < hi[0]; ++a)
+            for (std::int64_t b = lo[1]; b < hi[1]; ++b) {
+              const float* row =
+                  xp + ((start[0] + a * g.dilation[0]) * g.in[1] + (start[1] + b * g.dilation[1])) *
+                           g.in[2];
+              for (std::int64_t c = lo[2]; c < hi[2]; ++c) {
+                const float v = row[start[2] + c * g.dilation[2]];
+                if (kind == PoolKind::max) {
+                  if (v > acc || std::isnan(v)) acc = std::isnan(acc) ? acc : v;
+                } else {
+                  acc += v;
+                }
+                ++count;
+              }
+            }
+          if (kind == PoolKind::average) {
+            const std::int64_t divisor = params.count_include_pad ? padded_taps : count;
+            acc = divisor > 0 ? acc / static_cast<float>(divisor)
+                              : std::numeric_limits<float>::quiet_NaN();
+          }
+          op_out[(od * g.out[1] + oh) * g.out[2] + ow] = acc;
+        }
+  }
+  return int8 ? out.astype(x_in.dtype()) : detail::restore(std::move(out), x_in.dtype());
+}
+
+Tensor global_pool(std::string_view op, const Tensor& x_in, PoolKind kind) {
+  detail::require_float(op, x_in);
+  Geometry g;
+  read_activation(op, x_in, g);
+  for (auto& v : g.out) v = 1;
+  const Tensor x = detail::as_f32(x_in);
+  Tensor out(DType::f32, output_shape(g, g.channels));
+  const float* px = x.data<float>();
+  float* po = out.data<float>();
+  const std::int64_t plane = g.in_plane();
+  for (std::int64_t p = 0; p < g.batch * g.channels; ++p) {
+    const float* xp = px + p * plane;
+    if (kind == PoolKind::max) {
+      float acc = -std::numeric_limits<float>::infinity();
+      for (std::int64_t i = 0; i < plane; ++i)
+        if (xp[i] > acc || std::isnan(xp[i])) acc = std::isnan(acc) ? acc : xp[i];
+      po[p] = acc;
+    } else {
+      double acc = 0.0;  // double keeps large planes accurate
+      for (std::int64_t i = 0; i < plane; ++i) acc += xp[i];
+      po[p] = static_cast<float>(acc / static_cast<double>(plane));
+    }
+  }
+  return detail::restore(std::move(out), x_in.dtype());
+}
+
+}  // namespace
+
+Tensor max_pool(const Tensor& x, const PoolParams& params) {
+  return pool("MaxPool", x, params, PoolKind::max);
+}
+Tensor average_pool(const Tensor& x, const PoolParams& params) {
+  return pool("AveragePool", x, params, PoolKind::average);
+}
+Tensor global_average_pool(const Tensor& x) {
+  return global_pool("GlobalAveragePool", x, PoolKind::average);
+}
+Tensor global_max_pool(const Tensor& x) {
+  return global_pool("GlobalMaxPool", x, PoolKind::max);
+}
+
+}  // namespace tessera::ops

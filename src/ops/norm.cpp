@@ -1,0 +1,191 @@
+// BatchNormalization (inference, ONNX -15), LayerNormalization (-17), InstanceNormalization
+// (-6), Softmax and LogSoftmax (-13, one axis). Statistics accumulate in f64.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "common.h"
+#include "tessera/ops/reference.h"
+
+namespace tessera::ops {
+
+namespace {
+
+// A per-channel parameter: float, 1-D, `c` elements; returned widened to f32.
+std::vector<float> channel_param(std::string_view op, std::string_view name, const Tensor& p,
+                                 const Tensor& x, std::int64_t c) {
+  detail::require_float(op, p, name);
+  if (p.rank() != 1 || p.dim(0) != c)
+    throw_user_error(
+        "{}: {} has shape {} but must be 1-D with {} elements (the channels of "
+        "input {})",
+        op, name, p.shape().to_string(), c, x.shape().to_string());
+  return p.to_floats();
+}
+
+}  // namespace
+
+Tensor batch_normalization(const Tensor& x_in, const Tensor& scale, const Tensor& bias,
+                           const Tensor& mean, const Tensor& var, float epsilon) {
+  detail::require_float("BatchNormalization", x_in, "X");
+  const int r = x_in.rank();
+  if (r < 2)
+    throw_user_error(
+        "BatchNormalization: X {} must have rank >= 2 (C at Tessera dim r-2, N at "
+        "r-1)",
+        x_in.shape().to_string());
+  const std::int64_t c = x_in.dim(r - 2), batch = x_in.dim(r - 1);
+  const std::int64_t plane = detail::dims_product(x_in.shape(), 0, r - 2);
+  const auto s = channel_param("BatchNormalization", "scale", scale, x_in, c);
+  const auto b = channel_param("BatchNormalization", "B", bias, x_in, c);
+  const auto m = channel_param("BatchNormalization", "input_mean", mean, x_in, c);
+  const auto v = channel_param("BatchNormalization", "input_var", var, x_in, c);
+  Tensor y = detail::as_f32(x_in);
+  float* p = y.data<float>();
+  for (std::int64_t n = 0; n < batch; ++n)
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      const auto cu = static_cast<std::size_t>(ch);
+      const float k = s[cu] / std::sqrt(v[cu] + epsilon), mu = m[cu], beta = b[cu];
+      float* q = p + (n * c + ch) * plane;
+      for (std::int64_t i = 0; i < plane; ++i) q[i] = (q[i] - mu) * k + beta;
+    }
+  return detail::restore(std::move(y), x_in.dtype());
+}
+
+Tensor layer_normalization(const Tensor& x_in, const Tensor& scale, const Tensor* bias, int axis_in,
+                           float epsilon) {
+  detail::require_float("LayerNormalization", x_in, "X");
+  detail::require_float("LayerNormalization", scale, "Scale");
+  const int r = x_in.rank();
+  if (r == 0) throw_user_error("LayerNormalization: X must have rank >= 1 (got a scalar)");
+  const int axis = detail::normalize_axis("LayerNormalization", axis_in, r, x_in.shape());
+  std::vector<std::int64_t> inner_dims;
+  for (int d = 0; d <= axis; ++d) inner_dims.push_back(x_in.dim(d));
+  const Shape inner_shape = Shape::from_fastest_first(inner_dims);
+  auto param = [&](const Tensor& t, std::string_view name) {
+    if (t.rank() > inner_shape.rank())
+      throw_user_error(
+          "LayerNormalization: {} {} has more dims than the normalised dims {} of X {}", name,
+          t.shape().to_string(), inner_shape.to_string(), x_in.shape().to_string());
+    Tensor e;
+    try {
+      e = expand(detail::as_f32(t), inner_shape);
+    } catch (const UserError&) {
+      throw_user_error(
+          "LayerNormalization: {} {} does not broadcast to the normalised dims {} of "
+          "X {} (axis {})",
+          name, t.shape().to_string(), inner_shape.to_string(), x_in.shape().to_string(), axis);
+    }
+    if (!(e.shape() == inner_shape))
+      throw_user_error(
+          "LayerNormalization: {} {} does not broadcast to the normalised dims {} of "
+          "X {} (axis {})",
+          name, t.shape().to_string(), inner_shape.to_string(), x_in.shape().to_string(), axis);
+    return e;
+  };
+  const Tensor s = param(scale, "Scale");
+  Tensor b;
+  if (bias != nullptr) b = param(*bias, "B");
+  const float* ps = s.data<float>();
+  const float* pb = bias != nullptr ? b.data<float>() : nullptr;
+  const std::int64_t inner = inner_shape.element_count();
+  const std::int64_t outer = detail::dims_product(x_in.shape(), axis + 1, r);
+  Tensor y = detail::as_f32(x_in);
+  float* p = y.data<float>();
+  for (std::int64_t o = 0; o < outer; ++o) {
+    float* q = p + o * inner;
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < inner; ++i) sum += q[i];
+    const double mu = sum / static_cast<double>(inner);
+    double sq = 0.0;
+    for (std::int64_t i = 0; i < inner; ++i) sq += (q[i] - mu) * (q[i] - mu);
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + epsilon);
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const float norm = static_cast<float>((q[i] - mu) * inv);
+      q[i] = norm * ps[i] + (pb != nullptr ? pb[i] : 0.0f);
+    }
+  }
+  return detail::restore(std::move(y), x_in.dtype());
+}
+
+Tensor instance_normalization(const Tensor& x_in, const Tensor& scale, const Tensor& bias,
+                              float epsilon) {
+  detail::require_float("InstanceNormalization", x_in, "X");
+  const int r = x_in.rank();
+  if (r < 3)
+    throw_user_error("InstanceNormalization: X {} must have rank >= 3 (spatial dims, then C, N)",
+                     x_in.shape().to_string());
+  const std::int64_t c = x_in.dim(r - 2), batch = x_in.dim(r - 1);
+  const std::int64_t plane = detail::dims_product(x_in.shape(), 0, r - 2);
+  const auto s = channel_param("InstanceNormalization", "scale", scale, x_in, c);
+  const auto b = channel_param("InstanceNormalization", "B", bias, x_in, c);
+  Tensor y = detail::as_f32(x_in);
+  float* p = y.data<float>();
+  for (std::int64_t n = 0; n < batch; ++n)
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      float* q = p + (n * c + ch) * plane;
+      double sum = 0.0;
+      for (std::int64_t i = 0; i < plane; ++i) sum += q[i];
+      const double mu = sum / static_cast<double>(plane);
+      double sq = 0.0;
+      for (std::int64_t i = 0; i < plane; ++i) sq += (q[i] - mu) * (q[i] - mu);
+      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(plane) + epsilon);
+      const auto cu = static_cast<std::size_t>(ch);
+      for (std::int64_t i = 0; i < plane; ++i)
+        q[i] = static_cast<float>((q[i] - mu) * inv) * s[cu] + b[cu];
+    }
+  return detail::restore(std::move(y), x_in.dtype());
+}
+
+namespace {
+
+Tensor softmax_impl(std::string_view op, const Tensor& x_in, int axis_in, bool log_form) {
+  detail::require_float(op, x_in);
+  const int r = x_in.rank();
+  if (r == 0) throw_user_error("{}: input must have rank >= 1 (got a scalar)", op);
+  const int axis = detail::normalize_axis(op, axis_in, r, x_in.shape());
+  const std::int64_t inner = detail::dims_product(x_in.shape(), 0, axis);
+  const std::int64_t n = x_in.dim(axis);
+  const std::int64_t outer = detail::dims_product(x_in.shape(), axis + 1, r);
+  Tensor y = detail::as_f32(x_in);
+  float* p = y.data<float>();
+  // Rows along the axis are strided by `inner`; keeping per-lane max and sum in arrays makes
+  // every pass walk memory contiguously.
+  std::vector<float> mx(static_cast<std::size_t>(inner));
+  std::vector<double> sum(static_cast<std::size_t>(inner));
+  for (std::int64_t o = 0; o < outer; ++o) {
+    float* q = p + o * n * inner;
+    std::fill(mx.begin(), mx.end(), -std::numeric_limits<float>::infinity());
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < inner; ++i)
+        mx[static_cast<std::size_t>(i)] =
+            std::max(mx[static_cast<std::size_t>(i)], q[j * inner + i]);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        float& v = q[j * inner + i];
+        const float shifted = v - mx[static_cast<std::size_t>(i)];
+        const float e = std::exp(shifted);
+        sum[static_cast<std::size_t>(i)] += e;
+        v = log_form ? shifted : e;
+      }
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        float& v = q[j * inner + i];
+        const double s = sum[static_cast<std::size_t>(i)];
+        v = log_form ? v - static_cast<float>(std::log(s)) : static_cast<float>(v / s);
+      }
+  }
+  return detail::restore(std::move(y), x_in.dtype());
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int axis) {
+  return softmax_impl("Softmax", x, axis, false);
+}
+Tensor log_softmax(const Tensor& x, int axis) {
+  return softmax_impl("LogSoftmax", x, axis, true);
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,183 @@
+// ReduceSum/Mean/Max/Min/Prod (ONNX *-18: axes, keepdims, noop_with_empty_axes) and
+// ArgMax/ArgMin (ONNX *-13: keepdims, select_last_index). Floats accumulate in f64 and round once.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "common.h"
+#include "tessera/ops/reference.h"
+
+namespace tessera::ops {
+
+namespace {
+
+enum class ReduceKind { sum, mean, max, min, prod };
+
+template <typename T, typename Acc>
+void reduce_loop(const T* x, const Shape& x_shape, const Shape& keep_shape, Acc* acc,
+                 ReduceKind kind) {
+  detail::broadcast_rows<1>(x_shape, {&keep_shape},
+                            [&](std::int64_t xo, const std::array<std::int64_t, 1>& ko,
+                                const std::array<std::int64_t, 1>& st, std::int64_t n) {
+                              const T* src = x + xo;
+                              Acc* a = acc + ko[0];
+                              const std::int64_t s = st[0];
+                              for (std::int64_t i = 0; i < n; ++i) {
+                                const Acc v = static_cast<Acc>(src[i]);
+                                Acc& dst = a[i * s];
+                                switch (kind) {
+                                  case ReduceKind::sum:
+                                  case ReduceKind::mean:
+                                    dst += v;
+                                    break;
+                                  case ReduceKind::prod:
+                                    dst *= v;
+                                    break;
+                                  case ReduceKind::max:
+                                    if constexpr (std::is_floating_point_v<Acc>) {
+                                      if (std::isnan(v) || std::isnan(dst)) {
+                                        dst = std::isnan(dst) ? dst : v;
+                                        break;
+                                      }
+                                    }
+                                    if (v > dst) dst = v;
+                                    break;
+                                  case ReduceKind::min:
+                                    if constexpr (std::is_floating_point_v<Acc>) {
+                                      if (std::isnan(v) || std::isnan(dst)) {
+                                        dst = std::isnan(dst) ? dst : v;
+                                        break;
+                                      }
+                                    }
+                                    if (v < dst) dst = v;
+                                    break;
+                                }
+                              }
+                            });
+}
+
+Tensor reduce(std::string_view op, const Tensor& x, const ReduceParams& params, ReduceKind kind) {
+  if (x.dtype() == DType::boolean)
+    throw_user_error("{}: bool input (shape {}) is not accepted; Cast it to a numeric dtype", op,
+                     x.shape().to_string());
+  if (params.axes.empty() && params.noop_with_empty_axes) return x;
+  const int r = x.rank();
+  std::vector<int> axes = detail::normalize_axes(op, params.axes, r, x.shape());
+  if (axes.empty())
+    for (int d = 0; d < r; ++d) axes.push_back(d);
+  Shape keep = x.shape();
+  std::int64_t reduced = 1;
+  for (int a : axes) {
+    reduced *= x.dim(a);
+    keep[a] = 1;
+  }
+  std::vector<std::int64_t> final_dims;
+  for (int d = 0; d < r; ++d) {
+    const bool is_reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (!is_reduced || params.keepdims) final_dims.push_back(keep[d]);
+  }
+  const Shape final_shape = Shape::from_fastest_first(final_dims);
+  const auto n = static_cast<std::size_t>(keep.element_count());
+
+  if (is_floating(x.dtype())) {
+    const double init = kind == ReduceKind::prod  ? 1.0
+                        : kind == ReduceKind::max ? -std::numeric_limits<double>::infinity()
+                        : kind == ReduceKind::min ? std::numeric_limits<double>::infinity()
+                                                  : 0.0;
+    std::vector<double> acc(n, init);
+    const Tensor x32 = detail::as_f32(x);
+    reduce_loop<float, double>(x32.data<float>(), x.shape(), keep, acc.data(), kind);
+    if (kind == ReduceKind::mean)
+      for (double& v : acc) v = reduced > 0 ? v / static_cast<double>(reduced) : std::nan("");
+    Tensor out(DType::f32, final_shape);
+    float* po = out.data<float>();
+    for (std::size_t i = 0; i < n; ++i) po[i] = static_cast<float>(acc[i]);
+    return detail::restore(std::move(out), x.dtype());
+  }
+  Tensor out(x.dtype(), final_shape);
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const std::int64_t init =
+          kind == ReduceKind::prod  ? 1
+          : kind == ReduceKind::max ? static_cast<std::int64_t>(std::numeric_limits<T>::lowest())
+          : kind == ReduceKind::min ? static_cast<std::int64_t>(std::numeric_limits<T>::max())
+                                    : 0;
+      std::vector<std::int64_t> acc(n, init);
+      reduce_loop<T, std::int64_t>(x.data<T>(), x.shape(), keep, acc.data(), kind);
+      T* po = out.data<T>();
+      for (std::size_t i = 0; i < n; ++i) {
+        std::int64_t v = acc[i];
+        if (kind == ReduceKind::mean && reduced > 0) v /= reduced;  // truncates as integer division
+        po[i] = static_cast<T>(v);  // wraps like NumPy's integer sum
+      }
+    }
+  });
+  return out;
+}
+
+Tensor arg_reduce(std::string_view op, const Tensor& x, int axis_in, bool keepdims,
+                  bool select_last_index, bool is_max) {
+  if (x.dtype() == DType::boolean)
+    throw_user_error("{}: bool input (shape {}) is not accepted; Cast it to a numeric dtype", op,
+                     x.shape().to_string());
+  const int r = x.rank();
+  if (r == 0) throw_user_error("{}: input must have rank >= 1 (got a scalar)", op);
+  const int axis = detail::normalize_axis(op, axis_in, r, x.shape());
+  const std::int64_t n = x.dim(axis);
+  if (n == 0)
+    throw_user_error("{}: axis {} of input {} is empty; there is no element to pick", op, axis,
+                     x.shape().to_string());
+  const std::int64_t inner = detail::dims_product(x.shape(), 0, axis);
+  const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
+  std::vector<std::int64_t> dims;
+  for (int d = 0; d < r; ++d)
+    if (d != axis)
+      dims.push_back(x.dim(d));
+    else if (keepdims)
+      dims.push_back(1);
+  Tensor out(DType::i32, Shape::from_fastest_first(dims));
+  std::int32_t* po = out.data<std::int32_t>();
+  const std::vector<double> v = x.to_doubles();  // exact for every Tessera dtype
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const double* base = v.data() + o * n * inner + i;
+      std::int64_t best = 0;
+      for (std::int64_t j = 1; j < n; ++j) {
+        const double c = base[j * inner], b = base[best * inner];
+        const bool better =
+            is_max ? (select_last_index ? c >= b : c > b) : (select_last_index ? c <= b : c < b);
+        if (better) best = j;
+      }
+      po[o * inner + i] = static_cast<std::int32_t>(best);
+    }
+  return out;
+}
+
+}  // namespace
+
+Tensor reduce_sum(const Tensor& x, const ReduceParams& p) {
+  return reduce("ReduceSum", x, p, ReduceKind::sum);
+}
+Tensor reduce_mean(const Tensor& x, const ReduceParams& p) {
+  return reduce("ReduceMean", x, p, ReduceKind::mean);
+}
+Tensor reduce_max(const Tensor& x, const ReduceParams& p) {
+  return reduce("ReduceMax", x, p, ReduceKind::max);
+}
+Tensor reduce_min(const Tensor& x, const ReduceParams& p) {
+  return reduce("ReduceMin", x, p, ReduceKind::min);
+}
+Tensor reduce_prod(const Tensor& x, const ReduceParams& p) {
+  return reduce("ReduceProd", x, p, ReduceKind::prod);
+}
+
+Tensor argmax(const Tensor& x, int axis, bool keepdims, bool select_last_index) {
+  return arg_reduce("ArgMax", x, axis, keepdims, select_last_index, true);
+}
+Tensor argmin(const Tensor& x, int axis, bool keepdims, bool select_last_index) {
+  return arg_reduce("ArgMin", x, axis, keepdims, select_last_index, false);
+}
+
+}  // namespace tessera::ops

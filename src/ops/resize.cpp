@@ -1,0 +1,286 @@
+// Resize (ONNX Resize-19 without antialias, axes or keep_aspect_ratio_policy, which the importer
+// resolves into per-dim scales/sizes). Nearest, linear and cubic are separable, so the op runs
+// one pass per resized dim; N-linear equals successive 1-D linear passes.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common.h"
+#include "tessera/ops/reference.h"
+
+namespace tessera::ops {
+
+ResizeMode parse_resize_mode(std::string_view name) {
+  if (name == "nearest") return ResizeMode::nearest;
+  if (name == "linear" || name == "bilinear" || name == "trilinear") return ResizeMode::linear;
+  if (name == "cubic" || name == "bicubic") return ResizeMode::cubic;
+  throw_user_error("Resize: mode '{}' is not supported; use nearest, linear or cubic", name);
+}
+
+CoordinateTransform parse_coordinate_transform(std::string_view name) {
+  if (name == "half_pixel") return CoordinateTransform::half_pixel;
+  if (name == "half_pixel_symmetric") return CoordinateTransform::half_pixel_symmetric;
+  if (name == "pytorch_half_pixel") return CoordinateTransform::pytorch_half_pixel;
+  if (name == "align_corners") return CoordinateTransform::align_corners;
+  if (name == "asymmetric") return CoordinateTransform::asymmetric;
+  if (name == "tf_crop_and_resize") return CoordinateTransform::tf_crop_and_resize;
+  throw_user_error(
+      "Resize: coordinate_transformation_mode '{}' is not supported; use half_pixel, "
+      "half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric or "
+      "tf_crop_and_resize",
+      name);
+}
+
+NearestMode parse_nearest_mode(std::string_view name) {
+  if (name == "round_prefer_floor") return NearestMode::round_prefer_floor;
+  if (name == "round_prefer_ceil") return NearestMode::round_prefer_ceil;
+  if (name == "floor") return NearestMode::floor;
+  if (name == "ceil") return NearestMode::ceil;
+  throw_user_error(
+      "Resize: nearest_mode '{}' is not supported; use round_prefer_floor, "
+      "round_prefer_ceil, floor or ceil",
+      name);
+}
+
+namespace {
+
+struct Taps {
+  std::vector<std::int64_t> index;  // taps_per_out entries per output position
+  std::vector<float> weight;
+  std::vector<bool> extrapolate;  // per output position (tf_crop_and_resize only)
+  int per_out = 1;
+};
+
+// Input coordinate of output position `x` along one dim (ONNX Resize coordinate modes).
+double original_coordinate(const ResizeParams& p, double x, std::int64_t in_len,
+                           std::int64_t out_len, double scale, double roi_start, double roi_end) {
+  switch (p.coordinate_transformation_mode) {
+    case CoordinateTransform::half_pixel:
+      return (x + 0.5) / scale - 0.5;
+    case CoordinateTransform::half_pixel_symmetric: {
+      const double out_float = scale * static_cast<double>(in_len);
+      const double adjustment = static_cast<double>(out_len) / out_float;
+      const double center = static_cast<double>(in_len) / 2.0;
+      return center * (1.0 - adjustment) + (x + 0.5) / scale - 0.5;
+    }
+    case CoordinateTransform::pytorch_half_pixel:
+      return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case CoordinateTransform::align_corners:
+      return out_len == 1 ? 0.0
+                          : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+    case CoordinateTransform::asymmetric:
+      return x / scale;
+    case CoordinateTransform::tf_crop_and_resize:
+      return out_len > 1 ? roi_start * static_cast<double>(in_len - 1) +
+                               x * (roi_end - roi_start) * static_cast<double>(in_len - 1) /
+                                   static_cast<double>(out_len - 1)
+                         : 0.5 * (roi_start + roi_end) * static_cast<double>(in_len - 1);
+  }
+  return x;
+}
+
+std::int64_t nearest_index(NearestMode mode, double x) {
+  const double f = std::floor(x);
+  switch (mode) {
+    case NearestMode::round_prefer_floor:
+      return static_cast<std::int64_t>(x - f == 0.5 ? f : std::round(x));
+    case NearestMode::round_prefer_ceil:
+      return static_cast<std::int64_t>(x - f == 0.5 ? f + 1 : std::round(x));
+    case NearestMode::floor:
+      return static_cast<std::int64_t>(f);
+    case NearestMode::ceil:
+      return static_cast<std::int64_t>(std::ceil(x));
+  }
+  return static_cast<std::int64_t>(f);
+}
+
+std::array<double, 4> cubic_coefficients(double s, double a) {
+  const double s1 = s + 1.0, s2 = 1.0 - s, s3 = 2.0 - s;
+  return {((a * s1 - 5.0 * a) * s1 + 8.0 * a) * s1 - 4.0 * a,
+          ((a + 2.0) * s - (a + 3.0)) * s * s + 1.0, ((a + 2.0) * s2 - (a + 3.0)) * s2 * s2 + 1.0,
+          ((a * s3 - 5.0 * a) * s3 + 8.0 * a) * s3 - 4.0 * a};
+}
+
+Taps make_taps(const ResizeParams& p, std::int64_t in_len, std::int64_t out_len, double scale,
+               double roi_start, double roi_end) {
+  Taps t;
+  t.per_out = p.mode == ResizeMode::nearest ? 1 : p.mode == ResizeMode::linear ? 2 : 4;
+  t.index.resize(static_cast<std::size_t>(out_len * t.per_out));
+  t.weight.resize(t.index.size());
+  t.extrapolate.assign(static_cast<std::size_t>(out_len), false);
+  const auto clamp = [in_len](std::int64_t i) {
+    return std::clamp<std::int64_t>(i, 0, in_len - 1);
+  };
+  for (std::int64_t o = 0; o < out_len; ++o) {
+    const double x =
+        original_coordinate(p, static_cast<double>(o), in_len, out_len, scale, roi_start, roi_end);
+    const auto base = static_cast<std::size_t>(o * t.per_out);
+    if (p.coordinate_transformation_mode == CoordinateTransform::tf_crop_and_resize &&
+        (x < 0.0 || x > static_cast<double>(in_len - 1))) {
+      t.extrapolate[static_cast<std::size_t>(o)] = true;
+      for (int k = 0; k < t.per_out; ++k) t.index[base + static_cast<std::size_t>(k)] = 0;
+      continue;
+    }
+    if (p.mode == ResizeMode::nearest) {
+      t.index[base] = clamp(nearest_index(p.nearest_mode, x));
+      t.weight[base] = 1.0f;
+    } else if (p.mode == ResizeMode::linear) {
+      const double f = std::floor(x), frac = x - f;
+      const auto i0 = static_cast<std::int64_t>(f);
+      t.index[base] = clamp(i0);
+      t.index[base + 1] = clamp(i0 + 1);
+      t.weight[base] = static_cast<float>(1.0 - frac);
+      t.weight[base + 1] = static_cast<float>(frac);
+    } else {
+      const double f = std::floor(x), frac = x - f;
+      const auto i0 = static_cast<std::int64_t>(f);
+      std::array<double, 4> c = cubic_coefficients(frac, p.cubic_coeff_a);
+      if (p.exclude_outside) {
+        double total = 0.0;
+        for (int k = 0; k < 4; ++k) {
+          const std::int64_t i = i0 - 1 + k;
+          if (i < 0 || i >= in_len) c[static_cast<std::size_t>(k)] = 0.0;
+          total += c[static_cast<std::size_t>(k)];
+        }
+        if (total != 0.0)
+          for (double& v : c) v /= total;
+      }
+      for (int k = 0; k < 4; ++k) {
+        t.index[base + static_cast<std::size_t>(k)] = clamp(i0 - 1 + k);
+        t.weight[base + static_cast<std::size_t>(k)] =
+            static_cast<float>(c[static_cast<std::size_t>(k)]);
+      }
+    }
+  }
+  return t;
+}
+
+// Nearest pass on raw elements (exact for every dtype).
+Tensor nearest_pass(const Tensor& x, int d, std::int64_t out_len, const Taps& t,
+                    const Tensor& fill) {
+  Shape shape = x.shape();
+  shape[d] = out_len;
+  Tensor y(x.dtype(), shape);
+  const std::size_t es = dtype_size(x.dtype());
+  const auto inner = static_cast<std::size_t>(detail::dims_product(x.shape(), 0, d)) * es;
+  const std::int64_t in_len = x.dim(d);
+  const std::int64_t outer = detail::dims_product(x.shape(), d + 1, x.rank());
+  const auto* src = static_cast<const std::byte*>(x.raw_data());
+  auto* dst = static_cast<std::byte*>(y.raw_data());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t j = 0; j < out_len; ++j) {
+      std::byte* out = dst + static_cast<std::size_t>(o * out_len + j) * inner;
+      if (t.extrapolate[static_cast<std::size_t>(j)]) {
+        for (std::size_t b = 0; b < inner; b += es) std::memcpy(out + b, fill.raw_data(), es);
+      } else {
+        std::memcpy(
+            out,
+            src +
+                static_cast<std::size_t>(o * in_len + t.index[static_cast<std::size_t>(j)]) * inner,
+            inner);
+      }
+    }
+  return y;
+}
+
+// Weighted pass on f32 data.
+Tensor weighted_pass(const Tensor& x, int d, std::int64_t out_len, const Taps& t, float fill) {
+  Shape shape = x.shape();
+  shape[d] = out_len;
+  Tensor y(DType::f32, shape);
+  const std::int64_t inner = detail::dims_product(x.shape(), 0, d);
+  const std::int64_t in_len = x.dim(d);
+  const std::int64_t outer = detail::dims_product(x.shape(), d + 1, x.rank());
+  const float* src = x.data<float>();
+  float* dst = y.data<float>();
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t j = 0; j < out_len; ++j) {
+      float* out = dst + (o * out_len + j) * inner;
+      if (t.extrapolate[static_cast<std::size_t>(j)]) {
+        std::fill(out, out + inner, fill);
+        continue;
+      }
+      std::fill(out, out + inner, 0.0f);
+      for (int k = 0; k < t.per_out; ++k) {
+        const auto tap = static_cast<std::size_t>(j * t.per_out + k);
+        const float w = t.weight[tap];
+        const float* in = src + (o * in_len + t.index[tap]) * inner;
+        for (std::int64_t i = 0; i < inner; ++i) out[i] += w * in[i];
+      }
+    }
+  return y;
+}
+
+}  // namespace
+
+Tensor resize(const Tensor& x, const ResizeParams& p) {
+  const int r = x.rank();
+  const bool has_scales = !p.scales.empty(), has_sizes = !p.sizes.empty();
+  if (has_scales == has_sizes)
+    throw_user_error(
+        "Resize: give exactly one of scales and sizes (got {} scales and {} sizes) "
+        "for input {}",
+        p.scales.size(), p.sizes.size(), x.shape().to_string());
+  const std::size_t n = has_scales ? p.scales.size() : p.sizes.size();
+  if (static_cast<int>(n) != r)
+    throw_user_error(
+        "Resize: {} has {} entries but input {} has rank {} (one per dim, Tessera "
+        "order)",
+        has_scales ? "scales" : "sizes", n, x.shape().to_string(), r);
+  const bool crop = p.coordinate_transformation_mode == CoordinateTransform::tf_crop_and_resize;
+  if (crop && p.roi.size() != 2 * static_cast<std::size_t>(r))
+    throw_user_error(
+        "Resize: tf_crop_and_resize needs roi with {} entries (starts for dims 0..{}, "
+        "then ends), got {}",
+        2 * r, r - 1, p.roi.size());
+  if (p.mode != ResizeMode::nearest && x.dtype() == DType::boolean)
+    throw_user_error("Resize: {} interpolation of a bool input is undefined; use nearest",
+                     p.mode == ResizeMode::linear ? "linear" : "cubic");
+  std::vector<std::int64_t> out_len(n);
+  std::vector<double> scale(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::int64_t in_len = x.dim(static_cast<int>(d));
+    const double roi_len = crop ? static_cast<double>(p.roi[n + d]) - p.roi[d] : 1.0;
+    if (has_scales) {
+      if (!(p.scales[d] > 0.0f))
+        throw_user_error(
+            "Resize: scales {} has a non-positive entry for dim {}; scales must be > 0",
+            p.scales[d], d);
+      scale[d] = p.scales[d];
+      out_len[d] =
+          static_cast<std::int64_t>(std::floor(static_cast<double>(in_len) * roi_len * scale[d]));
+    } else {
+      if (p.sizes[d] < 0)
+        throw_user_error("Resize: sizes entry {} for dim {} is negative", p.sizes[d], d);
+      out_len[d] = p.sizes[d];
+      scale[d] = in_len > 0 ? static_cast<double>(out_len[d]) / static_cast<double>(in_len) : 1.0;
+    }
+    if (in_len == 0 && out_len[d] > 0)
+      throw_user_error("Resize: dim {} of input {} is empty and cannot be resized to {}", d,
+                       x.shape().to_string(), out_len[d]);
+  }
+  const bool nearest = p.mode == ResizeMode::nearest;
+  Tensor cur = nearest ? x : x.astype(DType::f32);
+  const Tensor fill = Tensor::full(x.dtype(), Shape{}, p.extrapolation_value);
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::int64_t in_len = cur.dim(static_cast<int>(d));
+    const bool identity = !crop && out_len[d] == in_len && scale[d] == 1.0;
+    if (identity) continue;
+    if (out_len[d] == 0 || in_len == 0) {
+      Shape s = cur.shape();
+      s[static_cast<int>(d)] = out_len[d];
+      cur = Tensor(cur.dtype(), s);
+      continue;
+    }
+    const Taps taps = make_taps(p, in_len, out_len[d], scale[d], crop ? p.roi[d] : 0.0,
+                                crop ? p.roi[n + d] : 1.0);
+    cur = nearest
+              ? nearest_pass(cur, static_cast<int>(d), out_len[d], taps, fill)
+              : weighted_pass(cur, static_cast<int>(d), out_len[d], taps, p.extrapolation_value);
+  }
+  if (nearest) return cur;
+  if (is_floating(x.dtype())) return detail::restore(std::move(cur), x.dtype());
+  return cur.astype(x.dtype());  // integers: round to nearest even and saturate
+}
+
+}  // namespace tessera::ops

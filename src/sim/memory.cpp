@@ -132,52 +132,40 @@ std::uint32_t Memory::bank_of(std::uint64_t address) const {
   return static_cast<std::uint32_t>(((address - base_) / bank_width_) % banks_);
 }
 
-std::vector<BankConflict> Memory::bank_conflicts(std::span<const Access> group) const {
-  if (banks_ <= 1) return {};
-  // bank -> (row -> first access touching it), in the order accesses appear.
-  std::map<std::uint32_t, std::map<std::uint64_t, std::vector<std::size_t>>> by_bank;
+// bank -> distinct start addresses of the accesses that touch it, and which accesses do.
+std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::size_t>>>
+Memory::bank_users(std::span<const Access> group) const {
+  std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::size_t>>> users;
   for (std::size_t i = 0; i < group.size(); ++i) {
-    std::uint64_t first = (group[i].address - base_) / bank_width_;
-    std::uint64_t last =
-        (group[i].address - base_ + std::max<std::uint64_t>(group[i].bytes, 1) - 1) / bank_width_;
+    check_bounds(group[i].address, group[i].bytes, "banked access");
+    std::uint64_t offset = group[i].address - base_;
+    std::uint64_t first = offset / bank_width_;
+    std::uint64_t last = (offset + std::max<std::uint64_t>(group[i].bytes, 1) - 1) / bank_width_;
     // An access wider than all banks touches every bank once.
     if (last - first + 1 > banks_) last = first + banks_ - 1;
     for (std::uint64_t granule = first; granule <= last; ++granule) {
-      auto& rows = by_bank[static_cast<std::uint32_t>(granule % banks_)];
-      auto& users = rows[granule / banks_];
-      if (users.empty() || users.back() != i) users.push_back(i);
+      auto& [addresses, accesses] = users[static_cast<std::uint32_t>(granule % banks_)];
+      if (std::find(addresses.begin(), addresses.end(), group[i].address) == addresses.end())
+        addresses.push_back(group[i].address);
+      if (accesses.empty() || accesses.back() != i) accesses.push_back(i);
     }
   }
+  return users;
+}
+
+std::vector<BankConflict> Memory::bank_conflicts(std::span<const Access> group) const {
+  if (banks_ <= 1) return {};
   std::vector<BankConflict> conflicts;
-  for (const auto& [bank, rows] : by_bank) {
-    if (rows.size() < 2) continue;
-    BankConflict c{bank, {}};
-    for (const auto& [row, users] : rows)
-      c.accesses.insert(c.accesses.end(), users.begin(), users.end());
-    std::sort(c.accesses.begin(), c.accesses.end());
-    c.accesses.erase(std::unique(c.accesses.begin(), c.accesses.end()), c.accesses.end());
-    conflicts.push_back(std::move(c));
-  }
+  for (const auto& [bank, use] : bank_users(group))
+    if (use.first.size() >= 2) conflicts.push_back(BankConflict{bank, use.second});
   return conflicts;
 }
 
 std::uint64_t Memory::bank_conflict_cycles(std::span<const Access> group) const {
   if (banks_ <= 1) return 0;
-  std::map<std::uint32_t, std::vector<std::uint64_t>> rows_per_bank;
-  for (const auto& access : group) {
-    std::uint64_t first = (access.address - base_) / bank_width_;
-    std::uint64_t last =
-        (access.address - base_ + std::max<std::uint64_t>(access.bytes, 1) - 1) / bank_width_;
-    if (last - first + 1 > banks_) last = first + banks_ - 1;
-    for (std::uint64_t granule = first; granule <= last; ++granule)
-      rows_per_bank[static_cast<std::uint32_t>(granule % banks_)].push_back(granule / banks_);
-  }
   std::uint64_t worst = 1;
-  for (auto& [bank, rows] : rows_per_bank) {
-    std::sort(rows.begin(), rows.end());
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    worst = std::max<std::uint64_t>(worst, rows.size());
-  }
+  for (const auto& [bank, use] : bank_users(group))
+    worst = std::max<std::uint64_t>(worst, use.first.size());
   return worst - 1;
 }
 
@@ -190,9 +178,9 @@ void Memory::check_no_bank_conflicts(std::span<const Access> group, std::string_
     addresses += fmt::format("{}0x{:x}", addresses.empty() ? "" : ", ", group[i].address);
   throw DeviceFault(owner_,
                     fmt::format("{} has a bank conflict in {}: accesses {} hit bank {} of {} "
-                                "(bank width {} B) on different rows; spread them over "
-                                "banks, e.g. pad the row stride by {} B",
-                                op, name_, addresses, c.bank, banks_, bank_width_, bank_width_));
+                                "(bank width {} B) at different addresses; place the "
+                                "operands in different banks",
+                                op, name_, addresses, c.bank, banks_, bank_width_));
 }
 
 std::span<std::byte> Memory::bytes(std::uint64_t address, std::uint64_t size, std::string_view op,

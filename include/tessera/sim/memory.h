@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tessera/arch/machine_spec.h"
@@ -25,7 +26,8 @@ struct Access {
   std::uint64_t bytes = 0;
 };
 
-// Accesses of a group that fall in one bank on different rows and so serialise.
+// Accesses of a group that touch one bank at different addresses and so serialise (accesses at
+// the same address are served together, as a broadcast read).
 struct BankConflict {
   std::uint32_t bank = 0;
   std::vector<std::size_t> accesses;  // indices into the group, ascending
@@ -63,10 +65,11 @@ class Memory {
 
   // Bank of an address: ((address - base) / bank_width) % banks; 0 when not banked.
   std::uint32_t bank_of(std::uint64_t address) const;
-  // Which accesses of a group hit the same bank on different rows (same row reads are merged
-  // by the hardware, so they do not conflict). Empty when not banked or conflict-free.
+  // Which accesses of a group hit the same bank at different addresses. Empty when not banked
+  // or conflict-free.
   std::vector<BankConflict> bank_conflicts(std::span<const Access> group) const;
-  // Extra cycles the group costs because of conflicts: the most accesses any bank serves, less 1.
+  // Extra cycles the group costs because of conflicts: the most distinct addresses any bank
+  // serves, less 1.
   std::uint64_t bank_conflict_cycles(std::span<const Access> group) const;
   // DeviceFault naming the first conflicting bank and addresses, for machines where a bank
   // clash is an error rather than a stall.
@@ -100,6 +103,9 @@ class Memory {
   std::uint32_t banks_ = 1;
   std::uint64_t bank_width_ = 0;
   std::vector<std::byte> storage_;
+
+  std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::size_t>>>
+  bank_users(std::span<const Access> group) const;
 };
 
 // Bookkeeping shared by the allocators: what they report on exhaustion and in the Profile.

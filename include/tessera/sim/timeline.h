@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <span>
 #include <string>
@@ -50,6 +51,9 @@ class Timeline {
  public:
   // `core` names the core in messages and tracks ("tpc0"); pipe names must be unique.
   Timeline(std::string core, std::vector<std::string> pipe_names, const CostModel* cost = nullptr);
+  Timeline(std::string core, std::initializer_list<std::string> pipe_names,
+           const CostModel* cost = nullptr)
+      : Timeline(std::move(core), std::vector<std::string>(pipe_names), cost) {}
   // The pipes of the preset's cores (MachineSpec::pipes), in preset order.
   Timeline(std::string core, const arch::MachineSpec& spec, const CostModel* cost = nullptr);
   Timeline(const Timeline&) = delete;

@@ -1,0 +1,142 @@
+#include "tessera/sim/dma.h"
+
+#include <numeric>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tessera/core/error.h"
+#include "tessera/sim/cost_model.h"
+#include "tessera/sim/memory.h"
+#include "test_machine.h"
+
+namespace tessera::sim {
+namespace {
+
+DmaEndpoint host(std::vector<int>& v, std::string memory = "dram") {
+  return DmaEndpoint{reinterpret_cast<std::byte*>(v.data()), v.size() * sizeof(int),
+                     std::move(memory), 0, ""};
+}
+
+std::vector<int> iota(std::size_t n) {
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+TEST(Dma, DenseCopy) {
+  auto src = iota(24);
+  std::vector<int> dst(24, -1);
+  DmaDescriptor d{host(src),   DmaWindow::dense(Shape{4, 6}),
+                  host(dst),   DmaWindow::dense(Shape{4, 6}),
+                  Shape{4, 6}, sizeof(int)};
+  EXPECT_EQ(d.bytes(), 96u);
+  dma_copy(d, "test");
+  EXPECT_EQ(dst, src);
+}
+
+TEST(Dma, RegionOfInterestOf2DTensor) {
+  // A 6 x 5 tensor (dims fastest first: 6 columns, 5 rows); copy the 3 x 2 block at (2, 1).
+  auto src = iota(30);
+  std::vector<int> dst(6, -1);
+  DmaDescriptor d{host(src),   DmaWindow::roi(Shape{6, 5}, {2, 1}),
+                  host(dst),   DmaWindow::dense(Shape{3, 2}),
+                  Shape{3, 2}, sizeof(int)};
+  dma_copy(d, "test");
+  EXPECT_EQ(dst, (std::vector<int>{8, 9, 10, 14, 15, 16}));
+}
+
+TEST(Dma, WritesIntoAnRoiOfTheDestination) {
+  std::vector<int> src = {1, 2, 3, 4};
+  std::vector<int> dst(16, 0);
+  DmaDescriptor d{host(src),   DmaWindow::dense(Shape{2, 2}),
+                  host(dst),   DmaWindow::roi(Shape{4, 4}, {1, 2}),
+                  Shape{2, 2}, sizeof(int)};
+  dma_copy(d, "test");
+  EXPECT_EQ(dst[9], 1);
+  EXPECT_EQ(dst[10], 2);
+  EXPECT_EQ(dst[13], 3);
+  EXPECT_EQ(dst[14], 4);
+  EXPECT_EQ(std::accumulate(dst.begin(), dst.end(), 0), 10);
+}
+
+TEST(Dma, StridedGatherAndTranspose) {
+  // Transpose a 3 x 2 matrix by walking the source with swapped strides.
+  std::vector<int> src = {0, 1, 2, 3, 4, 5};  // rows {0,1,2}, {3,4,5}
+  std::vector<int> dst(6, -1);
+  DmaWindow transposed;
+  transposed.strides = Strides{3, 1};
+  DmaDescriptor d{host(src),   transposed, host(dst), DmaWindow::dense(Shape{2, 3}),
+                  Shape{2, 3}, sizeof(int)};
+  dma_copy(d, "test");
+  EXPECT_EQ(dst, (std::vector<int>{0, 3, 1, 4, 2, 5}));
+}
+
+TEST(Dma, FiveDimensionalCopy) {
+  auto src = iota(2 * 3 * 2 * 2 * 3);
+  std::vector<int> dst(src.size(), -1);
+  Shape s{2, 3, 2, 2, 3};
+  DmaDescriptor d{host(src), DmaWindow::dense(s), host(dst), DmaWindow::dense(s), s, sizeof(int)};
+  dma_copy(d, "test");
+  EXPECT_EQ(dst, src);
+}
+
+TEST(Dma, BroadcastWithZeroStride) {
+  std::vector<int> src = {7, 8};
+  std::vector<int> dst(6, 0);
+  DmaWindow repeat;
+  repeat.strides = Strides{1, 0};  // every row reads the same two elements
+  DmaDescriptor d{host(src),   repeat,     host(dst), DmaWindow::dense(Shape{2, 3}),
+                  Shape{2, 3}, sizeof(int)};
+  dma_copy(d, "test");
+  EXPECT_EQ(dst, (std::vector<int>{7, 8, 7, 8, 7, 8}));
+}
+
+TEST(Dma, OverlappingRegionsCopyAsIfThroughATemporary) {
+  auto v = iota(8);
+  DmaWindow from;
+  DmaWindow to;
+  to.offset = 2;
+  DmaDescriptor d{host(v), from, host(v), to, Shape{6}, sizeof(int)};
+  dma_copy(d, "test");
+  EXPECT_EQ(v, (std::vector<int>{0, 1, 0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Dma, MalformedDescriptorsAreUserErrors) {
+  auto src = iota(8);
+  std::vector<int> dst(8);
+  DmaWindow negative;
+  negative.strides = Strides{-1};
+  EXPECT_THROW(dma_copy({host(src), negative, host(dst), {}, Shape{4}, 4}, "t"), UserError);
+  DmaWindow short_strides;
+  short_strides.strides = Strides{1};
+  EXPECT_THROW(dma_copy({host(src), short_strides, host(dst), {}, Shape{2, 2}, 4}, "t"), UserError);
+  EXPECT_THROW(dma_copy({host(src), {}, host(dst), {}, Shape{2}, 0}, "t"), UserError);
+}
+
+TEST(Dma, EngineCopiesAndBooksLatencyPlusBandwidth) {
+  auto spec = testing::test_machine();
+  PresetCostModel cost(spec);
+  Memory local(spec.memories[0], "core0", Memory::Backing::host);
+  Timeline tl("core0", spec, &cost);
+  DmaEngine dma(tl, tl.pipe("dma"), cost);
+  auto src = iota(256);  // 1 KiB
+  DmaDescriptor d{host(src),
+                  DmaWindow::dense(Shape{256}),
+                  DmaEndpoint::of(local, 0, 1024),
+                  DmaWindow::dense(Shape{256}),
+                  Shape{256},
+                  sizeof(int)};
+  // dram: 16 B/cycle, latency 100; local: 64 B/cycle, latency 2 -> 100 + 1024 / 16.
+  EXPECT_EQ(dma.cycles(d), 164u);
+  Event e = dma.copy(d);
+  EXPECT_EQ(tl.end_of(e), 164u);
+  Event e2 = dma.copy(d);
+  EXPECT_EQ(tl.start_of(e2), 164u);
+  EXPECT_EQ(local.load<int>(4 * 255, "check"), 255);
+  EXPECT_EQ(dma.bytes_transferred(), 2048u);
+  EXPECT_EQ(tl.bytes_moved().at("dram->local"), 2048u);
+}
+
+}  // namespace
+}  // namespace tessera::sim

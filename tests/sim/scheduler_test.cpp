@@ -1,0 +1,158 @@
+#include "tessera/sim/scheduler.h"
+
+#include <atomic>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tessera/core/error.h"
+#include "tessera/sim/cost_model.h"
+#include "tessera/sim/dma.h"
+#include "tessera/sim/memory.h"
+#include "tessera/sim/timeline.h"
+#include "test_machine.h"
+
+namespace tessera::sim {
+namespace {
+
+struct CoreResult {
+  std::uint64_t cycles = 0;
+  std::uint64_t vec_busy = 0;
+};
+
+// A real workload: each core streams its slice of a vector through local memory in tiles
+// (DMA in, compute on the vector pipe, DMA out), double-buffered with flags, like a TPC or
+// AI Core kernel. Returns the output and each core's cycles.
+std::pair<std::vector<float>, std::vector<CoreResult>> run_workload(WorkScheduler& pool) {
+  const arch::MachineSpec spec = testing::test_machine();
+  const PresetCostModel cost(spec);
+  const int cores = 16, tiles_per_core = 6, tile_elems = 128;
+  std::vector<float> input(static_cast<std::size_t>(cores * tiles_per_core * tile_elems));
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i % 97) * 0.5f;
+  std::vector<float> output(input.size(), 0.0f);
+  std::vector<CoreResult> results(cores);
+
+  pool.parallel_for(cores, [&](std::size_t c) {
+    Memory local(spec.memories[0], "core" + std::to_string(c), Memory::Backing::host);
+    Timeline tl("core" + std::to_string(c), spec, &cost);
+    DmaEngine dma_in(tl, tl.pipe("ld"), cost), dma_out(tl, tl.pipe("st"), cost);
+    FlagId loaded[2] = {tl.flag("ld->vec 0"), tl.flag("ld->vec 1")};
+    FlagId computed[2] = {tl.flag("vec->st 0"), tl.flag("vec->st 1")};
+    FlagId freed[2] = {tl.flag("st->ld 0"), tl.flag("st->ld 1")};
+    DmaEndpoint in{reinterpret_cast<std::byte*>(input.data()), input.size() * 4, "dram", 0,
+                   "input"};
+    DmaEndpoint out{reinterpret_cast<std::byte*>(output.data()), output.size() * 4, "dram", 0,
+                    "output"};
+    // Both buffers start free.
+    tl.set_flag(tl.pipe("st"), freed[0]);
+    tl.set_flag(tl.pipe("st"), freed[1]);
+    for (int t = 0; t < tiles_per_core; ++t) {
+      int b = t % 2;
+      std::uint64_t buf = static_cast<std::uint64_t>(b) * tile_elems * 4;
+      std::int64_t elem = (static_cast<std::int64_t>(c) * tiles_per_core + t) * tile_elems;
+      tl.wait_flag(tl.pipe("ld"), freed[b]);
+      DmaDescriptor load{in,
+                         DmaWindow::roi(Shape{static_cast<std::int64_t>(input.size())}, {elem}),
+                         DmaEndpoint::of(local, buf, tile_elems * 4),
+                         DmaWindow::dense(Shape{tile_elems}),
+                         Shape{tile_elems},
+                         4};
+      dma_in.copy(load);
+      tl.set_flag(tl.pipe("ld"), loaded[b]);
+      tl.wait_flag(tl.pipe("vec"), loaded[b]);
+      auto bytes = local.bytes(buf, tile_elems * 4, "vector op", AccessKind::write);
+      float* v = reinterpret_cast<float*>(bytes.data());
+      for (int i = 0; i < tile_elems; ++i) v[i] = v[i] * 2.0f + 1.0f;
+      tl.issue(tl.pipe("vec"), "scale", cost.op_cycles("vec", tile_elems, 64));
+      tl.set_flag(tl.pipe("vec"), computed[b]);
+      tl.wait_flag(tl.pipe("st"), computed[b]);
+      DmaDescriptor store{DmaEndpoint::of(local, buf, tile_elems * 4),
+                          DmaWindow::dense(Shape{tile_elems}),
+                          out,
+                          DmaWindow::roi(Shape{static_cast<std::int64_t>(output.size())}, {elem}),
+                          Shape{tile_elems},
+                          4};
+      dma_out.copy(store);
+      tl.set_flag(tl.pipe("st"), freed[b]);
+    }
+    tl.wait_flag(tl.pipe("ld"), freed[0]);
+    tl.wait_flag(tl.pipe("ld"), freed[1]);
+    tl.finish();
+    results[c] = CoreResult{tl.end_cycle(), tl.busy_cycles(tl.pipe("vec"))};
+  });
+  return {output, results};
+}
+
+TEST(Scheduler, ResultsAndCyclesDoNotDependOnThreadCount) {
+  WorkScheduler one(1), two(2), eight(8);
+  auto [out1, cyc1] = run_workload(one);
+  auto [out2, cyc2] = run_workload(two);
+  auto [out8, cyc8] = run_workload(eight);
+  ASSERT_EQ(out1.size(), out2.size());
+  EXPECT_EQ(std::memcmp(out1.data(), out2.data(), out1.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(out1.data(), out8.data(), out1.size() * 4), 0);
+  for (std::size_t c = 0; c < cyc1.size(); ++c) {
+    EXPECT_EQ(cyc1[c].cycles, cyc2[c].cycles);
+    EXPECT_EQ(cyc1[c].cycles, cyc8[c].cycles);
+    EXPECT_EQ(cyc1[c].vec_busy, cyc8[c].vec_busy);
+    EXPECT_GT(cyc1[c].cycles, 0u);
+  }
+  // And the results are right.
+  for (std::size_t i = 0; i < out1.size(); ++i)
+    ASSERT_EQ(out1[i], static_cast<float>(i % 97) * 0.5f * 2.0f + 1.0f) << i;
+}
+
+TEST(Scheduler, RunsEveryUnitOnce) {
+  for (unsigned threads : {1u, 2u, 8u}) {
+    WorkScheduler pool(threads);
+    EXPECT_EQ(pool.thread_count(), threads);
+    std::vector<std::atomic<int>> hits(1000);
+    pool.parallel_for(hits.size(), [&](std::size_t i) { hits[i]++; });
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+    pool.parallel_for(0, [&](std::size_t) { FAIL() << "no units"; });
+  }
+}
+
+TEST(Scheduler, RethrowsTheLowestFailingUnit) {
+  for (unsigned threads : {1u, 2u, 8u}) {
+    WorkScheduler pool(threads);
+    for (int round = 0; round < 20; ++round) {
+      try {
+        pool.parallel_for(500, [](std::size_t i) {
+          if (i == 77 || i == 78 || i == 300 || i == 499)
+            throw std::runtime_error("unit " + std::to_string(i));
+        });
+        FAIL() << "expected an exception";
+      } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "unit 77") << threads << " threads";
+      }
+    }
+    // The pool is still usable after a failure.
+    std::atomic<int> sum{0};
+    pool.parallel_for(10, [&](std::size_t i) { sum += static_cast<int>(i); });
+    EXPECT_EQ(sum.load(), 45);
+  }
+}
+
+TEST(Scheduler, NestedCallsRunInline) {
+  WorkScheduler pool(4);
+  std::vector<std::atomic<int>> hits(8 * 16);
+  pool.parallel_for(8, [&](std::size_t outer) {
+    pool.parallel_for(16, [&](std::size_t inner) { hits[outer * 16 + inner]++; });
+  });
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+}
+
+TEST(Scheduler, ZeroThreadsIsAUserError) {
+  EXPECT_THROW(WorkScheduler(0), UserError);
+}
+
+TEST(Scheduler, SharedPoolExists) {
+  EXPECT_GE(WorkScheduler::shared().thread_count(), 1u);
+}
+
+}  // namespace
+}  // namespace tessera::sim

@@ -1,0 +1,55 @@
+// The compiler's Backend interface and the registry backends are found in by name.
+// A backend lowers IR nodes to its target's kernels; nodes it does not support fall back to the
+// reference backend with a logged reason. Backends are registered explicitly (IREE-style), with
+// a one-line description that `tessera targets` prints.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/compiler/ir.h"
+#include "tessera/compiler/plan.h"
+
+namespace tessera::compiler {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  // The machine preset the backend runs on when the user names none ("gaudi").
+  virtual std::string default_device() const = 0;
+  // Device preset targets ("tpc", ...) this backend can run on; empty means any.
+  virtual std::vector<std::string> device_targets() const { return {}; }
+  // Why this backend cannot run `node`; nullopt when it can.
+  virtual std::optional<std::string> unsupported_reason(const Node& node,
+                                                        const Graph& graph) const = 0;
+  // Activation layout the backend wants for a 4-D node (default NCHW, ONNX's own).
+  virtual Layout preferred_layout(const Node& node, const Graph& graph) const;
+  // Lowers one supported node to a step of the plan.
+  virtual std::unique_ptr<Step> lower(const Graph& graph, int node_index) const = 0;
+};
+
+struct BackendInfo {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<Backend>()> create;
+};
+
+// The process-wide registry. Registering a name twice replaces the entry.
+void register_backend(BackendInfo info);
+std::vector<BackendInfo> registered_backends();  // sorted by name
+// UserError listing the registered names when `name` is not one of them.
+std::unique_ptr<Backend> create_backend(const std::string& name);
+// Registers the backends of the compiler library itself (`reference`).
+void register_builtin_backends();
+
+// The reference backend: every node on the host through ops/reference.
+std::unique_ptr<Backend> make_reference_backend();
+// A step running one node on the host through ops/reference: what fallbacks lower to.
+std::unique_ptr<Step> make_reference_step(int node_index);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,51 @@
+// ONNX import: loads a model (checked with onnx::checker, shapes inferred with ONNX shape
+// inference) into the compiler IR. Every problem in the file is a UserError naming the file and,
+// where there is one, the node and op.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/compiler/ir.h"
+
+namespace tessera::compiler {
+
+struct ImportOptions {
+  // Values for symbolic dimensions ("batch" -> 4), as given by `--dim NAME=VALUE`.
+  std::map<std::string, std::int64_t> dims;
+  // Graph inputs bound to data at compile time; they become constants. Used for inputs that
+  // feed shape operands (Reshape's shape, Slice's starts, ...), which must be static.
+  std::map<std::string, Tensor> constant_inputs;
+};
+
+// Opsets of the default domain the importer accepts.
+inline constexpr std::int64_t kMinOpset = 7;
+inline constexpr std::int64_t kMaxOpset = 17;
+
+// The ONNX op types the compiler supports, sorted.
+const std::set<std::string>& supported_ops();
+
+// Input positions of `op` that are shape or index operands (Reshape input 1, Slice inputs
+// 1-4, ...): they must be constant for static shapes.
+std::vector<int> shape_operand_positions(const std::string& op);
+
+Graph import_onnx_file(const std::string& path, const ImportOptions& options = {});
+Graph import_onnx_bytes(std::span<const std::byte> bytes, const std::string& name,
+                        const ImportOptions& options = {});
+
+// Graph inputs of an ONNX file that feed shape operands (so callers can bind them as constants
+// from data they have), with their declared names. Same errors as import for a bad file.
+std::vector<std::string> shape_operand_inputs(const std::string& path);
+
+// Reads a serialized onnx.TensorProto (.pb, as in the ONNX backend test data); int64 narrows to
+// i32 and double to f32 (UserError when an integer does not fit).
+Tensor load_tensor_pb(const std::string& path);
+Tensor decode_tensor_pb(std::span<const std::byte> bytes, const std::string& name);
+// Loads .npy or .pb by extension.
+Tensor load_tensor_file(const std::string& path);
+
+}  // namespace tessera::compiler

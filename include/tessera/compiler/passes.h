@@ -1,0 +1,52 @@
+// Target-independent graph passes: constant folding, BatchNorm folding into Conv, fusion of
+// conv/gemm with bias and activation, dead-code elimination, and per-backend layout choice.
+// Each pass keeps results equal to the unoptimised graph within float rounding.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessera/compiler/ir.h"
+
+namespace tessera::compiler {
+
+class Backend;
+
+struct PassOptions {
+  bool fold_constants = true;
+  bool fold_batchnorm = true;
+  bool fuse = true;
+  bool eliminate_dead_code = true;
+  bool choose_layouts = true;
+};
+
+// What the passes did, for the compile report.
+struct PassReport {
+  int folded_nodes = 0;
+  int folded_batchnorms = 0;
+  int fused_biases = 0;          // Add of a constant bias merged into Conv/Gemm, MatMul+Add -> Gemm
+  int fused_activations = 0;     // Relu/LeakyRelu/Clip/Sigmoid/Tanh merged into their producer
+  int removed_nodes = 0;         // dead code
+  int layout_transposes = 0;     // Transposes inserted (net, after cancelling) by layout choice
+  std::vector<std::string> log;  // one line per rewrite
+};
+
+// Evaluates every node whose inputs are all constant (and Shape of statically shaped values)
+// with ops/reference; the node's outputs become constants.
+int fold_constants(Graph& graph, PassReport* report = nullptr);
+// Conv (constant weights) followed by an inference BatchNormalization with constant parameters:
+// the normalisation is folded into the weights and bias.
+int fold_batchnorm(Graph& graph, PassReport* report = nullptr);
+// Conv + Add(constant per-channel bias), MatMul(2-D, constant weights) + Add -> Gemm, then
+// Conv/Gemm/MatMul + activation.
+int fuse_bias_and_activation(Graph& graph, PassReport* report = nullptr);
+// Removes nodes none of whose outputs is used.
+int eliminate_dead_code(Graph& graph, PassReport* report = nullptr);
+// Asks the backend which activation layout each 4-D node prefers; NHWC nodes get Transposes
+// around them, and back-to-back inverse Transposes cancel.
+int choose_layouts(Graph& graph, const Backend& backend, PassReport* report = nullptr);
+
+// The pipeline, in the order above.
+PassReport run_passes(Graph& graph, const Backend& backend, const PassOptions& options = {});
+
+}  // namespace tessera::compiler

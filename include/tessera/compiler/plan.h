@@ -1,0 +1,146 @@
+// A Plan: a compiled graph as an ordered list of steps (one per node, lowered by a backend or
+// falling back to the reference backend), with a memory plan that places every activation in
+// one arena of the device's global memory by liveness. PlanRunner loads a Plan onto a
+// runtime::Device (weights uploaded once) and runs inferences on it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/compiler/ir.h"
+#include "tessera/compiler/passes.h"
+#include "tessera/runtime/device.h"
+
+namespace tessera::compiler {
+
+class ExecContext;
+
+// One unit of work of a plan: usually one IR node.
+class Step {
+ public:
+  virtual ~Step() = default;
+  virtual void run(ExecContext& context) = 0;
+  // A step that only renames its input's bytes (Reshape, Flatten, ...): its output shares the
+  // input's memory and run() does nothing.
+  virtual bool is_view() const { return false; }
+};
+
+struct StepInfo {
+  int node = -1;          // index in Plan::graph.nodes
+  std::string kernel;     // what runs it: "reference:Conv", "tpc:conv_f32", ...
+  bool fallback = false;  // ran on reference because the backend does not support it
+  std::string reason;     // why, for fallbacks
+};
+
+// Placement of activations in the arena. offsets[v] is -1 for values not in the arena
+// (constants, which live in the weights buffer, and unused values).
+struct MemoryPlan {
+  std::vector<std::int64_t> offsets;
+  std::vector<std::int64_t> weight_offsets;  // per value; -1 for non-constants
+  std::uint64_t arena_bytes = 0;             // peak: the arena's size
+  std::uint64_t unplanned_bytes = 0;         // sum of all activations, without reuse
+  std::uint64_t weights_bytes = 0;
+};
+
+struct Plan {
+  Graph graph;          // after the passes
+  std::string backend;  // backend name
+  std::string device;   // preset the plan was made for
+  std::uint64_t alignment = 1;
+  std::vector<std::unique_ptr<Step>> steps;
+  std::vector<StepInfo> info;
+  MemoryPlan memory;
+  PassReport passes;
+  int fallback_count() const;
+};
+
+class Backend;
+
+struct CompileOptions {
+  std::string device;  // preset; empty: the backend's default
+  PassOptions passes;
+};
+
+// Runs the passes for `backend`, lowers every node (fallbacks logged) and plans memory.
+Plan compile(Graph graph, const Backend& backend, const CompileOptions& options = {});
+// Lowers an already optimised graph (a model file's) without running the passes again.
+Plan lower_graph(Graph graph, const Backend& backend, const std::string& device);
+
+// What steps see while running.
+class ExecContext {
+ public:
+  ExecContext(runtime::Device& device, const Plan& plan, runtime::Buffer arena,
+              runtime::Buffer weights);
+  runtime::Device& device() { return device_; }
+  const Plan& plan() const { return plan_; }
+  const Graph& graph() const { return plan_.graph; }
+  // Device bytes of a value: activations in the arena, constants in the weights buffer.
+  std::byte* data(ValueId value);
+  std::uint64_t device_address(ValueId value) const;
+  // The value as a host tensor: a constant, a cached host result, or a copy of device memory.
+  const Tensor& host(ValueId value);
+  // Stores a host-computed result in the value's device memory (and keeps it cached).
+  void write(ValueId value, Tensor tensor);
+  // Called by the runner after each step: drops host copies of values past their last use.
+  void release_after(int step_index);
+  const runtime::Buffer& arena() const { return arena_; }
+
+ private:
+  runtime::Device& device_;
+  const Plan& plan_;
+  runtime::Buffer arena_;
+  runtime::Buffer weights_;
+  std::vector<std::optional<Tensor>> cache_;
+  std::vector<int> last_use_;
+};
+
+struct RunOptions {
+  bool trace = false;
+};
+
+struct StepTiming {
+  std::string name;  // node name
+  std::string op;
+  std::string kernel;
+  bool fallback = false;
+  std::uint64_t cycles = 0;   // modeled device cycles of the step's work
+  double host_seconds = 0.0;  // host wall time of the step
+};
+
+struct RunResult {
+  std::map<std::string, Tensor> outputs;  // by graph output name
+  profile::Profile profile;               // the device's profile of this inference
+  std::vector<StepTiming> steps;
+  double host_seconds = 0.0;
+};
+
+// Loads a plan onto a device: allocates the arena and weights, uploads the weights once.
+class PlanRunner {
+ public:
+  PlanRunner(const Plan& plan, runtime::Device& device);
+  ~PlanRunner();
+  PlanRunner(const PlanRunner&) = delete;
+  PlanRunner& operator=(const PlanRunner&) = delete;
+  // Inputs by graph input name; a missing or mis-shaped input is a UserError naming it and
+  // the expected dtype and shape. `progress(done, total)` is called after each step if given.
+  RunResult run(const std::map<std::string, Tensor>& inputs, const RunOptions& options = {},
+                const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+ private:
+  const Plan& plan_;
+  runtime::Device& device_;
+  runtime::Buffer arena_;
+  runtime::Buffer weights_;
+};
+
+// Seeded random inputs for every graph input: floats uniform in [-1, 1), integers in [0, 8),
+// bools alternating; the same seed gives the same tensors.
+std::map<std::string, Tensor> random_inputs(const Graph& graph, std::uint64_t seed = 0);
+
+}  // namespace tessera::compiler

@@ -1,0 +1,336 @@
+#include "tessera/compiler/model_file.h"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/error.h"
+
+namespace tessera::compiler {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'M', 'D', 'L', '\x1a'};
+// magic, version, flags, json size, weights size, json checksum, weights checksum
+constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 + 8 + 8 + 8;
+
+template <typename T>
+void put(std::vector<std::byte>& out, T v) {
+  std::byte b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  out.insert(out.end(), b, b + sizeof(T));
+}
+template <typename T>
+T get(std::span<const std::byte> in, std::size_t at) {
+  T v;
+  std::memcpy(&v, in.data() + at, sizeof(T));
+  return v;
+}
+
+std::uint32_t fbits(float f) {
+  return std::bit_cast<std::uint32_t>(f);
+}
+float from_bits(std::uint32_t b) {
+  return std::bit_cast<float>(b);
+}
+
+struct Blob {
+  std::vector<std::byte> bytes;
+  json add(const Tensor& t) {
+    json j;
+    j["dtype"] = std::string(dtype_name(t.dtype()));
+    j["shape"] = std::vector<std::int64_t>(t.shape().fastest_first().begin(),
+                                           t.shape().fastest_first().end());
+    j["offset"] = bytes.size();
+    j["bytes"] = t.bytes();
+    j["checksum"] = fmt::format("{:016x}", fnv1a64(t.raw()));
+    bytes.insert(bytes.end(), t.raw().begin(), t.raw().end());
+    while (bytes.size() % 64) bytes.push_back(std::byte{0});
+    return j;
+  }
+};
+
+json encode_attr(const Attribute& a, Blob& blob) {
+  json j;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          j = {{"int", v}};
+        } else if constexpr (std::is_same_v<T, float>) {
+          j = {{"float", fbits(v)}};
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          j = {{"string", v}};
+        } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
+          j = {{"ints", v}};
+        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+          std::vector<std::uint32_t> bits;
+          for (float f : v) bits.push_back(fbits(f));
+          j = {{"floats", bits}};
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          j = {{"strings", v}};
+        } else {
+          j = {{"tensor", blob.add(v)}};
+        }
+      },
+      a);
+  return j;
+}
+
+[[noreturn]] void corrupt(const std::string& name, const std::string& what) {
+  throw_user_error("{}: corrupt Tessera model file ({}); recompile it with `tessera compile`", name,
+                   what);
+}
+
+Tensor decode_tensor(const json& j, std::span<const std::byte> blob, const std::string& name) {
+  const auto dtype = parse_dtype(j.at("dtype").get<std::string>());
+  if (!dtype) corrupt(name, "unknown dtype " + j.at("dtype").get<std::string>());
+  const auto dims = j.at("shape").get<std::vector<std::int64_t>>();
+  if (dims.size() > static_cast<std::size_t>(kMaxRank)) corrupt(name, "tensor rank too large");
+  for (auto d : dims)
+    if (d < 0 || d > (std::int64_t{1} << 40)) corrupt(name, "bad tensor dimension");
+  const Shape shape = Shape::from_fastest_first(dims);
+  const auto offset = j.at("offset").get<std::uint64_t>();
+  const auto bytes = j.at("bytes").get<std::uint64_t>();
+  if (bytes != static_cast<std::uint64_t>(shape.element_count()) * dtype_size(*dtype))
+    corrupt(name, "tensor size does not match its shape");
+  if (offset > blob.size() || bytes > blob.size() - offset)
+    corrupt(name, "tensor lies outside the weights section");
+  const auto data = blob.subspan(offset, bytes);
+  if (fmt::format("{:016x}", fnv1a64(data)) != j.at("checksum").get<std::string>())
+    corrupt(name, "a weight's checksum does not match");
+  return Tensor::from_bytes(*dtype, shape, data);
+}
+
+Attribute decode_attr(const json& j, std::span<const std::byte> blob, const std::string& name) {
+  if (j.contains("int")) return j.at("int").get<std::int64_t>();
+  if (j.contains("float")) return from_bits(j.at("float").get<std::uint32_t>());
+  if (j.contains("string")) return j.at("string").get<std::string>();
+  if (j.contains("ints")) return j.at("ints").get<std::vector<std::int64_t>>();
+  if (j.contains("floats")) {
+    std::vector<float> v;
+    for (auto b : j.at("floats").get<std::vector<std::uint32_t>>()) v.push_back(from_bits(b));
+    return v;
+  }
+  if (j.contains("strings")) return j.at("strings").get<std::vector<std::string>>();
+  if (j.contains("tensor")) return decode_tensor(j.at("tensor"), blob, name);
+  corrupt(name, "unknown attribute kind");
+}
+
+}  // namespace
+
+std::uint64_t fnv1a64(std::span<const std::byte> bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::byte b : bytes) {
+    h ^= static_cast<std::uint64_t>(b);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::vector<std::byte> encode_model(const Plan& plan,
+                                    const std::map<std::string, std::string>& metadata) {
+  const Graph& g = plan.graph;
+  Blob blob;
+  json j;
+  j["format"] = "tessera.model";
+  j["target"] = plan.backend;
+  j["device"] = plan.device;
+  j["name"] = g.name;
+  j["source"] = g.source;
+  j["opset"] = g.opset;
+  json meta = json::object();
+  for (const auto& [k, v] : g.metadata) meta[k] = v;
+  for (const auto& [k, v] : metadata) meta[k] = v;
+  j["metadata"] = meta;
+  // Only values the graph references are stored.
+  std::vector<bool> referenced(g.values.size(), false);
+  for (const Node& n : g.nodes) {
+    for (ValueId v : n.inputs)
+      if (v != kNoValue) referenced[static_cast<std::size_t>(v)] = true;
+    for (ValueId v : n.outputs)
+      if (v != kNoValue) referenced[static_cast<std::size_t>(v)] = true;
+  }
+  for (ValueId v : g.inputs) referenced[static_cast<std::size_t>(v)] = true;
+  for (ValueId v : g.outputs) referenced[static_cast<std::size_t>(v)] = true;
+  std::vector<int> remap(g.values.size(), -1);
+  json values = json::array();
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    if (!referenced[v]) continue;
+    remap[v] = static_cast<int>(values.size());
+    const Value& value = g.values[v];
+    json jv;
+    jv["name"] = value.name;
+    jv["dtype"] = std::string(dtype_name(value.dtype));
+    jv["shape"] = std::vector<std::int64_t>(value.shape.fastest_first().begin(),
+                                            value.shape.fastest_first().end());
+    if (value.constant) jv["constant"] = blob.add(*value.constant);
+    values.push_back(jv);
+  }
+  auto ids = [&](const std::vector<ValueId>& list) {
+    std::vector<int> out;
+    for (ValueId v : list) out.push_back(v == kNoValue ? -1 : remap[static_cast<std::size_t>(v)]);
+    return out;
+  };
+  json nodes = json::array();
+  for (const Node& n : g.nodes) {
+    json jn;
+    jn["name"] = n.name;
+    jn["op"] = n.op;
+    jn["inputs"] = ids(n.inputs);
+    jn["outputs"] = ids(n.outputs);
+    json attrs = json::object();
+    for (const auto& [k, a] : n.attrs) attrs[k] = encode_attr(a, blob);
+    jn["attrs"] = attrs;
+    jn["activation"] = {static_cast<int>(n.activation.kind), fbits(n.activation.alpha),
+                        fbits(n.activation.min), fbits(n.activation.max)};
+    jn["layout"] = n.layout == Layout::nhwc ? "nhwc" : "nchw";
+    nodes.push_back(jn);
+  }
+  j["values"] = values;
+  j["nodes"] = nodes;
+  j["inputs"] = ids(g.inputs);
+  j["outputs"] = ids(g.outputs);
+  const std::string text = j.dump();
+  std::vector<std::byte> out;
+  out.reserve(kHeaderBytes + text.size() + blob.bytes.size());
+  for (char c : kMagic) out.push_back(static_cast<std::byte>(c));
+  put<std::uint32_t>(out, kModelFormatVersion);
+  put<std::uint32_t>(out, 0);
+  put<std::uint64_t>(out, text.size());
+  put<std::uint64_t>(out, blob.bytes.size());
+  const auto* tb = reinterpret_cast<const std::byte*>(text.data());
+  put<std::uint64_t>(out, fnv1a64({tb, text.size()}));
+  put<std::uint64_t>(out, fnv1a64(blob.bytes));
+  out.insert(out.end(), tb, tb + text.size());
+  out.insert(out.end(), blob.bytes.begin(), blob.bytes.end());
+  return out;
+}
+
+void save_model(const Plan& plan, const std::string& path,
+                const std::map<std::string, std::string>& metadata) {
+  const auto bytes = encode_model(plan, metadata);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw_user_error("cannot write model file '{}': check the directory exists and is writable",
+                     path);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw_user_error("writing model file '{}' failed (disk full?)", path);
+}
+
+ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name) {
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
+    throw_user_error(
+        "{}: not a Tessera model file (bad magic); compile an ONNX model with "
+        "`tessera compile MODEL.onnx --target T -o MODEL.tsm`",
+        name);
+  if (bytes.size() < kHeaderBytes) corrupt(name, "truncated header");
+  const auto version = get<std::uint32_t>(bytes, 8);
+  if (version > kModelFormatVersion)
+    throw_user_error(
+        "{}: model file format version {} is newer than this Tessera reads ({}); "
+        "upgrade Tessera or recompile the model",
+        name, version, kModelFormatVersion);
+  if (version == 0) corrupt(name, "format version 0");
+  const auto json_bytes = get<std::uint64_t>(bytes, 16);
+  const auto blob_bytes = get<std::uint64_t>(bytes, 24);
+  const auto json_sum = get<std::uint64_t>(bytes, 32);
+  const auto blob_sum = get<std::uint64_t>(bytes, 40);
+  const std::uint64_t body = bytes.size() - kHeaderBytes;
+  if (json_bytes > body || blob_bytes > body - json_bytes)
+    corrupt(name, fmt::format("truncated: the header announces {} bytes, the file has {}",
+                              kHeaderBytes + json_bytes + blob_bytes, bytes.size()));
+  if (json_bytes + blob_bytes != body) corrupt(name, "trailing bytes after the weights section");
+  const auto text = bytes.subspan(kHeaderBytes, json_bytes);
+  const auto blob = bytes.subspan(kHeaderBytes + json_bytes, blob_bytes);
+  if (fnv1a64(text) != json_sum) corrupt(name, "the metadata checksum does not match");
+  if (fnv1a64(blob) != blob_sum) corrupt(name, "the weights checksum does not match");
+  ModelFile model;
+  try {
+    const json j =
+        json::parse(std::string(reinterpret_cast<const char*>(text.data()), text.size()));
+    if (j.at("format").get<std::string>() != "tessera.model") corrupt(name, "unknown format name");
+    model.target = j.at("target").get<std::string>();
+    model.device = j.at("device").get<std::string>();
+    for (const auto& [k, v] : j.at("metadata").items()) model.metadata[k] = v.get<std::string>();
+    Graph& g = model.graph;
+    g.name = j.at("name").get<std::string>();
+    g.source = j.at("source").get<std::string>();
+    g.opset = j.at("opset").get<std::int64_t>();
+    g.metadata = model.metadata;
+    for (const auto& jv : j.at("values")) {
+      Value v;
+      v.name = jv.at("name").get<std::string>();
+      const auto dtype = parse_dtype(jv.at("dtype").get<std::string>());
+      if (!dtype) corrupt(name, "unknown dtype");
+      v.dtype = *dtype;
+      const auto dims = jv.at("shape").get<std::vector<std::int64_t>>();
+      if (dims.size() > static_cast<std::size_t>(kMaxRank)) corrupt(name, "value rank too large");
+      for (auto d : dims)
+        if (d < 0 || d > (std::int64_t{1} << 40)) corrupt(name, "bad value dimension");
+      v.shape = Shape::from_fastest_first(dims);
+      if (jv.contains("constant")) v.constant = decode_tensor(jv.at("constant"), blob, name);
+      g.add_value(std::move(v));
+    }
+    const auto nv = static_cast<int>(g.values.size());
+    auto ids = [&](const json& list, bool allow_none) {
+      std::vector<ValueId> out;
+      for (const auto& e : list) {
+        const int v = e.get<int>();
+        if (v < (allow_none ? -1 : 0) || v >= nv) corrupt(name, "value index out of range");
+        out.push_back(v);
+      }
+      return out;
+    };
+    for (const auto& jn : j.at("nodes")) {
+      Node n;
+      n.name = jn.at("name").get<std::string>();
+      n.op = jn.at("op").get<std::string>();
+      n.inputs = ids(jn.at("inputs"), true);
+      n.outputs = ids(jn.at("outputs"), true);
+      for (const auto& [k, a] : jn.at("attrs").items()) n.attrs[k] = decode_attr(a, blob, name);
+      const auto act = jn.at("activation");
+      const int kind = act.at(0).get<int>();
+      if (kind < 0 || kind > static_cast<int>(Activation::Kind::tanh))
+        corrupt(name, "unknown activation");
+      n.activation.kind = static_cast<Activation::Kind>(kind);
+      n.activation.alpha = from_bits(act.at(1).get<std::uint32_t>());
+      n.activation.min = from_bits(act.at(2).get<std::uint32_t>());
+      n.activation.max = from_bits(act.at(3).get<std::uint32_t>());
+      n.layout = jn.at("layout").get<std::string>() == "nhwc" ? Layout::nhwc : Layout::nchw;
+      g.nodes.push_back(std::move(n));
+    }
+    g.inputs = ids(j.at("inputs"), false);
+    g.outputs = ids(j.at("outputs"), false);
+    g.reindex();
+  } catch (const json::exception& e) {
+    corrupt(name, fmt::format("metadata: {}", e.what()));
+  } catch (const InternalError& e) {
+    corrupt(name, fmt::format("graph: {}", e.what()));
+  }
+  return model;
+}
+
+ModelFile load_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_user_error("cannot open model file '{}': check the path", path);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  if (!chars.empty()) std::memcpy(bytes.data(), chars.data(), chars.size());
+  return decode_model(bytes, path);
+}
+
+bool is_model_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  if (!in.read(magic, 8)) return false;
+  return std::memcmp(magic, kMagic, 8) == 0;
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,633 @@
+#include "tessera/compiler/onnx_import.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
+#include <fmt/format.h>
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "tessera/core/error.h"
+#include "tessera/core/log.h"
+
+namespace tessera::compiler {
+namespace {
+
+std::vector<std::byte> read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_user_error("cannot open {} '{}': check the path and permissions", what, path);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  if (!chars.empty()) std::memcpy(bytes.data(), chars.data(), chars.size());
+  return bytes;
+}
+
+// ONNX element types map onto Tessera's; int64 and double have no Tessera dtype and narrow.
+std::optional<DType> map_elem_type(int elem_type) {
+  using TP = onnx::TensorProto;
+  switch (elem_type) {
+    case TP::FLOAT:
+      return DType::f32;
+    case TP::FLOAT16:
+      return DType::f16;
+    case TP::BFLOAT16:
+      return DType::bf16;
+    case TP::INT32:
+      return DType::i32;
+    case TP::UINT32:
+      return DType::u32;
+    case TP::INT16:
+      return DType::i16;
+    case TP::UINT16:
+      return DType::u16;
+    case TP::INT8:
+      return DType::i8;
+    case TP::UINT8:
+      return DType::u8;
+    case TP::BOOL:
+      return DType::boolean;
+    case TP::INT64:
+      return DType::i32;
+    case TP::UINT64:
+      return DType::u32;
+    case TP::DOUBLE:
+      return DType::f32;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string elem_type_name(int elem_type) {
+  if (onnx::TensorProto_DataType_IsValid(elem_type))
+    return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem_type));
+  return fmt::format("type {}", elem_type);
+}
+
+DType require_dtype(int elem_type, const std::string& where) {
+  auto dtype = map_elem_type(elem_type);
+  if (!dtype)
+    throw_user_error(
+        "{}: element type {} is not supported (Tessera supports float, float16, "
+        "bfloat16, int8-32, uint8-32, bool; int64/double narrow to int32/float)",
+        where, elem_type_name(elem_type));
+  return *dtype;
+}
+
+Shape make_shape(const std::vector<std::int64_t>& dims_outer_first, const std::string& where) {
+  if (dims_outer_first.size() > static_cast<std::size_t>(kMaxRank))
+    throw_user_error("{}: rank {} exceeds Tessera's maximum rank of {}", where,
+                     dims_outer_first.size(), kMaxRank);
+  for (auto d : dims_outer_first)
+    if (d < 0) throw_user_error("{}: negative dimension {}", where, d);
+  return Shape::from_outer_first(dims_outer_first);
+}
+
+template <typename T>
+T narrow_int(std::int64_t v) {
+  return saturate_cast<T>(v);
+}
+
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& where) {
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+    throw_user_error(
+        "{}: tensor '{}' stores its data in an external file, which Tessera does not "
+        "read; save the model with the weights inside (onnx.save(..., "
+        "save_as_external_data=False))",
+        where, proto.name());
+  if (proto.has_segment())
+    throw_user_error("{}: segmented tensor '{}' is not supported", where, proto.name());
+  const int et = proto.data_type();
+  const DType dtype = require_dtype(et, fmt::format("{}: tensor '{}'", where, proto.name()));
+  std::vector<std::int64_t> dims(proto.dims().begin(), proto.dims().end());
+  const Shape shape = make_shape(dims, fmt::format("{}: tensor '{}'", where, proto.name()));
+  const std::int64_t n = shape.element_count();
+  Tensor t(dtype, shape);
+  using TP = onnx::TensorProto;
+  auto bad_size = [&](std::size_t have) {
+    throw_user_error(
+        "{}: tensor '{}' of shape {} holds {} values where {} are needed (the file "
+        "is corrupt)",
+        where, proto.name(), shape.to_string(), have, n);
+  };
+  if (proto.has_raw_data()) {
+    const std::string& raw = proto.raw_data();
+    std::size_t src_size = 0;
+    switch (et) {
+      case TP::INT64:
+      case TP::UINT64:
+      case TP::DOUBLE:
+        src_size = 8;
+        break;
+      default:
+        src_size = dtype_size(dtype);
+    }
+    if (raw.size() != static_cast<std::size_t>(n) * src_size)
+      bad_size(raw.size() / std::max<std::size_t>(src_size, 1));
+    if (et == TP::INT64) {
+      auto* out = t.data<std::int32_t>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        std::int64_t v;
+        std::memcpy(&v, raw.data() + i * 8, 8);
+        out[i] = narrow_int<std::int32_t>(v);
+      }
+    } else if (et == TP::UINT64) {
+      auto* out = t.data<std::uint32_t>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        std::uint64_t v;
+        std::memcpy(&v, raw.data() + i * 8, 8);
+        out[i] = static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xffffffffu));
+      }
+    } else if (et == TP::DOUBLE) {
+      auto* out = t.data<float>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        double v;
+        std::memcpy(&v, raw.data() + i * 8, 8);
+        out[i] = static_cast<float>(v);
+      }
+    } else if (n > 0) {
+      std::memcpy(t.raw_data(), raw.data(), raw.size());
+    }
+    return t;
+  }
+  switch (et) {
+    case TP::FLOAT:
+      if (proto.float_data_size() != n) bad_size(static_cast<std::size_t>(proto.float_data_size()));
+      std::copy(proto.float_data().begin(), proto.float_data().end(), t.data<float>());
+      break;
+    case TP::DOUBLE:
+      if (proto.double_data_size() != n)
+        bad_size(static_cast<std::size_t>(proto.double_data_size()));
+      for (std::int64_t i = 0; i < n; ++i)
+        t.data<float>()[i] = static_cast<float>(proto.double_data(static_cast<int>(i)));
+      break;
+    case TP::INT64:
+      if (proto.int64_data_size() != n) bad_size(static_cast<std::size_t>(proto.int64_data_size()));
+      for (std::int64_t i = 0; i < n; ++i)
+        t.data<std::int32_t>()[i] = narrow_int<std::int32_t>(proto.int64_data(static_cast<int>(i)));
+      break;
+    case TP::UINT64:
+    case TP::UINT32:
+      if (proto.uint64_data_size() != n)
+        bad_size(static_cast<std::size_t>(proto.uint64_data_size()));
+      for (std::int64_t i = 0; i < n; ++i)
+        t.data<std::uint32_t>()[i] = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(proto.uint64_data(static_cast<int>(i)), 0xffffffffu));
+      break;
+    case TP::FLOAT16:
+    case TP::BFLOAT16:
+    case TP::INT16:
+    case TP::UINT16:
+    case TP::INT32:
+    case TP::INT8:
+    case TP::UINT8:
+    case TP::BOOL: {
+      if (proto.int32_data_size() != n) bad_size(static_cast<std::size_t>(proto.int32_data_size()));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int32_t v = proto.int32_data(static_cast<int>(i));
+        void* base = t.raw_data();
+        switch (dtype) {
+          case DType::f16:
+          case DType::bf16:
+          case DType::u16: {
+            const auto bits = static_cast<std::uint16_t>(v);
+            std::memcpy(static_cast<std::byte*>(base) + i * 2, &bits, 2);
+            break;
+          }
+          default:
+            store_from_double(base, dtype, static_cast<std::size_t>(i), v);
+        }
+      }
+      break;
+    }
+    default:
+      throw_user_error("{}: tensor '{}' has unsupported element type {}", where, proto.name(),
+                       elem_type_name(et));
+  }
+  return t;
+}
+
+void tensor_to_proto(const Tensor& t, int elem_type, onnx::TensorProto* proto) {
+  proto->clear_dims();
+  for (auto d : t.shape().outer_first()) proto->add_dims(d);
+  proto->set_data_type(elem_type);
+  using TP = onnx::TensorProto;
+  if (elem_type == TP::INT64) {
+    for (auto v : t.to_ints()) proto->add_int64_data(v);
+  } else if (elem_type == TP::DOUBLE) {
+    for (auto v : t.to_doubles()) proto->add_double_data(v);
+  } else {
+    const auto want = require_dtype(elem_type, "bound input");
+    const Tensor converted = t.dtype() == want ? t : t.astype(want);
+    proto->set_raw_data(
+        std::string(reinterpret_cast<const char*>(converted.raw_data()), converted.bytes()));
+  }
+}
+
+// Known dims of a value's type, or nullopt when the shape (or a dim) is unknown.
+std::optional<std::vector<std::int64_t>> known_dims(const onnx::TypeProto& type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return std::nullopt;
+  std::vector<std::int64_t> dims;
+  for (const auto& d : type.tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& where) {
+  using AP = onnx::AttributeProto;
+  switch (a.type()) {
+    case AP::INT:
+      return static_cast<std::int64_t>(a.i());
+    case AP::FLOAT:
+      return a.f();
+    case AP::STRING:
+      return a.s();
+    case AP::INTS:
+      return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
+    case AP::FLOATS:
+      return std::vector<float>(a.floats().begin(), a.floats().end());
+    case AP::STRINGS:
+      return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    case AP::TENSOR:
+      return tensor_from_proto(a.t(), where + " attribute '" + a.name() + "'");
+    default:
+      throw_user_error("{}: attribute '{}' has a kind ({}) Tessera does not support", where,
+                       a.name(), static_cast<int>(a.type()));
+  }
+}
+
+Tensor constant_node_value(const onnx::NodeProto& node, const std::string& where) {
+  for (const auto& a : node.attribute()) {
+    const std::string& n = a.name();
+    if (n == "value") return tensor_from_proto(a.t(), where);
+    if (n == "value_float") return Tensor::scalar(DType::f32, a.f());
+    if (n == "value_int") return Tensor::from_ints(DType::i32, Shape{}, {a.i()});
+    if (n == "value_floats") {
+      std::vector<float> v(a.floats().begin(), a.floats().end());
+      return Tensor::from_vector(Shape{static_cast<std::int64_t>(v.size())}, v);
+    }
+    if (n == "value_ints") {
+      std::vector<std::int64_t> v(a.ints().begin(), a.ints().end());
+      std::vector<std::int64_t> clamped;
+      for (auto x : v) clamped.push_back(narrow_int<std::int32_t>(x));
+      return Tensor::from_ints(DType::i32, Shape{static_cast<std::int64_t>(v.size())}, clamped);
+    }
+  }
+  throw_user_error(
+      "{}: Constant node has no supported value attribute (value, value_float, "
+      "value_int, value_floats, value_ints)",
+      where);
+}
+
+std::int64_t default_opset(const onnx::ModelProto& model) {
+  for (const auto& op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
+  return 0;
+}
+
+onnx::ModelProto parse_model(std::span<const std::byte> bytes, const std::string& name) {
+  onnx::ModelProto model;
+  if (bytes.empty()) throw_user_error("{}: the file is empty; expected an ONNX model", name);
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw_user_error("{}: the file is larger than 2 GiB, the limit of a protobuf message", name);
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw_user_error(
+        "{}: not a valid ONNX model (the protobuf does not parse: the file is "
+        "truncated, corrupt or not an .onnx file)",
+        name);
+  if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
+    throw_user_error("{}: not an ONNX model (no graph with nodes or outputs found)", name);
+  return model;
+}
+
+}  // namespace
+
+const std::set<std::string>& supported_ops() {
+  static const std::set<std::string> ops = {"Abs",
+                                            "Add",
+                                            "ArgMax",
+                                            "AveragePool",
+                                            "BatchNormalization",
+                                            "Cast",
+                                            "Clip",
+                                            "Concat",
+                                            "Constant",
+                                            "Conv",
+                                            "ConvTranspose",
+                                            "Div",
+                                            "Dropout",
+                                            "Elu",
+                                            "Equal",
+                                            "Erf",
+                                            "Exp",
+                                            "Expand",
+                                            "Flatten",
+                                            "Gather",
+                                            "Gemm",
+                                            "GlobalAveragePool",
+                                            "GlobalMaxPool",
+                                            "Greater",
+                                            "Identity",
+                                            "InstanceNormalization",
+                                            "LayerNormalization",
+                                            "LeakyRelu",
+                                            "Less",
+                                            "Log",
+                                            "LogSoftmax",
+                                            "MatMul",
+                                            "Max",
+                                            "MaxPool",
+                                            "Min",
+                                            "Mul",
+                                            "Neg",
+                                            "Pad",
+                                            "Pow",
+                                            "Reciprocal",
+                                            "ReduceMax",
+                                            "ReduceMean",
+                                            "ReduceMin",
+                                            "ReduceSum",
+                                            "Relu",
+                                            "Reshape",
+                                            "Resize",
+                                            "Selu",
+                                            "Shape",
+                                            "Sigmoid",
+                                            "Slice",
+                                            "Softmax",
+                                            "Softplus",
+                                            "Split",
+                                            "Sqrt",
+                                            "Squeeze",
+                                            "Sub",
+                                            "Sum",
+                                            "Tanh",
+                                            "Transpose",
+                                            "Unsqueeze",
+                                            "Where"};
+  return ops;
+}
+
+std::vector<int> shape_operand_positions(const std::string& op) {
+  if (op == "Reshape" || op == "Expand" || op == "Split" || op == "Squeeze" || op == "Unsqueeze" ||
+      op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin")
+    return {1};
+  if (op == "Slice") return {1, 2, 3, 4};
+  if (op == "Pad") return {1, 2};
+  if (op == "Resize") return {1, 2, 3};
+  if (op == "Clip" || op == "Dropout") return {1, 2};
+  return {};
+}
+
+namespace {
+
+Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
+  const std::int64_t opset = default_opset(model);
+  if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
+  if (opset < kMinOpset || opset > kMaxOpset)
+    throw_user_error(
+        "{}: opset {} is outside the range Tessera supports ({}-{}); convert the "
+        "model with onnx.version_converter.convert_version(model, {})",
+        name, opset, kMinOpset, kMaxOpset, std::clamp(opset, kMinOpset, kMaxOpset));
+  onnx::GraphProto* g = model.mutable_graph();
+
+  // Bind constant inputs: they become initializers so shape inference can use their data.
+  std::set<std::string> initializer_names;
+  for (const auto& init : g->initializer()) initializer_names.insert(init.name());
+  for (const auto& [input_name, tensor] : options.constant_inputs) {
+    int found = -1;
+    for (int i = 0; i < g->input_size(); ++i)
+      if (g->input(i).name() == input_name) found = i;
+    if (found < 0) continue;
+    const int et = g->input(found).type().tensor_type().elem_type();
+    onnx::TensorProto* init = nullptr;
+    for (auto& existing : *g->mutable_initializer())
+      if (existing.name() == input_name) init = &existing;
+    if (!init) init = g->add_initializer();
+    init->Clear();
+    init->set_name(input_name);
+    tensor_to_proto(tensor, et, init);
+    initializer_names.insert(input_name);
+    if (model.ir_version() >= 4) g->mutable_input()->DeleteSubrange(found, 1);
+  }
+
+  // Symbolic dims of the real inputs take the values given with --dim.
+  for (auto& input : *g->mutable_input()) {
+    if (initializer_names.count(input.name())) continue;
+    if (!input.type().has_tensor_type())
+      throw_user_error("{}: input '{}' is not a tensor (sequences and maps are not supported)",
+                       name, input.name());
+    auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (!input.type().tensor_type().has_shape())
+      throw_user_error(
+          "{}: input '{}' has no shape; Tessera compiles static shapes, so the "
+          "model must declare its input shapes",
+          name, input.name());
+    for (int d = 0; d < shape->dim_size(); ++d) {
+      auto* dim = shape->mutable_dim(d);
+      if (dim->has_dim_value()) continue;
+      if (dim->has_dim_param()) {
+        auto it = options.dims.find(dim->dim_param());
+        if (it == options.dims.end())
+          throw_user_error(
+              "{}: input '{}' dimension {} is symbolic ('{}'); give it a value with "
+              "--dim {}=VALUE",
+              name, input.name(), d, dim->dim_param(), dim->dim_param());
+        if (it->second <= 0)
+          throw_user_error("{}: --dim {}={} must be positive", name, it->first, it->second);
+        dim->set_dim_value(it->second);
+      } else {
+        throw_user_error(
+            "{}: input '{}' dimension {} has no size; Tessera compiles static "
+            "shapes, so fix the dimension in the model",
+            name, input.name(), d);
+      }
+    }
+  }
+
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw_user_error("{}: invalid ONNX model: {}", name, e.what());
+  }
+  std::string inference_error;
+  try {
+    onnx::ShapeInferenceOptions strict(false, 1, true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+  } catch (const std::exception& e) {
+    inference_error = e.what();
+    try {
+      onnx::ShapeInferenceOptions lenient(false, 0, true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
+    } catch (const std::exception& e2) {
+      throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
+    }
+  }
+
+  Graph graph;
+  graph.source = name;
+  graph.name = g->name();
+  graph.opset = opset;
+  if (!model.producer_name().empty()) graph.metadata["producer"] = model.producer_name();
+  for (const auto& prop : model.metadata_props()) graph.metadata[prop.key()] = prop.value();
+
+  std::map<std::string, ValueId> ids;
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : g->value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g->output()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g->input()) types[vi.name()] = &vi.type();
+
+  for (const auto& init : g->initializer()) {
+    ids[init.name()] = graph.add_constant(init.name(), tensor_from_proto(init, name));
+  }
+  for (const auto& input : g->input()) {
+    if (ids.count(input.name())) continue;  // an initializer with a default (ir_version < 4)
+    const std::string where = fmt::format("{}: input '{}'", name, input.name());
+    Value v;
+    v.name = input.name();
+    v.dtype = require_dtype(input.type().tensor_type().elem_type(), where);
+    auto dims = known_dims(input.type());
+    if (!dims) throw_user_error("{}: shape unknown", where);
+    v.shape = make_shape(*dims, where);
+    const ValueId id = graph.add_value(std::move(v));
+    ids[input.name()] = id;
+    graph.inputs.push_back(id);
+  }
+
+  const auto& supported = supported_ops();
+  int index = 0;
+  for (const auto& np : g->node()) {
+    Node node;
+    node.op = np.op_type();
+    node.name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), index) : np.name();
+    ++index;
+    const std::string where = fmt::format("{}: node '{}' ({})", name, node.name, node.op);
+    if (!(np.domain().empty() || np.domain() == "ai.onnx"))
+      throw_user_error("{}: op domain '{}' is not supported (only the default ONNX domain is)",
+                       where, np.domain());
+    if (!supported.count(node.op)) {
+      std::string list;
+      for (const auto& op : supported) list += (list.empty() ? "" : ", ") + op;
+      throw_user_error("{}: op {} is not supported by the Tessera compiler. Supported ops: {}",
+                       where, node.op, list);
+    }
+    if (node.op == "Constant") {
+      if (np.output_size() != 1) throw_user_error("{}: Constant must have one output", where);
+      ids[np.output(0)] = graph.add_constant(np.output(0), constant_node_value(np, where));
+      continue;
+    }
+    for (const auto& a : np.attribute()) node.attrs[a.name()] = convert_attribute(a, where);
+    for (const auto& in : np.input()) {
+      if (in.empty()) {
+        node.inputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = ids.find(in);
+      if (it == ids.end())
+        throw_user_error("{}: input '{}' is not defined before the node", where, in);
+      node.inputs.push_back(it->second);
+    }
+    for (const auto& out : np.output()) {
+      if (out.empty()) {
+        node.outputs.push_back(kNoValue);
+        continue;
+      }
+      Value v;
+      v.name = out;
+      auto t = types.find(out);
+      std::optional<std::vector<std::int64_t>> dims;
+      if (t != types.end() && t->second->has_tensor_type()) {
+        v.dtype =
+            require_dtype(t->second->tensor_type().elem_type(), where + " output '" + out + "'");
+        dims = known_dims(*t->second);
+      }
+      if (!dims)
+        throw_user_error(
+            "{}: the shape of output '{}' could not be inferred statically{}{}. "
+            "Tessera compiles static shapes: give symbolic dims with --dim, and "
+            "make shape operands constants (bind such inputs with --input)",
+            where, out,
+            inference_error.empty() ? "" : "; ONNX shape inference said: ", inference_error);
+      v.shape = make_shape(*dims, where + " output '" + out + "'");
+      const ValueId id = graph.add_value(std::move(v));
+      ids[out] = id;
+      node.outputs.push_back(id);
+    }
+    graph.add_node(std::move(node));
+  }
+  for (const auto& out : g->output()) {
+    auto it = ids.find(out.name());
+    if (it == ids.end())
+      throw_user_error("{}: graph output '{}' is never produced", name, out.name());
+    graph.outputs.push_back(it->second);
+  }
+  if (graph.outputs.empty()) throw_user_error("{}: the graph has no outputs", name);
+  graph.reindex();
+  log(LogLevel::info, "compiler", "imported {}: {} nodes, {} inputs, {} outputs, opset {}", name,
+      graph.nodes.size(), graph.inputs.size(), graph.outputs.size(), opset);
+  return graph;
+}
+
+}  // namespace
+
+Graph import_onnx_bytes(std::span<const std::byte> bytes, const std::string& name,
+                        const ImportOptions& options) {
+  onnx::ModelProto model = parse_model(bytes, name);
+  try {
+    return build_graph(model, name, options);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // protobuf/ONNX library exceptions on hostile input: still the file's fault.
+    throw_user_error("{}: cannot import the model: {}", name, e.what());
+  }
+}
+
+Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
+  const auto bytes = read_file(path, "ONNX model");
+  return import_onnx_bytes(bytes, path, options);
+}
+
+std::vector<std::string> shape_operand_inputs(const std::string& path) {
+  const auto bytes = read_file(path, "ONNX model");
+  onnx::ModelProto model = parse_model(bytes, path);
+  std::set<std::string> graph_inputs, initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  for (const auto& in : model.graph().input())
+    if (!initializers.count(in.name())) graph_inputs.insert(in.name());
+  std::vector<std::string> result;
+  for (const auto& node : model.graph().node())
+    for (int pos : shape_operand_positions(node.op_type()))
+      if (pos < node.input_size() && graph_inputs.count(node.input(pos)) &&
+          std::find(result.begin(), result.end(), node.input(pos)) == result.end())
+        result.push_back(node.input(pos));
+  return result;
+}
+
+Tensor decode_tensor_pb(std::span<const std::byte> bytes, const std::string& name) {
+  onnx::TensorProto proto;
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw_user_error("{}: not a serialized onnx.TensorProto (truncated or corrupt)", name);
+  if (!proto.has_data_type()) throw_user_error("{}: TensorProto has no data type", name);
+  return tensor_from_proto(proto, name);
+}
+
+Tensor load_tensor_pb(const std::string& path) {
+  return decode_tensor_pb(read_file(path, "tensor file"), path);
+}
+
+Tensor load_tensor_file(const std::string& path) {
+  if (path.size() >= 3 && path.compare(path.size() - 3, 3, ".pb") == 0) return load_tensor_pb(path);
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return load_npy(path);
+  throw_user_error(
+      "input file '{}': unknown format; use a .npy (NumPy) or .pb (onnx.TensorProto) file", path);
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,386 @@
+#include "tessera/compiler/plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "tessera/arch/machine_spec.h"
+#include "tessera/compiler/backend.h"
+#include "tessera/core/error.h"
+#include "tessera/core/log.h"
+
+namespace tessera::compiler {
+namespace {
+
+bool is_view_op(const Node& node) {
+  const std::string& op = node.op;
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+      op == "Identity")
+    return node.activation.kind == Activation::Kind::none;
+  if (op == "Dropout") return node.outputs.size() == 1 || node.outputs[1] == kNoValue;
+  return false;
+}
+
+// Output shares the input's bytes; nothing to run.
+class ViewStep final : public Step {
+ public:
+  void run(ExecContext&) override {}
+  bool is_view() const override { return true; }
+};
+
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
+  return a <= 1 ? v : (v + a - 1) / a * a;
+}
+
+// Places activations by liveness: greedy by size, each block at the lowest offset free over
+// its lifetime (deterministic: ties break by value id).
+MemoryPlan plan_memory(const Plan& plan) {
+  const Graph& g = plan.graph;
+  const std::size_t nv = g.values.size();
+  const int end = static_cast<int>(g.nodes.size());
+  MemoryPlan mp;
+  mp.offsets.assign(nv, -1);
+  mp.weight_offsets.assign(nv, -1);
+
+  // Alias roots for view steps.
+  std::vector<ValueId> root(nv);
+  std::iota(root.begin(), root.end(), 0);
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    if (!plan.steps[s]->is_view()) continue;
+    const Node& n = g.nodes[static_cast<std::size_t>(plan.info[s].node)];
+    root[static_cast<std::size_t>(n.outputs[0])] = root[static_cast<std::size_t>(n.inputs[0])];
+  }
+  std::vector<int> first(nv, end + 1), last(nv, -2);
+  std::vector<bool> used(nv, false);
+  auto touch = [&](ValueId v, int step) {
+    const auto r = static_cast<std::size_t>(root[static_cast<std::size_t>(v)]);
+    used[r] = true;
+    first[r] = std::min(first[r], step);
+    last[r] = std::max(last[r], step);
+  };
+  for (ValueId in : g.inputs) touch(in, -1);
+  for (int s = 0; s < end; ++s) {
+    const Node& n = g.nodes[static_cast<std::size_t>(s)];
+    for (ValueId v : n.inputs)
+      if (v != kNoValue && !g.value(v).is_constant()) touch(v, s);
+    for (ValueId v : n.outputs)
+      if (v != kNoValue) touch(v, s);
+  }
+  for (ValueId out : g.outputs)
+    if (!g.value(out).is_constant()) touch(out, end);
+
+  // Weights: every constant a node reads, packed in order.
+  std::uint64_t woff = 0;
+  std::vector<bool> wused(nv, false);
+  for (const Node& n : g.nodes)
+    for (ValueId v : n.inputs)
+      if (v != kNoValue && g.value(v).is_constant()) wused[static_cast<std::size_t>(v)] = true;
+  for (std::size_t v = 0; v < nv; ++v) {
+    if (!wused[v]) continue;
+    mp.weight_offsets[v] = static_cast<std::int64_t>(woff);
+    woff = align_up(woff + g.values[v].bytes(), plan.alignment);
+  }
+  mp.weights_bytes = woff;
+
+  struct Block {
+    ValueId v;
+    std::uint64_t size;
+    int first, last;
+    std::uint64_t offset = 0;
+  };
+  std::vector<Block> blocks;
+  for (std::size_t v = 0; v < nv; ++v) {
+    if (!used[v] || root[v] != static_cast<ValueId>(v) || g.values[v].is_constant()) continue;
+    std::uint64_t size = 0;
+    for (std::size_t a = 0; a < nv; ++a)
+      if (root[a] == static_cast<ValueId>(v))
+        size = std::max<std::uint64_t>(size, g.values[a].bytes());
+    size = align_up(std::max<std::uint64_t>(size, 1), plan.alignment);
+    blocks.push_back({static_cast<ValueId>(v), size, first[v], last[v]});
+    mp.unplanned_bytes += size;
+  }
+  std::vector<std::size_t> order(blocks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return blocks[a].size != blocks[b].size ? blocks[a].size > blocks[b].size
+                                            : blocks[a].v < blocks[b].v;
+  });
+  std::vector<std::size_t> placed;
+  for (std::size_t i : order) {
+    Block& b = blocks[i];
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;
+    for (std::size_t j : placed) {
+      const Block& o = blocks[j];
+      if (o.first <= b.last && b.first <= o.last) busy.push_back({o.offset, o.offset + o.size});
+    }
+    std::sort(busy.begin(), busy.end());
+    std::uint64_t offset = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (offset + b.size <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    b.offset = offset;
+    mp.arena_bytes = std::max(mp.arena_bytes, offset + b.size);
+    placed.push_back(i);
+  }
+  for (const Block& b : blocks)
+    mp.offsets[static_cast<std::size_t>(b.v)] = static_cast<std::int64_t>(b.offset);
+  for (std::size_t v = 0; v < nv; ++v)
+    if (used[root[v]] && root[v] != static_cast<ValueId>(v) && !g.values[v].is_constant())
+      mp.offsets[v] = mp.offsets[static_cast<std::size_t>(root[v])];
+  return mp;
+}
+
+}  // namespace
+
+int Plan::fallback_count() const {
+  return static_cast<int>(
+      std::count_if(info.begin(), info.end(), [](const StepInfo& s) { return s.fallback; }));
+}
+
+Plan lower_graph(Graph graph, const Backend& backend, const std::string& device) {
+  Plan plan;
+  plan.backend = backend.name();
+  plan.device = device.empty() ? backend.default_device() : device;
+  const arch::MachineSpec spec = arch::load_machine(plan.device);
+  const auto targets = backend.device_targets();
+  if (!targets.empty() && std::find(targets.begin(), targets.end(), spec.target) == targets.end())
+    throw_user_error("target '{}' cannot run on device '{}' (a {} machine); pick a {} preset",
+                     backend.name(), plan.device, spec.target, fmt::join(targets, " or "));
+  plan.alignment =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(1, spec.global().alignment_bytes.as_int()));
+  plan.graph = std::move(graph);
+  const Graph& g = plan.graph;
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    StepInfo info;
+    info.node = static_cast<int>(n);
+    const bool input_constant =
+        !node.inputs.empty() && node.inputs[0] != kNoValue && g.value(node.inputs[0]).is_constant();
+    if (is_view_op(node) && !input_constant) {
+      plan.steps.push_back(std::make_unique<ViewStep>());
+      info.kernel = "view";
+    } else if (auto reason = backend.unsupported_reason(node, g)) {
+      plan.steps.push_back(make_reference_step(static_cast<int>(n)));
+      info.kernel = "reference:" + node.op;
+      info.fallback = backend.name() != "reference";
+      info.reason = *reason;
+      if (info.fallback)
+        log(LogLevel::info, "compiler", "{}: {} falls back to the reference backend: {}",
+            backend.name(), node.describe(), *reason);
+    } else {
+      plan.steps.push_back(backend.lower(g, static_cast<int>(n)));
+      info.kernel =
+          backend.name() == "reference" ? "reference:" + node.op : backend.name() + ":" + node.op;
+    }
+    plan.info.push_back(std::move(info));
+  }
+  plan.memory = plan_memory(plan);
+  log(LogLevel::info, "compiler",
+      "plan for {} on {}: {} steps, {} fallbacks, arena {} B (unplanned {} B), weights {} B",
+      plan.backend, plan.device, plan.steps.size(), plan.fallback_count(), plan.memory.arena_bytes,
+      plan.memory.unplanned_bytes, plan.memory.weights_bytes);
+  return plan;
+}
+
+Plan compile(Graph graph, const Backend& backend, const CompileOptions& options) {
+  PassReport report = run_passes(graph, backend, options.passes);
+  Plan plan = lower_graph(std::move(graph), backend, options.device);
+  plan.passes = std::move(report);
+  return plan;
+}
+
+// ---- ExecContext ----
+
+ExecContext::ExecContext(runtime::Device& device, const Plan& plan, runtime::Buffer arena,
+                         runtime::Buffer weights)
+    : device_(device), plan_(plan), arena_(arena), weights_(weights) {
+  const Graph& g = plan.graph;
+  cache_.resize(g.values.size());
+  last_use_.assign(g.values.size(), -1);
+  for (std::size_t s = 0; s < g.nodes.size(); ++s)
+    for (ValueId v : g.nodes[s].inputs)
+      if (v != kNoValue) last_use_[static_cast<std::size_t>(v)] = static_cast<int>(s);
+  for (ValueId v : g.outputs)
+    last_use_[static_cast<std::size_t>(v)] = static_cast<int>(g.nodes.size());
+}
+
+std::byte* ExecContext::data(ValueId v) {
+  const auto i = static_cast<std::size_t>(v);
+  if (plan_.memory.weight_offsets.at(i) >= 0)
+    return device_.data(weights_) + plan_.memory.weight_offsets[i];
+  const std::int64_t off = plan_.memory.offsets.at(i);
+  TESSERA_CHECK(off >= 0, "value '{}' has no device memory", graph().value(v).name);
+  return device_.data(arena_) + off;
+}
+
+std::uint64_t ExecContext::device_address(ValueId v) const {
+  const auto i = static_cast<std::size_t>(v);
+  if (plan_.memory.weight_offsets.at(i) >= 0)
+    return weights_.device_address + static_cast<std::uint64_t>(plan_.memory.weight_offsets[i]);
+  const std::int64_t off = plan_.memory.offsets.at(i);
+  TESSERA_CHECK(off >= 0, "value '{}' has no device memory", graph().value(v).name);
+  return arena_.device_address + static_cast<std::uint64_t>(off);
+}
+
+const Tensor& ExecContext::host(ValueId v) {
+  const Value& value = graph().value(v);
+  if (value.constant) return *value.constant;
+  auto& slot = cache_[static_cast<std::size_t>(v)];
+  if (!slot) {
+    const std::byte* p = data(v);
+    slot =
+        Tensor::from_bytes(value.dtype, value.shape, std::span<const std::byte>(p, value.bytes()));
+  }
+  return *slot;
+}
+
+void ExecContext::write(ValueId v, Tensor tensor) {
+  const Value& value = graph().value(v);
+  if (tensor.dtype() != value.dtype) tensor = tensor.astype(value.dtype);
+  if (!(tensor.shape() == value.shape))
+    throw_internal_error("value '{}': a step produced shape {} where the plan has {}", value.name,
+                         tensor.shape().to_string(), value.shape.to_string());
+  if (tensor.bytes() > 0) std::memcpy(data(v), tensor.raw_data(), tensor.bytes());
+  cache_[static_cast<std::size_t>(v)] = std::move(tensor);
+}
+
+void ExecContext::release_after(int step) {
+  const Node& n = graph().nodes[static_cast<std::size_t>(step)];
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && last_use_[static_cast<std::size_t>(v)] == step)
+      cache_[static_cast<std::size_t>(v)].reset();
+  // A view step's output shares memory the cache does not know about: drop stale copies.
+  for (ValueId v : n.outputs)
+    if (v != kNoValue && last_use_[static_cast<std::size_t>(v)] < 0)
+      cache_[static_cast<std::size_t>(v)].reset();
+}
+
+// ---- PlanRunner ----
+
+PlanRunner::PlanRunner(const Plan& plan, runtime::Device& device) : plan_(plan), device_(device) {
+  if (device.spec().name != plan.device)
+    log(LogLevel::info, "compiler", "plan made for '{}' runs on device '{}'", plan.device,
+        device.spec().name);
+  if (plan.memory.arena_bytes > 0) arena_ = device.allocate(plan.memory.arena_bytes, "activations");
+  if (plan.memory.weights_bytes > 0) {
+    weights_ = device.allocate(plan.memory.weights_bytes, "weights");
+    const Graph& g = plan.graph;
+    for (std::size_t v = 0; v < g.values.size(); ++v) {
+      const std::int64_t off = plan.memory.weight_offsets[v];
+      if (off < 0 || g.values[v].bytes() == 0) continue;
+      device.copy_to_device(weights_, g.values[v].constant->raw_data(), g.values[v].bytes(),
+                            static_cast<std::size_t>(off));
+    }
+  }
+}
+
+PlanRunner::~PlanRunner() {
+  try {
+    if (arena_) device_.free(arena_);
+    if (weights_) device_.free(weights_);
+  } catch (...) {
+    // Freeing at teardown must not throw out of a destructor.
+  }
+}
+
+RunResult PlanRunner::run(const std::map<std::string, Tensor>& inputs, const RunOptions& options,
+                          const std::function<void(std::size_t, std::size_t)>& progress) {
+  const Graph& g = plan_.graph;
+  for (const auto& [name, t] : inputs) {
+    (void)t;
+    if (!std::any_of(g.inputs.begin(), g.inputs.end(),
+                     [&](ValueId v) { return g.value(v).name == name; }))
+      throw_user_error("model input '{}' does not exist; the model's inputs are: {}", name,
+                       fmt::join(
+                           [&] {
+                             std::vector<std::string> names;
+                             for (ValueId v : g.inputs) names.push_back(g.value(v).name);
+                             return names;
+                           }(),
+                           ", "));
+  }
+  device_.reset_profile();
+  device_.set_trace_enabled(options.trace);
+  ExecContext context(device_, plan_, arena_, weights_);
+  const auto start = std::chrono::steady_clock::now();
+  for (ValueId v : g.inputs) {
+    const Value& value = g.value(v);
+    auto it = inputs.find(value.name);
+    if (it == inputs.end())
+      throw_user_error("model input '{}' ({} {}) was not given; pass --input {}=FILE.npy",
+                       value.name, dtype_name(value.dtype), value.shape.to_string(), value.name);
+    Tensor t = it->second;
+    if (!(t.shape() == value.shape))
+      throw_user_error(
+          "model input '{}' has shape {} (Tessera order, fastest first) but the model "
+          "expects {}; check the file's dimensions",
+          value.name, t.shape().to_string(), value.shape.to_string());
+    if (t.dtype() != value.dtype) t = t.astype(value.dtype);
+    if (t.bytes() > 0)
+      device_.copy_to_device(
+          arena_, t.raw_data(), t.bytes(),
+          static_cast<std::size_t>(plan_.memory.offsets[static_cast<std::size_t>(v)]));
+  }
+  RunResult result;
+  result.steps.reserve(plan_.steps.size());
+  for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
+    const Node& node = g.nodes[static_cast<std::size_t>(plan_.info[s].node)];
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::uint64_t c0 = device_.now_cycles();
+    plan_.steps[s]->run(context);
+    const std::uint64_t c1 = device_.now_cycles();
+    const auto t1 = std::chrono::steady_clock::now();
+    context.release_after(static_cast<int>(s));
+    if (plan_.steps[s]->is_view()) continue;
+    result.steps.push_back({node.name, node.op, plan_.info[s].kernel, plan_.info[s].fallback,
+                            c1 - c0, std::chrono::duration<double>(t1 - t0).count()});
+    if (progress) progress(s + 1, plan_.steps.size());
+  }
+  for (ValueId v : g.outputs) {
+    const Value& value = g.value(v);
+    if (value.constant) {
+      result.outputs[value.name] = *value.constant;
+      continue;
+    }
+    Tensor t(value.dtype, value.shape);
+    if (t.bytes() > 0)
+      device_.copy_to_host(
+          t.raw_data(), arena_, t.bytes(),
+          static_cast<std::size_t>(plan_.memory.offsets[static_cast<std::size_t>(v)]));
+    result.outputs[value.name] = std::move(t);
+  }
+  device_.synchronize();
+  device_.note_memory_high_water("device", "activations", plan_.memory.arena_bytes);
+  device_.note_memory_high_water("device", "weights", plan_.memory.weights_bytes);
+  result.host_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.profile = device_.profile();
+  return result;
+}
+
+std::map<std::string, Tensor> random_inputs(const Graph& graph, std::uint64_t seed) {
+  std::map<std::string, Tensor> inputs;
+  std::mt19937_64 rng(seed);
+  for (ValueId v : graph.inputs) {
+    const Value& value = graph.value(v);
+    const auto n = static_cast<std::size_t>(value.shape.element_count());
+    std::vector<double> data(n);
+    if (is_floating(value.dtype)) {
+      std::uniform_real_distribution<double> dist(-1.0, 1.0);
+      for (auto& x : data) x = dist(rng);
+    } else if (value.dtype == DType::boolean) {
+      for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<double>(i % 2);
+    } else {
+      std::uniform_int_distribution<int> dist(0, 7);
+      for (auto& x : data) x = dist(rng);
+    }
+    inputs[value.name] = Tensor::from_doubles(value.dtype, value.shape, data);
+  }
+  return inputs;
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,554 @@
+#include "tessera/compiler/reference_exec.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tessera/core/error.h"
+#include "tessera/ops/reference.h"
+
+namespace tessera::compiler {
+
+int tessera_axis(std::int64_t onnx_axis, int rank, const std::string& where) {
+  const std::int64_t a = onnx_axis < 0 ? onnx_axis + rank : onnx_axis;
+  if (a < 0 || a >= std::max(rank, 1))
+    throw_user_error("{}: axis {} is out of range for rank {} (valid: {} to {})", where, onnx_axis,
+                     rank, -rank, rank - 1);
+  return rank == 0 ? 0 : rank - 1 - static_cast<int>(a);
+}
+
+void apply_activation(Tensor& t, const Activation& act) {
+  if (act.kind == Activation::Kind::none) return;
+  if (t.dtype() != DType::f32) {
+    switch (act.kind) {
+      case Activation::Kind::relu:
+        t = ops::relu(t);
+        return;
+      case Activation::Kind::leaky_relu:
+        t = ops::leaky_relu(t, act.alpha);
+        return;
+      case Activation::Kind::clip:
+        t = ops::clip(t, act.min, act.max);
+        return;
+      case Activation::Kind::sigmoid:
+        t = ops::sigmoid(t);
+        return;
+      case Activation::Kind::tanh:
+        t = ops::tanh(t);
+        return;
+      case Activation::Kind::none:
+        return;
+    }
+  }
+  float* p = t.data<float>();
+  const std::int64_t n = t.element_count();
+  switch (act.kind) {
+    case Activation::Kind::relu:
+      for (std::int64_t i = 0; i < n; ++i) p[i] = p[i] > 0.0f ? p[i] : 0.0f;
+      break;
+    case Activation::Kind::leaky_relu:
+      for (std::int64_t i = 0; i < n; ++i) p[i] = p[i] >= 0.0f ? p[i] : p[i] * act.alpha;
+      break;
+    case Activation::Kind::clip:
+      for (std::int64_t i = 0; i < n; ++i) p[i] = std::min(std::max(p[i], act.min), act.max);
+      break;
+    case Activation::Kind::sigmoid:
+      t = ops::sigmoid(t);
+      break;
+    case Activation::Kind::tanh:
+      t = ops::tanh(t);
+      break;
+    case Activation::Kind::none:
+      break;
+  }
+}
+
+namespace {
+
+struct Ctx {
+  const Node& node;
+  const std::vector<const Tensor*>& in;
+  std::int64_t opset;
+  std::string where;
+
+  bool has(std::size_t i) const { return i < in.size() && in[i] != nullptr; }
+  const Tensor& x(std::size_t i) const {
+    if (!has(i)) throw_user_error("{}: input {} is required", where, i);
+    return *in[i];
+  }
+  int axis(std::int64_t onnx_axis, int rank) const { return tessera_axis(onnx_axis, rank, where); }
+  std::vector<int> axes(const std::vector<std::int64_t>& onnx_axes, int rank) const {
+    std::vector<int> out;
+    for (auto a : onnx_axes) out.push_back(axis(a, rank));
+    return out;
+  }
+  // An operand given as attribute (older opsets) or as input tensor (newer ones).
+  std::vector<std::int64_t> ints_operand(const char* attr, std::size_t input, bool* present) const {
+    if (has(input)) {
+      *present = true;
+      return x(input).to_ints();
+    }
+    *present = node.has_attr(attr);
+    return node.attr_ints(attr);
+  }
+};
+
+// ONNX spatial index i (outermost first) of an N-C-spatial tensor -> Tessera dim.
+std::int64_t spatial_dim(const Shape& s, std::size_t i, std::size_t spatial) {
+  return s[static_cast<int>(spatial - 1 - i)];
+}
+
+std::vector<std::int64_t> filled(std::vector<std::int64_t> v, std::size_t n, std::int64_t value) {
+  if (v.empty()) v.assign(n, value);
+  return v;
+}
+
+// Resolves auto_pad into explicit pads (ONNX order) for conv and pooling.
+std::vector<std::int64_t> resolve_pads(const Ctx& c, const Shape& xs,
+                                       const std::vector<std::int64_t>& kernel,
+                                       const std::vector<std::int64_t>& strides,
+                                       const std::vector<std::int64_t>& dilations) {
+  const std::size_t s = kernel.size();
+  const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET") return filled(c.node.attr_ints("pads"), 2 * s, 0);
+  if (auto_pad == "VALID") return std::vector<std::int64_t>(2 * s, 0);
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    throw_user_error("{}: auto_pad '{}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER",
+                     c.where, auto_pad);
+  std::vector<std::int64_t> pads(2 * s, 0);
+  for (std::size_t i = 0; i < s; ++i) {
+    const std::int64_t in = spatial_dim(xs, i, s);
+    const std::int64_t out = (in + strides[i] - 1) / strides[i];
+    const std::int64_t total =
+        std::max<std::int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in);
+    const std::int64_t small = total / 2, large = total - total / 2;
+    pads[i] = auto_pad == "SAME_UPPER" ? small : large;
+    pads[i + s] = auto_pad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+std::size_t spatial_rank(const Ctx& c, const Tensor& x) {
+  if (x.rank() < 3)
+    throw_user_error("{}: input must have rank >= 3 (N, C, spatial...), got {}", c.where,
+                     x.shape().to_string());
+  return static_cast<std::size_t>(x.rank() - 2);
+}
+
+Tensor run_conv(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  const Tensor& w = c.x(1);
+  const std::size_t s = spatial_rank(c, x);
+  if (w.rank() != x.rank())
+    throw_user_error("{}: weights {} and input {} differ in rank", c.where, w.shape().to_string(),
+                     x.shape().to_string());
+  ops::ConvParams p;
+  for (std::size_t i = 0; i < s; ++i) p.kernel_shape.push_back(spatial_dim(w.shape(), i, s));
+  p.strides = filled(c.node.attr_ints("strides"), s, 1);
+  p.dilations = filled(c.node.attr_ints("dilations"), s, 1);
+  p.pads = resolve_pads(c, x.shape(), p.kernel_shape, p.strides, p.dilations);
+  p.group = c.node.attr_int("group", 1);
+  return ops::conv(x, w, c.has(2) ? c.in[2] : nullptr, p);
+}
+
+Tensor run_conv_transpose(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  const Tensor& w = c.x(1);
+  const std::size_t s = spatial_rank(c, x);
+  ops::ConvTransposeParams p;
+  for (std::size_t i = 0; i < s; ++i) p.kernel_shape.push_back(spatial_dim(w.shape(), i, s));
+  p.strides = filled(c.node.attr_ints("strides"), s, 1);
+  p.dilations = filled(c.node.attr_ints("dilations"), s, 1);
+  p.output_padding = filled(c.node.attr_ints("output_padding"), s, 0);
+  p.group = c.node.attr_int("group", 1);
+  const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
+  std::vector<std::int64_t> output_shape = c.node.attr_ints("output_shape");
+  if (output_shape.size() > s)
+    output_shape.erase(output_shape.begin(), output_shape.end() - static_cast<std::ptrdiff_t>(s));
+  if (output_shape.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER"))
+    for (std::size_t i = 0; i < s; ++i)
+      output_shape.push_back(spatial_dim(x.shape(), i, s) * p.strides[i]);
+  if (!output_shape.empty()) {
+    p.pads.assign(2 * s, 0);
+    for (std::size_t i = 0; i < s; ++i) {
+      const std::int64_t total = p.strides[i] * (spatial_dim(x.shape(), i, s) - 1) +
+                                 p.output_padding[i] +
+                                 ((p.kernel_shape[i] - 1) * p.dilations[i] + 1) - output_shape[i];
+      const std::int64_t half = total / 2;
+      p.pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      p.pads[i + s] = auto_pad == "SAME_UPPER" ? total - half : half;
+    }
+  } else if (auto_pad == "VALID") {
+    p.pads.assign(2 * s, 0);
+  } else {
+    p.pads = filled(c.node.attr_ints("pads"), 2 * s, 0);
+  }
+  return ops::conv_transpose(x, w, c.has(2) ? c.in[2] : nullptr, p);
+}
+
+Tensor run_pool(const Ctx& c, bool max) {
+  const Tensor& x = c.x(0);
+  const std::size_t s = spatial_rank(c, x);
+  ops::PoolParams p;
+  p.kernel_shape = c.node.attr_ints("kernel_shape");
+  if (p.kernel_shape.size() != s)
+    throw_user_error("{}: kernel_shape must list {} sizes, got {}", c.where, s,
+                     p.kernel_shape.size());
+  p.strides = filled(c.node.attr_ints("strides"), s, 1);
+  p.dilations = filled(c.node.attr_ints("dilations"), s, 1);
+  p.pads = resolve_pads(c, x.shape(), p.kernel_shape, p.strides, p.dilations);
+  p.ceil_mode = c.node.attr_int("ceil_mode", 0) != 0;
+  p.count_include_pad = c.node.attr_int("count_include_pad", 0) != 0;
+  return max ? ops::max_pool(x, p) : ops::average_pool(x, p);
+}
+
+ops::ReduceParams reduce_params(const Ctx& c, int rank) {
+  ops::ReduceParams p;
+  bool present = false;
+  const auto onnx_axes = c.ints_operand("axes", 1, &present);
+  p.axes = c.axes(onnx_axes, rank);
+  p.keepdims = c.node.attr_int("keepdims", 1) != 0;
+  p.noop_with_empty_axes = c.node.attr_int("noop_with_empty_axes", 0) != 0;
+  return p;
+}
+
+Tensor run_softmax(const Ctx& c, bool log_softmax) {
+  const Tensor& x = c.x(0);
+  const int r = x.rank();
+  if (c.opset >= 13) {
+    const int ax = c.axis(c.node.attr_int("axis", -1), r);
+    return log_softmax ? ops::log_softmax(x, ax) : ops::softmax(x, ax);
+  }
+  // Before opset 13 the input is coerced to 2-D at `axis` and normalised over the inner part.
+  const std::int64_t a = c.node.attr_int("axis", 1);
+  const int boundary = r - (a < 0 ? static_cast<int>(a) + r : static_cast<int>(a));
+  if (boundary < 0 || boundary > r)
+    throw_user_error("{}: axis {} out of range for rank {}", c.where, a, r);
+  std::int64_t inner = 1;
+  for (int d = 0; d < boundary; ++d) inner *= x.dim(d);
+  const Tensor flat = x.reshape(Shape{inner, x.element_count() / std::max<std::int64_t>(inner, 1)});
+  Tensor y = log_softmax ? ops::log_softmax(flat, 0) : ops::softmax(flat, 0);
+  y.reshape_in_place(x.shape());
+  return y;
+}
+
+Tensor run_slice(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  ops::SliceParams p;
+  bool present = false;
+  p.starts = c.ints_operand("starts", 1, &present);
+  p.ends = c.ints_operand("ends", 2, &present);
+  const auto onnx_axes = c.ints_operand("axes", 3, &present);
+  if (onnx_axes.empty()) {
+    for (std::size_t i = 0; i < p.starts.size(); ++i)
+      p.axes.push_back(c.axis(static_cast<std::int64_t>(i), x.rank()));
+  } else {
+    p.axes = c.axes(onnx_axes, x.rank());
+  }
+  if (c.has(4)) p.steps = c.x(4).to_ints();
+  // int64 bounds narrowed to int32 saturate; restore "to the end" for the saturated extremes.
+  for (auto* v : {&p.starts, &p.ends})
+    for (auto& e : *v) {
+      if (e >= std::numeric_limits<std::int32_t>::max())
+        e = std::numeric_limits<std::int64_t>::max();
+      if (e <= std::numeric_limits<std::int32_t>::min())
+        e = std::numeric_limits<std::int64_t>::min();
+    }
+  return ops::slice(x, p);
+}
+
+Tensor run_pad(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  const int r = x.rank();
+  ops::PadParams p;
+  bool present = false;
+  auto onnx_pads = c.ints_operand("pads", 1, &present);
+  if (onnx_pads.size() != static_cast<std::size_t>(2 * r))
+    throw_user_error("{}: pads must list 2 x rank = {} values, got {}", c.where, 2 * r,
+                     onnx_pads.size());
+  p.pads.assign(onnx_pads.size(), 0);
+  for (int d = 0; d < r; ++d) {
+    p.pads[static_cast<std::size_t>(d)] = onnx_pads[static_cast<std::size_t>(r - 1 - d)];
+    p.pads[static_cast<std::size_t>(r + d)] = onnx_pads[static_cast<std::size_t>(2 * r - 1 - d)];
+  }
+  p.mode = ops::parse_pad_mode(c.node.attr_string("mode", "constant"));
+  if (c.has(2) && c.x(2).element_count() > 0)
+    p.value = c.x(2).at<double>(0);
+  else
+    p.value = c.node.attr_float("value", 0.0f);
+  return ops::pad(x, p);
+}
+
+Tensor run_resize(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  const int r = x.rank();
+  ops::ResizeParams p;
+  p.mode = ops::parse_resize_mode(c.node.attr_string("mode", "nearest"));
+  std::size_t scales_at = 2, sizes_at = 3;
+  if (c.opset < 11) {
+    scales_at = 1;
+    sizes_at = 99;
+    p.coordinate_transformation_mode = ops::CoordinateTransform::asymmetric;
+    p.nearest_mode = ops::NearestMode::floor;
+  } else {
+    p.coordinate_transformation_mode = ops::parse_coordinate_transform(
+        c.node.attr_string("coordinate_transformation_mode", "half_pixel"));
+    p.nearest_mode =
+        ops::parse_nearest_mode(c.node.attr_string("nearest_mode", "round_prefer_floor"));
+  }
+  p.cubic_coeff_a = c.node.attr_float("cubic_coeff_a", -0.75f);
+  p.exclude_outside = c.node.attr_int("exclude_outside", 0) != 0;
+  p.extrapolation_value = c.node.attr_float("extrapolation_value", 0.0f);
+  if (c.has(sizes_at) && c.x(sizes_at).element_count() > 0) {
+    auto sizes = c.x(sizes_at).to_ints();
+    if (sizes.size() != static_cast<std::size_t>(r))
+      throw_user_error("{}: sizes must list {} values", c.where, r);
+    std::reverse(sizes.begin(), sizes.end());
+    p.sizes = sizes;
+  } else if (c.has(scales_at) && c.x(scales_at).element_count() > 0) {
+    auto scales = c.x(scales_at).to_floats();
+    if (scales.size() != static_cast<std::size_t>(r))
+      throw_user_error("{}: scales must list {} values", c.where, r);
+    std::reverse(scales.begin(), scales.end());
+    p.scales = scales;
+  } else {
+    throw_user_error("{}: one of scales or sizes must be given", c.where);
+  }
+  if (c.opset >= 11 && c.has(1) && c.x(1).element_count() == 2 * r) {
+    const auto roi = c.x(1).to_floats();
+    p.roi.assign(roi.size(), 0.0f);
+    for (int d = 0; d < r; ++d) {
+      p.roi[static_cast<std::size_t>(d)] = roi[static_cast<std::size_t>(r - 1 - d)];
+      p.roi[static_cast<std::size_t>(r + d)] = roi[static_cast<std::size_t>(2 * r - 1 - d)];
+    }
+  }
+  return ops::resize(x, p);
+}
+
+std::vector<Tensor> run_split(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  const int ax = c.axis(c.node.attr_int("axis", 0), x.rank());
+  bool present = false;
+  auto sizes = c.ints_operand("split", 1, &present);
+  if (sizes.empty())
+    sizes = ops::split_sizes(x.dim(ax), static_cast<std::int64_t>(c.node.outputs.size()));
+  return ops::split(x, ax, sizes);
+}
+
+std::vector<Tensor> copy_inputs(const Ctx& c) {
+  std::vector<Tensor> v;
+  for (std::size_t i = 0; i < c.in.size(); ++i) v.push_back(c.x(i));
+  return v;
+}
+
+std::optional<double> scalar_operand(const Ctx& c, std::size_t input, const char* attr,
+                                     bool old_form) {
+  if (old_form) {
+    if (!c.node.has_attr(attr)) return std::nullopt;
+    return c.node.attr_float(attr, 0.0f);
+  }
+  if (!c.has(input)) return std::nullopt;
+  if (c.x(input).element_count() != 1) throw_user_error("{}: {} must be a scalar", c.where, attr);
+  return c.x(input).at<double>(0);
+}
+
+std::vector<Tensor> dispatch(const Ctx& c) {
+  const std::string& op = c.node.op;
+  const Node& n = c.node;
+  // Binary and unary elementwise.
+  if (op == "Add") return {ops::add(c.x(0), c.x(1))};
+  if (op == "Sub") return {ops::sub(c.x(0), c.x(1))};
+  if (op == "Mul") return {ops::mul(c.x(0), c.x(1))};
+  if (op == "Div") return {ops::div(c.x(0), c.x(1))};
+  if (op == "Pow") return {ops::pow(c.x(0), c.x(1))};
+  if (op == "Equal") return {ops::equal(c.x(0), c.x(1))};
+  if (op == "Less") return {ops::less(c.x(0), c.x(1))};
+  if (op == "Greater") return {ops::greater(c.x(0), c.x(1))};
+  if (op == "Where") return {ops::where(c.x(0), c.x(1), c.x(2))};
+  if (op == "Neg") return {ops::neg(c.x(0))};
+  if (op == "Abs") return {ops::abs(c.x(0))};
+  if (op == "Exp") return {ops::exp(c.x(0))};
+  if (op == "Log") return {ops::log(c.x(0))};
+  if (op == "Sqrt") return {ops::sqrt(c.x(0))};
+  if (op == "Reciprocal") return {ops::reciprocal(c.x(0))};
+  if (op == "Relu") return {ops::relu(c.x(0))};
+  if (op == "LeakyRelu") return {ops::leaky_relu(c.x(0), n.attr_float("alpha", 0.01f))};
+  if (op == "Elu") return {ops::elu(c.x(0), n.attr_float("alpha", 1.0f))};
+  if (op == "Selu")
+    return {ops::selu(c.x(0), n.attr_float("alpha", 1.67326319217681884765625f),
+                      n.attr_float("gamma", 1.05070102214813232421875f))};
+  if (op == "Sigmoid") return {ops::sigmoid(c.x(0))};
+  if (op == "Tanh") return {ops::tanh(c.x(0))};
+  if (op == "Softplus") return {ops::softplus(c.x(0))};
+  if (op == "Erf") return {ops::erf(c.x(0))};
+  if (op == "Clip") {
+    const bool old_form = c.opset < 11;
+    return {ops::clip(c.x(0), scalar_operand(c, 1, "min", old_form),
+                      scalar_operand(c, 2, "max", old_form))};
+  }
+  if (op == "Sum" || op == "Max" || op == "Min") {
+    if (c.in.size() == 1) return {ops::identity(c.x(0))};
+    if (op == "Sum" && c.in.size() == 2) return {ops::add(c.x(0), c.x(1))};
+    const auto all = copy_inputs(c);
+    return {op == "Sum" ? ops::sum(all) : op == "Max" ? ops::max(all) : ops::min(all)};
+  }
+  // Linear algebra, convolution, pooling, normalisation.
+  if (op == "MatMul") return {ops::matmul(c.x(0), c.x(1))};
+  if (op == "Gemm") {
+    ops::GemmParams p;
+    p.alpha = n.attr_float("alpha", 1.0f);
+    p.beta = n.attr_float("beta", 1.0f);
+    p.trans_a = n.attr_int("transA", 0) != 0;
+    p.trans_b = n.attr_int("transB", 0) != 0;
+    return {ops::gemm(c.x(0), c.x(1), c.has(2) ? c.in[2] : nullptr, p)};
+  }
+  if (op == "Conv") return {run_conv(c)};
+  if (op == "ConvTranspose") return {run_conv_transpose(c)};
+  if (op == "MaxPool") {
+    if (n.outputs.size() > 1 && n.outputs[1] != kNoValue)
+      throw_user_error("{}: the Indices output of MaxPool is not supported", c.where);
+    if (n.attr_int("storage_order", 0) != 0)
+      throw_user_error("{}: storage_order=1 is not supported", c.where);
+    return {run_pool(c, true)};
+  }
+  if (op == "AveragePool") return {run_pool(c, false)};
+  if (op == "GlobalAveragePool") return {ops::global_average_pool(c.x(0))};
+  if (op == "GlobalMaxPool") return {ops::global_max_pool(c.x(0))};
+  if (op == "BatchNormalization") {
+    if (n.attr_int("training_mode", 0) != 0 ||
+        std::count_if(n.outputs.begin(), n.outputs.end(), [](ValueId v) { return v != kNoValue; }) >
+            1)
+      throw_user_error("{}: training-mode BatchNormalization is not supported (inference only)",
+                       c.where);
+    return {ops::batch_normalization(c.x(0), c.x(1), c.x(2), c.x(3), c.x(4),
+                                     n.attr_float("epsilon", 1e-5f))};
+  }
+  if (op == "LayerNormalization") {
+    if (std::count_if(n.outputs.begin(), n.outputs.end(), [](ValueId v) { return v != kNoValue; }) >
+        1)
+      throw_user_error("{}: the Mean and InvStdDev outputs are not supported", c.where);
+    if (n.attr_int("stash_type", 1) != 1)
+      throw_user_error("{}: only stash_type=1 (float) is supported", c.where);
+    const int ax = c.axis(n.attr_int("axis", -1), c.x(0).rank());
+    return {ops::layer_normalization(c.x(0), c.x(1), c.has(2) ? c.in[2] : nullptr, ax,
+                                     n.attr_float("epsilon", 1e-5f))};
+  }
+  if (op == "InstanceNormalization")
+    return {ops::instance_normalization(c.x(0), c.x(1), c.x(2), n.attr_float("epsilon", 1e-5f))};
+  if (op == "Softmax") return {run_softmax(c, false)};
+  if (op == "LogSoftmax") return {run_softmax(c, true)};
+  // Shape manipulation.
+  if (op == "Reshape") {
+    bool present = false;
+    const auto dims = c.ints_operand("shape", 1, &present);
+    return {ops::reshape(
+        c.x(0), ops::resolve_reshape(c.x(0).shape(), dims, n.attr_int("allowzero", 0) != 0))};
+  }
+  if (op == "Flatten") {
+    const int r = c.x(0).rank();
+    std::int64_t a = n.attr_int("axis", 1);
+    if (a < 0) a += r;
+    if (a < 0 || a > r)
+      throw_user_error("{}: axis {} out of range for rank {}", c.where, n.attr_int("axis", 1), r);
+    return {ops::flatten(c.x(0), r - static_cast<int>(a))};
+  }
+  if (op == "Transpose") {
+    const int r = c.x(0).rank();
+    const auto p = n.attr_ints("perm");
+    std::vector<int> perm;
+    if (!p.empty()) {
+      if (p.size() != static_cast<std::size_t>(r))
+        throw_user_error("{}: perm must list {} axes", c.where, r);
+      for (int j = 0; j < r; ++j)
+        perm.push_back(r - 1 - static_cast<int>(p[static_cast<std::size_t>(r - 1 - j)]));
+    }
+    return {ops::transpose(c.x(0), perm)};
+  }
+  if (op == "Concat")
+    return {ops::concat(copy_inputs(c), c.axis(n.attr_int("axis", 0), c.x(0).rank()))};
+  if (op == "Split") return run_split(c);
+  if (op == "Slice") return {run_slice(c)};
+  if (op == "Squeeze") {
+    bool present = false;
+    return {ops::squeeze(c.x(0), c.axes(c.ints_operand("axes", 1, &present), c.x(0).rank()))};
+  }
+  if (op == "Unsqueeze") {
+    bool present = false;
+    const auto onnx_axes = c.ints_operand("axes", 1, &present);
+    const int out_rank = c.x(0).rank() + static_cast<int>(onnx_axes.size());
+    return {ops::unsqueeze(c.x(0), c.axes(onnx_axes, out_rank))};
+  }
+  if (op == "Gather")
+    return {ops::gather(c.x(0), c.x(1), c.axis(n.attr_int("axis", 0), c.x(0).rank()))};
+  if (op == "Pad") return {run_pad(c)};
+  if (op == "Cast") {
+    const auto to = static_cast<int>(n.attr_int("to", 1));
+    const DType dt = [&] {
+      switch (to) {
+        case 1:
+        case 11:
+          return DType::f32;
+        case 10:
+          return DType::f16;
+        case 16:
+          return DType::bf16;
+        case 6:
+        case 7:
+          return DType::i32;
+        case 12:
+        case 13:
+          return DType::u32;
+        case 5:
+          return DType::i16;
+        case 4:
+          return DType::u16;
+        case 3:
+          return DType::i8;
+        case 2:
+          return DType::u8;
+        case 9:
+          return DType::boolean;
+        default:
+          throw_user_error("{}: cast to ONNX type {} is not supported", c.where, to);
+      }
+    }();
+    return {ops::cast(c.x(0), dt)};
+  }
+  if (op == "Identity") return {ops::identity(c.x(0))};
+  if (op == "Dropout") {
+    if (c.has(2) && c.x(2).element_count() == 1 && c.x(2).at<double>(0) != 0.0)
+      throw_user_error("{}: training-mode Dropout is not supported (inference only)", c.where);
+    std::vector<Tensor> out{ops::identity(c.x(0))};
+    if (n.outputs.size() > 1) out.push_back(Tensor::full(DType::boolean, c.x(0).shape(), 1.0));
+    return out;
+  }
+  if (op == "Expand") return {ops::expand(c.x(0), Shape::from_outer_first(c.x(1).to_ints()))};
+  if (op == "Shape") {
+    std::optional<std::int64_t> end;
+    if (n.has_attr("end")) end = n.attr_int("end", 0);
+    return {ops::shape(c.x(0), n.attr_int("start", 0), end)};
+  }
+  if (op == "ReduceSum") return {ops::reduce_sum(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceMean") return {ops::reduce_mean(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceMax") return {ops::reduce_max(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceMin") return {ops::reduce_min(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ArgMax")
+    return {ops::argmax(c.x(0), c.axis(n.attr_int("axis", 0), c.x(0).rank()),
+                        n.attr_int("keepdims", 1) != 0, n.attr_int("select_last_index", 0) != 0)};
+  if (op == "Resize") return {run_resize(c)};
+  throw_user_error("{}: op {} has no reference implementation", c.where, op);
+}
+
+}  // namespace
+
+std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tensor*>& inputs,
+                                  std::int64_t opset) {
+  Ctx c{node, inputs, opset, node.describe()};
+  std::vector<Tensor> out = dispatch(c);
+  if (out.size() < node.outputs.size()) out.resize(node.outputs.size());
+  if (!out.empty()) apply_activation(out[0], node.activation);
+  return out;
+}
+
+}  // namespace tessera::compiler

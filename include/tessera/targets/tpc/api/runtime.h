@@ -49,6 +49,8 @@ struct RuntimeOptions {
   const KernelRegistry* registry = nullptr;
   // Track vector stores for the coherency warning of spec 000 §2.8.
   bool coherency_check = true;
+  // Host threads that run the cores; null: the device's scheduler. Results never depend on it.
+  sim::WorkScheduler* scheduler = nullptr;
 };
 
 // A kernel ready to run, as glue code describes it (what HabanaKernel returns, plus tensors).

@@ -1,0 +1,139 @@
+// gcapi helpers: names of return codes, data type mapping, the elementwise glue.
+#include "tessera/targets/tpc/api/glue.h"
+
+#include <cstring>
+
+#include "tessera/core/error.h"
+
+namespace tessera::tpc::gcapi {
+
+const char* glue_return_name(GlueCodeReturn_t code) {
+  switch (code) {
+    case GLUE_SUCCESS:
+      return "GLUE_SUCCESS";
+    case GLUE_NODE_NOT_FOUND:
+      return "GLUE_NODE_NOT_FOUND";
+    case GLUE_UNSUPPORTED_LAYER_CONFIGURATION:
+      return "GLUE_UNSUPPORTED_LAYER_CONFIGURATION";
+    case GLUE_INCOMPATIBLE_INPUT_COUNT:
+      return "GLUE_INCOMPATIBLE_INPUT_COUNT";
+    case GLUE_INCOMPATIBLE_INPUT_SIZE:
+      return "GLUE_INCOMPATIBLE_INPUT_SIZE";
+    case GLUE_INCOMPATIBLE_OUTPUT_COUNT:
+      return "GLUE_INCOMPATIBLE_OUTPUT_COUNT";
+    case GLUE_INCOMPATIBLE_OUTPUT_SIZE:
+      return "GLUE_INCOMPATIBLE_OUTPUT_SIZE";
+    case GLUE_INCOMPATIBLE_DATA_TYPE:
+      return "GLUE_INCOMPATIBLE_DATA_TYPE";
+    case GLUE_UNSUPPORTED_BROADCAST_MODE:
+      return "GLUE_UNSUPPORTED_BROADCAST_MODE";
+    case GLUE_INSUFICIENT_ELF_BUFFER:
+      return "GLUE_INSUFICIENT_ELF_BUFFER";
+    case GLUE_MISSING_PRIVATE_STRUCTURE:
+      return "GLUE_MISSING_PRIVATE_STRUCTURE";
+    case GLUE_INCORRECT_PRIVATE_STRUCT_SIZE:
+      return "GLUE_INCORRECT_PRIVATE_STRUCT_SIZE";
+    case GLUE_UNSUPPORTED_INDEX_SPACE:
+      return "GLUE_UNSUPPORTED_INDEX_SPACE";
+    case GLUE_NAME_BUFFER_TOO_SMALL:
+      return "GLUE_NAME_BUFFER_TOO_SMALL";
+    case GLUE_FAILED:
+      return "GLUE_FAILED";
+  }
+  return "unknown glue code";
+}
+
+TensorDataType_t data_type_of(DType type) {
+  switch (type) {
+    case DType::f32:
+      return DATA_F32;
+    case DType::bf16:
+      return DATA_BF16;
+    case DType::i32:
+      return DATA_I32;
+    case DType::u32:
+      return DATA_U32;
+    case DType::i16:
+      return DATA_I16;
+    case DType::u16:
+      return DATA_U16;
+    case DType::i8:
+      return DATA_I8;
+    case DType::u8:
+      return DATA_U8;
+    case DType::f16:
+      return DATA_F16;
+    case DType::boolean:
+      break;
+  }
+  throw_user_error("TPC tensors cannot hold {} elements; use u8 or i8 for booleans",
+                   dtype_name(type));
+}
+
+DType dtype_of(TensorDataType_t type) {
+  switch (type) {
+    case DATA_F32:
+      return DType::f32;
+    case DATA_BF16:
+      return DType::bf16;
+    case DATA_I32:
+      return DType::i32;
+    case DATA_U32:
+      return DType::u32;
+    case DATA_I16:
+      return DType::i16;
+    case DATA_U16:
+      return DType::u16;
+    case DATA_I8:
+      return DType::i8;
+    case DATA_U8:
+      return DType::u8;
+    case DATA_F16:
+      return DType::f16;
+  }
+  throw_user_error("unknown gcapi TensorDataType_t {}", static_cast<int>(type));
+}
+
+GlueCodeReturn_t elementwise_glue(const HabanaKernelParams_t* params,
+                                  HabanaKernelInstantiation_t* instance, unsigned inputs,
+                                  unsigned outputs, TensorDataType_t type, unsigned lanes,
+                                  KernelFunction kernel) {
+  if (params->inputTensorNr != inputs) return GLUE_INCOMPATIBLE_INPUT_COUNT;
+  if (params->outputTensorNr != outputs) return GLUE_INCOMPATIBLE_OUTPUT_COUNT;
+  if (lanes == 0) return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
+  const Tensor_t& ref = outputs > 0 ? params->outputTensors[0] : params->inputTensors[0];
+  auto same_size = [&](const Tensor_t& t) {
+    for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+      const unsigned a = d < static_cast<int>(t.geometry.dims) ? t.geometry.sizes[d] : 1;
+      const unsigned b = d < static_cast<int>(ref.geometry.dims) ? ref.geometry.sizes[d] : 1;
+      if (a != b) return false;
+    }
+    return true;
+  };
+  for (unsigned i = 0; i < inputs; ++i) {
+    if (params->inputTensors[i].dataType != type) return GLUE_INCOMPATIBLE_DATA_TYPE;
+    if (!same_size(params->inputTensors[i])) return GLUE_INCOMPATIBLE_INPUT_SIZE;
+  }
+  for (unsigned i = 0; i < outputs; ++i) {
+    if (params->outputTensors[i].dataType != type) return GLUE_INCOMPATIBLE_DATA_TYPE;
+    if (!same_size(params->outputTensors[i])) return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
+  }
+  const unsigned dims = ref.geometry.dims == 0 ? 1 : ref.geometry.dims;
+  instance->indexSpaceGeometry.dims = dims;
+  for (unsigned d = 0; d < MAX_TENSOR_DIM; ++d) {
+    const unsigned size = d < ref.geometry.dims ? ref.geometry.sizes[d] : 1;
+    instance->indexSpaceGeometry.sizes[d] = d == 0 ? (size + lanes - 1) / lanes : size;
+  }
+  TensorAccessPattern_t pattern;
+  pattern.allRequired = 0;
+  for (unsigned d = 0; d < MAX_TENSOR_DIM; ++d) {
+    const float step = d == 0 ? static_cast<float>(lanes) : 1.0f;
+    pattern.mapping[d] = DimTransform_t{d, step, step, 0.0f, step - 1.0f};
+  }
+  for (unsigned i = 0; i < inputs; ++i) instance->inputTensorAccessPattern[i] = pattern;
+  for (unsigned i = 0; i < outputs; ++i) instance->outputTensorAccessPattern[i] = pattern;
+  instance->kernel.kernel = kernel;
+  return GLUE_SUCCESS;
+}
+
+}  // namespace tessera::tpc::gcapi

@@ -1,0 +1,250 @@
+// Out-of-line parts of the per-instance state: tensor access slow paths (pad / cull), the
+// coherency tracker, scalar global addresses, local memory, the LFSRs and tensor queries.
+#include <algorithm>
+#include <cstring>
+
+#include "tessera/core/error.h"
+#include "tessera/core/log.h"
+#include "tessera/targets/tpc/api/context.h"
+#include "tessera/targets/tpc/api/intrinsics.h"
+#include "tessera/targets/tpc/api/local_memory.h"
+
+namespace tessera::tpc {
+namespace detail {
+
+constinit thread_local InstanceContext* current_instance = nullptr;
+
+namespace {
+
+std::string where(const InstanceContext& c) {
+  return fmt::format("tpc{} kernel {}", c.core, c.kernel_name);
+}
+
+std::string coord_text(const int5& c) {
+  return fmt::format("({}, {}, {}, {}, {})", c.v[0], c.v[1], c.v[2], c.v[3], c.v[4]);
+}
+
+}  // namespace
+
+void no_instance_error(const char* intrinsic) {
+  throw_user_error(
+      "{} was called outside a TPC program instance; intrinsics that touch tensors, the index "
+      "space or local memory only work inside a kernel launched through tpc::Runtime",
+      intrinsic);
+}
+
+void bad_tensor_fault(const InstanceContext& c, int id, const char* intrinsic) {
+  throw DeviceFault(where(c), fmt::format("{} uses tensor {} but the program has {} tensors "
+                                          "(0..{}); pass a tensor parameter of the kernel",
+                                          intrinsic, id, c.tensor_count, c.tensor_count - 1));
+}
+
+void element_size_fault(const InstanceContext& c, int id, std::uint32_t bytes,
+                        const char* intrinsic) {
+  const TensorSlot& s = c.tensors[id];
+  throw DeviceFault(where(c),
+                    fmt::format("{} accesses tensor {} ({}, {} bytes per element) with {}-byte "
+                                "elements; use the intrinsic of the tensor's data type",
+                                intrinsic, id, dtype_name(s.dtype), s.elem_bytes, bytes));
+}
+
+// Lane by lane: lanes outside the tensor read the pad value (spec 000 §2.4.1).
+void load_slow(InstanceContext& c, const TensorSlot& t, const int5& coord, void* out,
+               std::uint32_t elem_bytes, int lanes) {
+  auto* dst = static_cast<std::byte*>(out);
+  const std::int64_t outer = outer_offset(t, coord);
+  std::int64_t lo = -1, hi = -1;
+  for (int i = 0; i < lanes; ++i) {
+    const std::int64_t x = static_cast<std::int64_t>(coord.v[0]) + i;
+    if (outer >= 0 && x >= 0 && x < t.size[0]) {
+      const std::int64_t off = (outer + x * t.stride[0]) * elem_bytes;
+      std::memcpy(dst + static_cast<std::size_t>(i) * elem_bytes, t.base + off, elem_bytes);
+      c.counters.bytes_read += elem_bytes;
+      if (lo < 0) lo = off;
+      hi = off + elem_bytes;
+    } else {
+      std::memcpy(dst + static_cast<std::size_t>(i) * elem_bytes, &t.pad_bits, elem_bytes);
+    }
+  }
+  if (t.stored && lo >= 0) check_coherency(c, static_cast<int>(&t - c.tensors), coord, lo, hi);
+}
+
+// Lanes outside the tensor are culled; along dim 0 the write is partial (spec 000 §2.4.1).
+void store_slow(InstanceContext& c, TensorSlot& t, const int5& coord, const void* in,
+                std::uint32_t elem_bytes, int lanes) {
+  const auto* src = static_cast<const std::byte*>(in);
+  const std::int64_t outer = outer_offset(t, coord);
+  if (outer < 0) return;
+  for (int i = 0; i < lanes; ++i) {
+    const std::int64_t x = static_cast<std::int64_t>(coord.v[0]) + i;
+    if (x < 0 || x >= t.size[0]) continue;
+    const std::int64_t off = (outer + x * t.stride[0]) * elem_bytes;
+    std::memcpy(t.base + off, src + static_cast<std::size_t>(i) * elem_bytes, elem_bytes);
+    c.counters.bytes_written += elem_bytes;
+    if (c.coherency_check) note_store(t, off, off + elem_bytes);
+  }
+}
+
+void note_store(TensorSlot& t, std::int64_t first, std::int64_t last) {
+  t.stored = true;
+  auto& r = t.stored_ranges;
+  if (!r.empty() && first <= r.back().second && last >= r.back().first) {
+    r.back().first = std::min(r.back().first, first);
+    r.back().second = std::max(r.back().second, last);
+    return;
+  }
+  r.emplace_back(first, last);
+}
+
+// A vector load of bytes another vector store wrote since the last aso() may see old data
+// (spec 000 §2.8): warn, naming the kernel, tensor and coordinates.
+void check_coherency(InstanceContext& c, int id, const int5& coord, std::int64_t first,
+                     std::int64_t last) {
+  const auto& r = c.tensors[id].stored_ranges;
+  for (auto it = r.rbegin(); it != r.rend(); ++it) {
+    if (first < it->second && last > it->first) {
+      ++c.counters.coherency_warnings;
+      if (c.counters.coherency_warnings <= 8)
+        log(LogLevel::warn, "tpc",
+            "{}: vector load of tensor {} at {} reads bytes a vector store of this program wrote "
+            "without an aso() in between; the load may return the old data (spec 000 §2.8). "
+            "Call aso() after the stores",
+            where(c), id, coord_text(coord));
+      return;
+    }
+  }
+}
+
+void* gen_addr(const int5& coord, tensor t, const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  if (static_cast<unsigned>(t.id) >= static_cast<unsigned>(c.tensor_count))
+    bad_tensor_fault(c, t.id, intrinsic);
+  const TensorSlot& s = c.tensors[t.id];
+  c.counters.spu += 1;
+  c.counters.load += 1;
+  std::int64_t off = 0;
+  for (int d = 0; d < 5; ++d) {
+    if (coord.v[d] < 0 || coord.v[d] >= s.size[d])
+      throw DeviceFault(where(c),
+                        fmt::format("{} of tensor {} at {} is outside the tensor (dimension {} "
+                                    "has size {}); scalar global pointers must point inside it",
+                                    intrinsic, t.id, coord_text(coord), d, s.size[d]));
+    off += coord.v[d] * s.stride[d];
+  }
+  return s.base + off * s.elem_bytes;
+}
+
+// ---- local memory ----
+namespace {
+constexpr std::uint8_t kPoison[4] = {0xEF, 0xBE, 0xAD, 0xDE};  // 0xDEADBEEF little-endian
+}
+
+void* local_allocate(std::size_t bytes, bool vector) {
+  InstanceContext& c = instance("__local__ allocation");
+  LocalArena& a = vector ? c.vlm : c.slm;
+  const std::size_t start = (a.used + a.alignment - 1) / a.alignment * a.alignment;
+  if (start + bytes > a.capacity) {
+    const bool shrunk = vector && c.special_functions_allowed;
+    throw DeviceFault(
+        where(c),
+        fmt::format("__local__ allocation of {} bytes in {} ({} memory) needs {} bytes but the "
+                    "limit is {} bytes{}; use less local memory or keep the data in tensors",
+                    bytes, a.name, vector ? "vector local" : "scalar local", start + bytes,
+                    a.capacity,
+                    shrunk ? " (reduced because the glue sets specialFunctionsUsed)" : ""));
+  }
+  std::byte* p = a.storage + start;
+  for (std::size_t i = 0; i < bytes; ++i) p[i] = static_cast<std::byte>(kPoison[(start + i) % 4]);
+  a.used = start + bytes;
+  a.high_water = std::max(a.high_water, a.used);
+  return p;
+}
+
+void local_release(void* p, std::size_t bytes, bool vector) {
+  InstanceContext* c = current_instance;
+  if (c == nullptr) return;  // the instance has ended; its arena was reset
+  LocalArena& a = vector ? c->vlm : c->slm;
+  const auto start = static_cast<std::size_t>(static_cast<std::byte*>(p) - a.storage);
+  // local_array lives on the kernel's stack, so releases come in reverse order.
+  if (start + bytes == a.used) a.used = start;
+}
+
+// ---- LFSR (spec 000 §2.5.3): a 32-bit Galois LFSR per lane, and one for the scalar unit ----
+namespace {
+inline std::uint32_t lfsr_step(std::uint32_t x) {
+  const std::uint32_t lsb = x & 1u;
+  x >>= 1;
+  if (lsb) x ^= 0xA3000000u;  // taps 32, 30, 26, 25: maximal length
+  return x;
+}
+inline std::uint32_t nonzero(std::uint32_t x) {
+  return x == 0 ? 0x1u : x;
+}
+}  // namespace
+
+void lfsr_read(std::uint32_t out[64], bool advance) {
+  InstanceContext& c = instance("LFSR");
+  c.counters.vpu += 1;
+  for (int i = 0; i < 64; ++i) {
+    const std::uint32_t next = lfsr_step(c.lfsr[i]);
+    out[i] = next;
+    if (advance) c.lfsr[i] = next;
+  }
+}
+
+void lfsr_seed(const std::uint32_t lanes[64]) {
+  InstanceContext& c = instance("LFSR");
+  c.counters.vpu += 1;
+  for (int i = 0; i < 64; ++i) c.lfsr[i] = nonzero(lanes[i]);
+}
+
+std::uint32_t s_lfsr_read(bool advance) {
+  InstanceContext& c = instance("S_LFSR");
+  c.counters.spu += 1;
+  const std::uint32_t next = lfsr_step(c.s_lfsr);
+  if (advance) c.s_lfsr = next;
+  return next;
+}
+
+void s_lfsr_seed(std::uint32_t seed) {
+  InstanceContext& c = instance("S_LFSR");
+  c.counters.spu += 1;
+  c.s_lfsr = nonzero(seed);
+}
+
+}  // namespace detail
+
+unsigned int get_dim_size(tensor a, unsigned int dim) {
+  detail::InstanceContext& c = detail::instance("get_dim_size");
+  if (static_cast<unsigned>(a.id) >= static_cast<unsigned>(c.tensor_count))
+    detail::bad_tensor_fault(c, a.id, "get_dim_size");
+  c.counters.spu += 1;
+  if (dim >= 5)
+    throw DeviceFault(detail::where(c), fmt::format("get_dim_size of tensor {} asks for dimension "
+                                                    "{}; tensors have dimensions 0..4",
+                                                    a.id, dim));
+  return static_cast<unsigned>(c.tensors[a.id].size[dim]);
+}
+
+unsigned int get_dim_stride(tensor a, unsigned int dim) {
+  detail::InstanceContext& c = detail::instance("get_dim_stride");
+  if (static_cast<unsigned>(a.id) >= static_cast<unsigned>(c.tensor_count))
+    detail::bad_tensor_fault(c, a.id, "get_dim_stride");
+  c.counters.spu += 1;
+  if (dim >= 5)
+    throw DeviceFault(detail::where(c), fmt::format("get_dim_stride of tensor {} asks for "
+                                                    "dimension {}; tensors have dimensions 0..4",
+                                                    a.id, dim));
+  return static_cast<unsigned>(c.tensors[a.id].stride[dim]);
+}
+
+void aso() {
+  detail::InstanceContext& c = detail::instance("aso");
+  c.counters.spu += 1;
+  for (int i = 0; i < c.tensor_count; ++i) {
+    c.tensors[i].stored = false;
+    c.tensors[i].stored_ranges.clear();
+  }
+}
+
+}  // namespace tessera::tpc

@@ -1,0 +1,199 @@
+// Kernel libraries: shared objects found through TESSERA_KERNEL_PATH, in-process kernel sets,
+// and the registry that searches them in order (spec 000 §2.9).
+#include "tessera/targets/tpc/api/library.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "tessera/core/error.h"
+#include "tessera/core/log.h"
+
+namespace tessera::tpc {
+
+namespace {
+constexpr std::size_t kNameBuffer = 1024;  // generous, so over-long names are seen, not cut
+}
+
+const std::vector<std::string>& KernelLibrary::kernel_names(gcapi::DeviceId_t deviceId) const {
+  std::call_once(names_once_, [&] {
+    unsigned count = 0;
+    // First call with a zero-length list asks for the count (spec 000 §2.7.1).
+    GetKernelNames(nullptr, &count, deviceId);
+    std::vector<std::vector<char>> storage(count, std::vector<char>(kNameBuffer, '\0'));
+    std::vector<char*> pointers(count);
+    for (unsigned i = 0; i < count; ++i) pointers[i] = storage[i].data();
+    unsigned asked = count;
+    const auto rc = GetKernelNames(pointers.data(), &asked, deviceId);
+    if (rc != gcapi::GLUE_SUCCESS || asked > count)
+      throw_user_error(
+          "kernel library {}: GetKernelNames returned {} ({} names for a list of {}); it must "
+          "fill the list when kernelCount is large enough",
+          origin(), gcapi::glue_return_name(rc), asked, count);
+    for (unsigned i = 0; i < asked; ++i) {
+      storage[i].back() = '\0';
+      names_.emplace_back(storage[i].data());
+    }
+  });
+  return names_;
+}
+
+FunctionLibrary::FunctionLibrary(std::string origin, gcapi::GetKernelNamesFn get_names,
+                                 gcapi::HabanaKernelFn habana_kernel)
+    : origin_(std::move(origin)), get_names_(get_names), habana_kernel_(habana_kernel) {
+  if (get_names_ == nullptr || habana_kernel_ == nullptr)
+    throw_user_error("kernel library {}: both GetKernelNames and HabanaKernel are required",
+                     origin_);
+}
+
+gcapi::GlueCodeReturn_t FunctionLibrary::GetKernelNames(char** names, unsigned* kernelCount,
+                                                        gcapi::DeviceId_t deviceId) const {
+  return get_names_(names, kernelCount, deviceId);
+}
+
+gcapi::GlueCodeReturn_t FunctionLibrary::HabanaKernel(
+    const gcapi::HabanaKernelParams_t* params, gcapi::HabanaKernelInstantiation_t* instance) const {
+  return habana_kernel_(params, instance);
+}
+
+namespace {
+// Keeps the shared object open as long as the library lives.
+class SharedObjectLibrary : public FunctionLibrary {
+ public:
+  SharedObjectLibrary(std::string path, void* handle, gcapi::GetKernelNamesFn n,
+                      gcapi::HabanaKernelFn k)
+      : FunctionLibrary(std::move(path), n, k), handle_(handle) {}
+  ~SharedObjectLibrary() override { dlclose(handle_); }
+
+ private:
+  void* handle_;
+};
+}  // namespace
+
+std::shared_ptr<KernelLibrary> load_shared_library(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    throw_user_error("cannot load kernel library '{}': {}; check TESSERA_KERNEL_PATH", path,
+                     why ? why : "unknown dlopen error");
+  }
+  auto names = reinterpret_cast<gcapi::GetKernelNamesFn>(dlsym(handle, "GetKernelNames"));
+  auto kernel = reinterpret_cast<gcapi::HabanaKernelFn>(dlsym(handle, "HabanaKernel"));
+  if (names == nullptr || kernel == nullptr) {
+    dlclose(handle);
+    throw_user_error(
+        "kernel library '{}' does not export {}; a TPC kernel library exports the C functions "
+        "GetKernelNames and HabanaKernel (declare them extern \"C\")",
+        path, names == nullptr ? "GetKernelNames" : "HabanaKernel");
+  }
+  return std::make_shared<SharedObjectLibrary>(path, handle, names, kernel);
+}
+
+void KernelSet::add(std::string name, Glue glue) {
+  for (const auto& k : kernels_)
+    if (k.first == name)
+      throw_user_error("kernel library {}: kernel '{}' is added twice", origin_, name);
+  kernels_.emplace_back(std::move(name), std::move(glue));
+}
+
+gcapi::GlueCodeReturn_t KernelSet::GetKernelNames(char** names, unsigned* kernelCount,
+                                                  gcapi::DeviceId_t) const {
+  const auto count = static_cast<unsigned>(kernels_.size());
+  if (names == nullptr || *kernelCount < count) {
+    *kernelCount = count;
+    return gcapi::GLUE_SUCCESS;
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    const std::string& n = kernels_[i].first;
+    const std::size_t len = std::min(n.size(), kNameBuffer - 1);
+    std::memcpy(names[i], n.data(), len);
+    names[i][len] = '\0';
+  }
+  *kernelCount = count;
+  return gcapi::GLUE_SUCCESS;
+}
+
+gcapi::GlueCodeReturn_t KernelSet::HabanaKernel(
+    const gcapi::HabanaKernelParams_t* params, gcapi::HabanaKernelInstantiation_t* instance) const {
+  for (const auto& k : kernels_)
+    if (std::strncmp(k.first.c_str(), params->nodeName, gcapi::MAX_NODE_NAME) == 0)
+      return k.second(params, instance);
+  return gcapi::GLUE_NODE_NOT_FOUND;
+}
+
+void KernelRegistry::add_path(std::string_view path_list) {
+  std::size_t pos = 0;
+  while (pos <= path_list.size()) {
+    const std::size_t end = std::min(path_list.find(':', pos), path_list.size());
+    const std::string entry(path_list.substr(pos, end - pos));
+    pos = end + 1;
+    if (entry.empty()) continue;
+    std::error_code ec;
+    if (std::filesystem::is_directory(entry, ec)) {
+      std::vector<std::string> files;
+      for (const auto& f : std::filesystem::directory_iterator(entry, ec))
+        if (f.is_regular_file() && f.path().extension() == ".so") files.push_back(f.path());
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) add_path_library(load_shared_library(f));
+    } else if (std::filesystem::exists(entry, ec)) {
+      add_path_library(load_shared_library(entry));
+    } else {
+      throw_user_error(
+          "kernel path entry '{}' (from '{}') is neither a file nor a directory; fix "
+          "TESSERA_KERNEL_PATH",
+          entry, path_list);
+    }
+  }
+}
+
+KernelRegistry& KernelRegistry::global() {
+  static KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry();  // never destroyed: libraries stay loaded until exit
+    if (const char* path = std::getenv("TESSERA_KERNEL_PATH")) r->add_path(path);
+    return r;
+  }();
+  return *registry;
+}
+
+void KernelRegistry::add_path_library(std::shared_ptr<KernelLibrary> library) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  log(LogLevel::info, "tpc", "kernel library {} added to the search path", library->origin());
+  path_.push_back(std::move(library));
+}
+
+void KernelRegistry::add_builtin_library(std::shared_ptr<KernelLibrary> library) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  builtin_.push_back(std::move(library));
+}
+
+std::vector<std::shared_ptr<KernelLibrary>> KernelRegistry::libraries() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::shared_ptr<KernelLibrary>> all = path_;
+  all.insert(all.end(), builtin_.begin(), builtin_.end());
+  return all;
+}
+
+const KernelLibrary* KernelRegistry::find(std::string_view name, std::size_t name_limit,
+                                          gcapi::DeviceId_t deviceId) const {
+  for (const auto& lib : libraries()) {
+    const auto& names = lib->kernel_names(deviceId);
+    for (const auto& n : names)
+      if (n.size() > name_limit)
+        throw DeviceFault(
+            fmt::format("kernel library {}", lib->origin()),
+            fmt::format("kernel name '{}' is {} bytes long; TPC kernel names are limited to {} "
+                        "bytes (tpc.kernel_name_max_bytes, spec 000 §2.7.1); shorten the name",
+                        n, n.size(), name_limit));
+    if (std::find(names.begin(), names.end(), name) != names.end()) return lib.get();
+  }
+  return nullptr;
+}
+
+void register_builtin_library(std::shared_ptr<KernelLibrary> library) {
+  KernelRegistry::global().add_builtin_library(std::move(library));
+}
+
+}  // namespace tessera::tpc

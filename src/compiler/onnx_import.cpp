@@ -14,6 +14,7 @@
 
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
+#include "tessera/ops/reference.h"
 
 namespace tessera::compiler {
 namespace {
@@ -387,6 +388,49 @@ std::vector<int> shape_operand_positions(const std::string& op) {
 
 namespace {
 
+int used_outputs(const Node& node) {
+  return static_cast<int>(std::count_if(node.outputs.begin(), node.outputs.end(),
+                                        [](ValueId v) { return v != kNoValue; }));
+}
+
+// Op features outside Tessera's inference subset are rejected at import, naming the feature.
+void validate_node(const Graph& graph, const Node& node, const std::string& file) {
+  const std::string where = fmt::format("{}: {}", file, node.describe());
+  auto unsupported = [&](const std::string& what) {
+    throw_user_error("{}: {} is not supported (Tessera compiles inference graphs)", where, what);
+  };
+  const std::string& op = node.op;
+  if (op == "BatchNormalization" &&
+      (node.attr_int("training_mode", 0) != 0 || used_outputs(node) > 1))
+    unsupported("training-mode BatchNormalization (running mean/var outputs)");
+  if (op == "LayerNormalization" && used_outputs(node) > 1)
+    unsupported("the Mean and InvStdDev outputs");
+  if (op == "MaxPool" && used_outputs(node) > 1) unsupported("the Indices output of MaxPool");
+  if (op == "Dropout" && node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+    const Value& t = graph.value(node.inputs[2]);
+    if (!t.constant) unsupported("a training_mode input that is not a constant");
+    if (t.constant->element_count() != 1 || t.constant->at<double>(0) != 0.0)
+      unsupported("training-mode Dropout");
+  }
+  if (op == "Resize") {
+    try {
+      ops::parse_resize_mode(node.attr_string("mode", "nearest"));
+      ops::parse_coordinate_transform(
+          node.attr_string("coordinate_transformation_mode", "half_pixel"));
+      ops::parse_nearest_mode(node.attr_string("nearest_mode", "round_prefer_floor"));
+    } catch (const UserError& e) {
+      unsupported(fmt::format("this Resize mode ({})", e.what()));
+    }
+  }
+  if (op == "Pad") {
+    try {
+      ops::parse_pad_mode(node.attr_string("mode", "constant"));
+    } catch (const UserError& e) {
+      unsupported(fmt::format("this Pad mode ({})", e.what()));
+    }
+  }
+}
+
 Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
   const std::int64_t opset = default_opset(model);
   if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
@@ -561,6 +605,7 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
     }
     graph.add_node(std::move(node));
   }
+  for (const Node& node : graph.nodes) validate_node(graph, node, name);
   for (const auto& out : g->output()) {
     auto it = ids.find(out.name());
     if (it == ids.end())
@@ -608,6 +653,29 @@ std::vector<std::string> shape_operand_inputs(const std::string& path) {
           std::find(result.begin(), result.end(), node.input(pos)) == result.end())
         result.push_back(node.input(pos));
   return result;
+}
+
+std::vector<std::string> model_input_names(const std::string& path) {
+  const auto bytes = read_file(path, "ONNX model");
+  const onnx::ModelProto model = parse_model(bytes, path);
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  std::vector<std::string> names;
+  for (const auto& in : model.graph().input())
+    if (!initializers.count(in.name())) names.push_back(in.name());
+  return names;
+}
+
+std::vector<DType> model_input_dtypes(const std::string& path) {
+  const auto bytes = read_file(path, "ONNX model");
+  const onnx::ModelProto model = parse_model(bytes, path);
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  std::vector<DType> types;
+  for (const auto& in : model.graph().input())
+    if (!initializers.count(in.name()))
+      types.push_back(map_elem_type(in.type().tensor_type().elem_type()).value_or(DType::f32));
+  return types;
 }
 
 Tensor decode_tensor_pb(std::span<const std::byte> bytes, const std::string& name) {

@@ -175,6 +175,11 @@ Tensor run_conv_transpose(const Ctx& c) {
       const std::int64_t total = p.strides[i] * (spatial_dim(x.shape(), i, s) - 1) +
                                  p.output_padding[i] +
                                  ((p.kernel_shape[i] - 1) * p.dilations[i] + 1) - output_shape[i];
+      if (total < 0) {
+        // The asked-for output is larger than the input reaches: the rest is output padding.
+        p.output_padding[i] += -total;
+        continue;
+      }
       const std::int64_t half = total / 2;
       p.pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
       p.pads[i + s] = auto_pad == "SAME_UPPER" ? total - half : half;
@@ -544,6 +549,17 @@ std::vector<Tensor> dispatch(const Ctx& c) {
 
 std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tensor*>& inputs,
                                   std::int64_t opset) {
+  if (node.layout == Layout::nhwc && !inputs.empty() && inputs[0] && inputs[0]->rank() == 4) {
+    // A node a backend laid out as NHWC runs here in ONNX's NCHW between two transposes.
+    const Tensor nchw = ops::transpose(*inputs[0], {1, 2, 0, 3});
+    std::vector<const Tensor*> ins = inputs;
+    ins[0] = &nchw;
+    Node plain = node;
+    plain.layout = Layout::nchw;
+    std::vector<Tensor> out = run_reference(plain, ins, opset);
+    if (!out.empty() && out[0].rank() == 4) out[0] = ops::transpose(out[0], {2, 0, 1, 3});
+    return out;
+  }
   Ctx c{node, inputs, opset, node.describe()};
   std::vector<Tensor> out = dispatch(c);
   if (out.size() < node.outputs.size()) out.resize(node.outputs.size());

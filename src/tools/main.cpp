@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tessera " TESSERA_VERSION);
   app.require_subcommand(1);
   tessera::tools::register_arch_commands(app);
+  tessera::tools::register_run_commands(app);
 
   try {
     app.parse(argc, argv);

@@ -40,6 +40,10 @@ Graph import_onnx_bytes(std::span<const std::byte> bytes, const std::string& nam
 // Graph inputs of an ONNX file that feed shape operands (so callers can bind them as constants
 // from data they have), with their declared names. Same errors as import for a bad file.
 std::vector<std::string> shape_operand_inputs(const std::string& path);
+// The model's declared inputs that are not initializers, in order.
+std::vector<std::string> model_input_names(const std::string& path);
+// Their declared element types (narrowed as the importer does); f32 where a type is unknown.
+std::vector<DType> model_input_dtypes(const std::string& path);
 
 // Reads a serialized onnx.TensorProto (.pb, as in the ONNX backend test data); int64 narrows to
 // i32 and double to f32 (UserError when an integer does not fit).

@@ -1,0 +1,214 @@
+#include "tessera/compiler/driver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "tessera/compiler/backend.h"
+#include "tessera/compiler/model_file.h"
+#include "tessera/core/error.h"
+#include "tessera/runtime/device.h"
+
+namespace tessera::compiler {
+
+namespace fs = std::filesystem;
+
+Plan load_plan(const std::string& path, const LoadOptions& options) {
+  if (!fs::exists(path)) throw_user_error("model file '{}' does not exist", path);
+  if (is_model_file(path)) {
+    ModelFile model = load_model(path);
+    const std::string target = options.target.empty() ? model.target : options.target;
+    if (target != model.target)
+      throw_user_error(
+          "{} was compiled for target '{}', not '{}'; recompile the ONNX model with "
+          "`tessera compile MODEL.onnx --target {} -o MODEL.tsm`",
+          path, model.target, target, target);
+    const auto backend = create_backend(target);
+    return lower_graph(std::move(model.graph), *backend,
+                       options.device.empty() ? model.device : options.device);
+  }
+  ImportOptions import = options.import;
+  const auto shape_inputs = shape_operand_inputs(path);
+  for (auto it = import.constant_inputs.begin(); it != import.constant_inputs.end();)
+    it = std::find(shape_inputs.begin(), shape_inputs.end(), it->first) == shape_inputs.end()
+             ? import.constant_inputs.erase(it)
+             : std::next(it);
+  Graph graph = import_onnx_file(path, import);
+  const auto backend = create_backend(options.target.empty() ? "reference" : options.target);
+  CompileOptions compile_options;
+  compile_options.device = options.device;
+  compile_options.passes = options.passes;
+  return compile(std::move(graph), *backend, compile_options);
+}
+
+std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
+                                              const std::map<std::string, Tensor>& expected) {
+  std::vector<OutputComparison> result;
+  for (const auto& [name, a] : actual) {
+    OutputComparison c;
+    c.name = name;
+    auto it = expected.find(name);
+    if (it == expected.end() || !(it->second.shape() == a.shape())) {
+      c.shapes_match = false;
+      result.push_back(c);
+      continue;
+    }
+    const auto x = a.to_doubles(), y = it->second.to_doubles();
+    double dot = 0, nx = 0, ny = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double d = std::abs(x[i] - y[i]);
+      if (std::isnan(d)) {
+        if (!(std::isnan(x[i]) && std::isnan(y[i]))) c.max_abs_error = INFINITY;
+        continue;
+      }
+      c.max_abs_error = std::max(c.max_abs_error, d);
+      if (std::abs(y[i]) > 1e-6) c.max_rel_error = std::max(c.max_rel_error, d / std::abs(y[i]));
+      dot += x[i] * y[i];
+      nx += x[i] * x[i];
+      ny += y[i] * y[i];
+    }
+    c.cosine_similarity = (nx == 0 && ny == 0)   ? 1.0
+                          : (nx == 0 || ny == 0) ? 0.0
+                                                 : dot / std::sqrt(nx * ny);
+    result.push_back(c);
+  }
+  return result;
+}
+
+std::string_view case_status_name(CaseStatus status) {
+  switch (status) {
+    case CaseStatus::pass:
+      return "PASS";
+    case CaseStatus::fail:
+      return "FAIL";
+    case CaseStatus::unsupported:
+      return "UNSUPPORTED";
+  }
+  return "?";
+}
+
+std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
+  std::vector<std::string> cases;
+  for (const auto& p : paths) {
+    if (!fs::is_directory(p)) throw_user_error("conformance: '{}' is not a directory", p);
+    if (fs::exists(fs::path(p) / "model.onnx")) {
+      cases.push_back(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(p))
+      if (entry.is_directory() && fs::exists(entry.path() / "model.onnx"))
+        found.push_back(entry.path().string());
+    std::sort(found.begin(), found.end());
+    if (found.empty())
+      throw_user_error("conformance: '{}' holds no test cases (directories with model.onnx)", p);
+    cases.insert(cases.end(), found.begin(), found.end());
+  }
+  return cases;
+}
+
+namespace {
+
+std::vector<std::string> sorted_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::pair<int, std::string>> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.size() > prefix.size() + 3 && n.substr(n.size() - 3) == ".pb")
+      files.push_back(
+          {std::stoi(n.substr(prefix.size(), n.size() - prefix.size() - 3)), e.path().string()});
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> out;
+  for (auto& f : files) out.push_back(f.second);
+  return out;
+}
+
+}  // namespace
+
+CaseResult run_case(const std::string& case_dir, const ConformanceOptions& options) {
+  CaseResult result;
+  result.name = fs::path(case_dir).filename().string();
+  const fs::path model_path = fs::path(case_dir) / "model.onnx";
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(case_dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) {
+    result.detail = "no test_data_set_N directories";
+    return result;
+  }
+  for (const auto& set : sets) {
+    std::vector<Tensor> inputs, expected;
+    std::vector<std::string> input_names;
+    LoadOptions load;
+    load.target = options.target;
+    load.device = options.device;
+    Plan plan;
+    try {
+      for (const auto& f : sorted_files(set, "input_")) inputs.push_back(load_tensor_pb(f));
+      const auto declared = model_input_dtypes(model_path.string());
+      for (std::size_t i = 0; i < inputs.size() && i < declared.size(); ++i)
+        if (declared[i] == DType::bf16 && inputs[i].dtype() == DType::u16)
+          inputs[i] = Tensor::from_bytes(DType::bf16, inputs[i].shape(), inputs[i].raw());
+      for (const auto& f : sorted_files(set, "output_")) expected.push_back(load_tensor_pb(f));
+      // Inputs come in the order of the graph's non-initializer inputs; those feeding shape
+      // operands are bound as constants so shapes stay static.
+      const auto shape_inputs = shape_operand_inputs(model_path.string());
+      input_names = model_input_names(model_path.string());
+      if (input_names.size() != inputs.size()) {
+        result.detail = fmt::format("{} inputs in {}, the model declares {}", inputs.size(),
+                                    set.filename().string(), input_names.size());
+        return result;
+      }
+      for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (std::find(shape_inputs.begin(), shape_inputs.end(), input_names[i]) !=
+            shape_inputs.end())
+          load.import.constant_inputs[input_names[i]] = inputs[i];
+      plan = load_plan(model_path.string(), load);
+    } catch (const Error& e) {
+      result.status = CaseStatus::unsupported;
+      result.detail = e.what();
+      return result;
+    }
+    result.fallbacks = plan.fallback_count();
+    try {
+      auto device = runtime::Device::open(plan.device);
+      PlanRunner runner(plan, *device);
+      std::map<std::string, Tensor> feed;
+      for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (!load.import.constant_inputs.count(input_names[i])) feed[input_names[i]] = inputs[i];
+      RunResult run = runner.run(feed);
+      const Graph& g = plan.graph;
+      if (g.outputs.size() != expected.size()) {
+        result.status = CaseStatus::fail;
+        result.detail = fmt::format("{} outputs, {} expected", g.outputs.size(), expected.size());
+        return result;
+      }
+      for (std::size_t o = 0; o < expected.size(); ++o) {
+        const std::string& name = g.value(g.outputs[o]).name;
+        const Tensor& actual = run.outputs.at(name);
+        // Older ONNX test data stores bfloat16 tensors as their uint16 bit patterns.
+        if (actual.dtype() == DType::bf16 && expected[o].dtype() == DType::u16)
+          expected[o] = Tensor::from_bytes(DType::bf16, expected[o].shape(), expected[o].raw());
+        const CompareResult cmp = compare(actual, expected[o], options.rtol, options.atol);
+        if (!cmp.ok) {
+          result.status = CaseStatus::fail;
+          result.detail =
+              fmt::format("{}: output '{}': {}", set.filename().string(), name, cmp.message);
+          return result;
+        }
+      }
+    } catch (const Error& e) {
+      result.status = CaseStatus::fail;
+      result.detail = e.what();
+      return result;
+    }
+  }
+  result.status = CaseStatus::pass;
+  return result;
+}
+
+}  // namespace tessera::compiler

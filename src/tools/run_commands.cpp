@@ -1,0 +1,409 @@
+// `tessera targets`, `tessera compile`, `tessera run` and `tessera conformance`: the compiler's
+// commands (docs/compiler.md is their user guide).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "tessera/compiler/backend.h"
+#include "tessera/compiler/driver.h"
+#include "tessera/compiler/model_file.h"
+#include "tessera/core/error.h"
+#include "tessera/core/tensor.h"
+#include "tessera/profile/writers.h"
+#include "tessera/runtime/device.h"
+
+namespace tessera::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace tessera::compiler;
+
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* option) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw_user_error("{} '{}': expected NAME=VALUE", option, text);
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& dims) {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& d : dims) {
+    auto [name, value] = split_assignment(d, "--dim");
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(value, &used);
+      if (used != value.size() || v <= 0) throw std::invalid_argument("not positive");
+      out[name] = v;
+    } catch (const std::exception&) {
+      throw_user_error("--dim {}: '{}' is not a positive integer", name, value);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, Tensor> parse_inputs(const std::vector<std::string>& inputs) {
+  std::map<std::string, Tensor> out;
+  for (const auto& i : inputs) {
+    auto [name, file] = split_assignment(i, "--input");
+    out[name] = load_tensor_file(file);
+  }
+  return out;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u])
+                : fmt::format("{:.2f} {}", bytes, units[u]);
+}
+
+std::string human_seconds(double s) {
+  if (s >= 1.0) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} us", s * 1e6);
+}
+
+std::string safe_file_name(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return out.empty() ? "output" : out;
+}
+
+void print_compile_report(const Plan& plan) {
+  const auto& p = plan.passes;
+  fmt::print("target {} on device {}: {} nodes, {} on the reference backend as fallbacks\n",
+             plan.backend, plan.device, plan.graph.nodes.size(), plan.fallback_count());
+  fmt::print(
+      "passes: {} folded, {} batchnorms folded, {} biases and {} activations fused, {} dead "
+      "nodes removed, {} layout transposes\n",
+      p.folded_nodes, p.folded_batchnorms, p.fused_biases, p.fused_activations, p.removed_nodes,
+      p.layout_transposes);
+  fmt::print("memory plan: activations {} peak (without reuse {}), weights {}\n",
+             human_bytes(static_cast<double>(plan.memory.arena_bytes)),
+             human_bytes(static_cast<double>(plan.memory.unplanned_bytes)),
+             human_bytes(static_cast<double>(plan.memory.weights_bytes)));
+}
+
+void print_fallbacks(const Plan& plan) {
+  if (plan.fallback_count() == 0) return;
+  fmt::print("fallbacks to reference: {}\n", plan.fallback_count());
+  for (const auto& info : plan.info)
+    if (info.fallback)
+      fmt::print("  {}: {}\n", plan.graph.nodes[static_cast<std::size_t>(info.node)].describe(),
+                 info.reason);
+}
+
+// ---- tessera targets ----
+
+void register_targets(CLI::App& app) {
+  auto* cmd = app.add_subcommand("targets", "List the compiler's registered targets (backends)");
+  cmd->callback([] {
+    for (const auto& b : registered_backends()) {
+      const auto backend = b.create();
+      fmt::print("{:<12} {} (default device: {})\n", b.name, b.description,
+                 backend->default_device());
+    }
+  });
+}
+
+// ---- tessera compile ----
+
+struct CompileArgs {
+  std::string model, target = "reference", device, output;
+  std::vector<std::string> dims, inputs;
+};
+
+void register_compile(CLI::App& app) {
+  auto args = std::make_shared<CompileArgs>();
+  auto* cmd = app.add_subcommand(
+      "compile", "Compile an ONNX model for a target into a Tessera model file (.tsm)");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--target,-t", args->target, "target (backend) name; see `tessera targets`");
+  cmd->add_option("--device", args->device, "machine preset or JSON file (default: the target's)");
+  cmd->add_option("-o,--output", args->output, "model file to write (default: MODEL.tsm)");
+  cmd->add_option("--dim", args->dims, "value of a symbolic dimension, NAME=VALUE (repeatable)");
+  cmd->add_option(
+      "--input", args->inputs,
+      "bind an input feeding a shape operand to data, NAME=FILE.npy|FILE.pb (repeatable)");
+  cmd->callback([args] {
+    LoadOptions options;
+    options.target = args->target;
+    options.device = args->device;
+    options.import.dims = parse_dims(args->dims);
+    options.import.constant_inputs = parse_inputs(args->inputs);
+    if (is_model_file(args->model))
+      throw_user_error("{} is already a compiled Tessera model; compile the ONNX file instead",
+                       args->model);
+    Plan plan = load_plan(args->model, options);
+    const std::string out = args->output.empty()
+                                ? fs::path(args->model).replace_extension(".tsm").string()
+                                : args->output;
+    save_model(plan, out, {{"source", args->model}, {"tessera_version", TESSERA_VERSION}});
+    print_compile_report(plan);
+    print_fallbacks(plan);
+    fmt::print("wrote {} ({})\n", out, human_bytes(static_cast<double>(fs::file_size(out))));
+  });
+}
+
+// ---- tessera run ----
+
+struct RunArgs {
+  std::string model, target, device, outputs_dir, profile_file, trace_file;
+  std::vector<std::string> dims, inputs;
+  bool check = false;
+  std::uint64_t seed = 0;
+  int top = 10;
+};
+
+// A progress bar on stderr, shown only on a terminal and only once a run has taken a second.
+class Progress {
+ public:
+  Progress() : enabled_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
+  void update(std::size_t done, std::size_t total) {
+    if (!enabled_) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 1.0) return;
+    const int width = 30;
+    const int filled = total ? static_cast<int>(width * done / total) : width;
+    fmt::print(stderr, "\r[{}{}] {}/{} steps", std::string(static_cast<std::size_t>(filled), '#'),
+               std::string(static_cast<std::size_t>(width - filled), ' '), done, total);
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) fmt::print(stderr, "\r{}\r", std::string(50, ' '));
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+void print_run_summary(const Plan& plan, const RunResult& run, const runtime::Device& device,
+                       int top) {
+  const auto& prof = run.profile;
+  const double modeled = prof.modeled_seconds();
+  const Graph& g = plan.graph;
+  std::int64_t batch = 1;
+  if (!g.inputs.empty()) {
+    const Shape& s = g.value(g.inputs[0]).shape;
+    if (s.rank() >= 2) batch = s[s.rank() - 1];
+  }
+  fmt::print("model: {} ({} nodes after passes)\n", g.source, g.nodes.size());
+  fmt::print("target: {} on device {} ({})\n", plan.backend, plan.device,
+             device.spec().description);
+  const bool device_work = std::any_of(run.steps.begin(), run.steps.end(),
+                                       [](const StepTiming& s) { return s.cycles > 0; });
+  if (!device_work) {
+    fmt::print(
+        "modeled latency: none for compute (the {} backend computes on the host); host-link "
+        "transfers take {}\n",
+        plan.backend, human_seconds(modeled));
+  } else if (modeled > 0) {
+    fmt::print("modeled latency: {} ({} cycles at {:.3g} GHz)\n", human_seconds(modeled),
+               prof.total_cycles, prof.clock_hz / 1e9);
+    fmt::print("modeled throughput: {:.1f} inferences/s ({:.1f} samples/s at batch {})\n",
+               1.0 / modeled, static_cast<double>(batch) / modeled, batch);
+  }
+  fmt::print("host wall time: {}\n", human_seconds(run.host_seconds));
+  fmt::print("device memory peak: {} (activations {}, planned by liveness from {}; weights {})\n",
+             human_bytes(static_cast<double>(plan.memory.arena_bytes + plan.memory.weights_bytes)),
+             human_bytes(static_cast<double>(plan.memory.arena_bytes)),
+             human_bytes(static_cast<double>(plan.memory.unplanned_bytes)),
+             human_bytes(static_cast<double>(plan.memory.weights_bytes)));
+  std::vector<StepTiming> steps = run.steps;
+  const bool by_cycles =
+      std::any_of(steps.begin(), steps.end(), [](const StepTiming& s) { return s.cycles > 0; });
+  std::stable_sort(steps.begin(), steps.end(), [&](const StepTiming& a, const StepTiming& b) {
+    return by_cycles ? a.cycles > b.cycles : a.host_seconds > b.host_seconds;
+  });
+  fmt::print("top ops by {}:\n", by_cycles ? "modeled cycles" : "host time");
+  std::uint64_t total_cycles = 0;
+  for (const auto& s : steps) total_cycles += s.cycles;
+  for (std::size_t i = 0; i < steps.size() && static_cast<int>(i) < top; ++i) {
+    const auto& s = steps[i];
+    if (by_cycles)
+      fmt::print("  {:>12} cycles {:5.1f}%  {:<20} {:<18} {}\n", s.cycles,
+                 total_cycles
+                     ? 100.0 * static_cast<double>(s.cycles) / static_cast<double>(total_cycles)
+                     : 0.0,
+                 s.name, s.op, s.kernel);
+    else
+      fmt::print("  {:>12}  {:<20} {:<18} {}\n", human_seconds(s.host_seconds), s.name, s.op,
+                 s.kernel);
+  }
+  print_fallbacks(plan);
+  if (plan.fallback_count() == 0) fmt::print("fallbacks to reference: 0\n");
+}
+
+void register_run(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Run an ONNX model or a compiled .tsm model on a target");
+  cmd->add_option("model", args->model, "ONNX model or Tessera model file (.tsm)")->required();
+  cmd->add_option("--target,-t", args->target,
+                  "target (backend); default: reference for ONNX, the file's for .tsm");
+  cmd->add_option("--device", args->device, "machine preset or JSON file (default: the target's)");
+  cmd->add_option("--input", args->inputs,
+                  "input data NAME=FILE.npy|FILE.pb (repeatable; others are random)");
+  cmd->add_option("--dim", args->dims, "value of a symbolic dimension, NAME=VALUE (repeatable)");
+  cmd->add_option("--outputs", args->outputs_dir, "directory to write the outputs to as .npy");
+  cmd->add_option("--profile", args->profile_file, "write the run's profile as JSON");
+  cmd->add_option("--trace", args->trace_file, "write a Chrome/Perfetto trace of the run");
+  cmd->add_flag("--check", args->check, "compare the outputs with the reference backend");
+  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)");
+  cmd->add_option("--top", args->top, "how many ops the summary lists (default 10)");
+  cmd->callback([args] {
+    LoadOptions options;
+    options.target = args->target;
+    options.device = args->device;
+    options.import.dims = parse_dims(args->dims);
+    const auto given = parse_inputs(args->inputs);
+    options.import.constant_inputs = given;
+    Plan plan = load_plan(args->model, options);
+    std::map<std::string, Tensor> inputs = random_inputs(plan.graph, args->seed);
+    for (const auto& [name, t] : given) {
+      const bool is_input =
+          std::any_of(plan.graph.inputs.begin(), plan.graph.inputs.end(),
+                      [&](ValueId v) { return plan.graph.value(v).name == name; });
+      if (is_input) inputs[name] = t;
+    }
+    auto device = runtime::Device::open(plan.device);
+    PlanRunner runner(plan, *device);
+    RunResult result;
+    {
+      Progress progress;
+      result =
+          runner.run(inputs, RunOptions{!args->trace_file.empty()},
+                     [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+    }
+    print_run_summary(plan, result, *device, args->top);
+    if (!args->outputs_dir.empty()) {
+      fs::create_directories(args->outputs_dir);
+      for (const auto& [name, t] : result.outputs) {
+        const std::string path =
+            (fs::path(args->outputs_dir) / (safe_file_name(name) + ".npy")).string();
+        save_npy(t, path);
+      }
+      fmt::print("outputs written to {}/ ({} .npy files)\n", args->outputs_dir,
+                 result.outputs.size());
+    }
+    if (!args->profile_file.empty()) {
+      profile::write_text_file(args->profile_file, profile::to_json(result.profile));
+      fmt::print("profile written to {}\n", args->profile_file);
+    }
+    if (!args->trace_file.empty()) {
+      profile::write_text_file(args->trace_file, profile::chrome_trace(result.profile));
+      fmt::print("trace written to {} (open in https://ui.perfetto.dev or chrome://tracing)\n",
+                 args->trace_file);
+    }
+    if (args->check) {
+      Graph graph = plan.graph;
+      const auto reference = create_backend("reference");
+      Plan ref_plan = lower_graph(std::move(graph), *reference, plan.device);
+      PlanRunner ref_runner(ref_plan, *device);
+      const RunResult ref = ref_runner.run(inputs);
+      bool all_ok = true;
+      fmt::print("check against the reference backend:\n");
+      for (const auto& c : compare_outputs(result.outputs, ref.outputs)) {
+        if (!c.shapes_match) {
+          fmt::print("  {}: shapes differ\n", c.name);
+          all_ok = false;
+          continue;
+        }
+        const bool ok = c.cosine_similarity > 0.999;
+        all_ok = all_ok && ok;
+        fmt::print(
+            "  {}: max abs error {:.3g}, max rel error {:.3g}, cosine similarity {:.6f} {}\n",
+            c.name, c.max_abs_error, c.max_rel_error, c.cosine_similarity, ok ? "ok" : "MISMATCH");
+      }
+      if (!all_ok)
+        throw_user_error(
+            "--check: outputs differ from the reference backend (cosine similarity <= 0.999)");
+    }
+  });
+}
+
+// ---- tessera conformance ----
+
+struct ConformanceArgs {
+  std::vector<std::string> dirs;
+  std::string target = "reference", device, expect;
+  bool quiet = false;
+};
+
+void register_conformance(CLI::App& app) {
+  auto args = std::make_shared<ConformanceArgs>();
+  auto* cmd = app.add_subcommand(
+      "conformance", "Run ONNX backend node tests (model.onnx + test_data_set_N) on a target");
+  cmd->add_option("dirs", args->dirs, "case directories, or directories of them")->required();
+  cmd->add_option("--target,-t", args->target, "target (backend) name (default reference)");
+  cmd->add_option("--device", args->device, "machine preset or JSON file (default: the target's)");
+  cmd->add_option("--expect", args->expect,
+                  "file of case names that must pass (one a line); a regression is an error");
+  cmd->add_flag("--quiet,-q", args->quiet, "print only failures and the totals");
+  cmd->callback([args] {
+    ConformanceOptions options;
+    options.target = args->target;
+    options.device = args->device;
+    create_backend(options.target);  // an unknown target fails before any case runs
+    std::map<CaseStatus, int> totals;
+    std::set<std::string> passed;
+    for (const auto& dir : find_cases(args->dirs)) {
+      const CaseResult r = run_case(dir, options);
+      ++totals[r.status];
+      if (r.status == CaseStatus::pass) passed.insert(r.name);
+      if (args->quiet && r.status != CaseStatus::fail) continue;
+      std::string detail = r.detail.substr(0, r.detail.find('\n'));
+      if (detail.size() > 160) detail = detail.substr(0, 157) + "...";
+      fmt::print("{:<12} {}{}{}\n", case_status_name(r.status), r.name,
+                 r.fallbacks ? fmt::format(" ({} fallbacks)", r.fallbacks) : "",
+                 detail.empty() ? "" : "  " + detail);
+    }
+    fmt::print("totals for target {}: {} pass, {} fail, {} unsupported\n", options.target,
+               totals[CaseStatus::pass], totals[CaseStatus::fail], totals[CaseStatus::unsupported]);
+    if (!args->expect.empty()) {
+      std::ifstream in(args->expect);
+      if (!in) throw_user_error("cannot open expectations file '{}'", args->expect);
+      std::vector<std::string> missing;
+      for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        if (!passed.count(line)) missing.push_back(line);
+      }
+      if (!missing.empty())
+        throw_user_error("{} expected case(s) did not pass: {}", missing.size(),
+                         fmt::join(missing, ", "));
+    }
+  });
+}
+
+}  // namespace
+
+void register_run_commands(CLI::App& app) {
+  register_builtin_backends();
+  register_targets(app);
+  register_compile(app);
+  register_run(app);
+  register_conformance(app);
+}
+
+}  // namespace tessera::tools

@@ -234,6 +234,7 @@ void Device::note_memory_high_water(const std::string& where, const std::string&
 }
 
 void Device::record_timeline(const sim::Timeline& timeline, std::uint64_t start_cycle) {
+  timeline.finish();  // blocked work would be missing from the profile: report it instead
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto& p = impl_->profile;
   for (sim::PipeId pipe = 0; pipe < timeline.pipe_count(); ++pipe)

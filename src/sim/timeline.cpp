@@ -181,7 +181,7 @@ void Timeline::barrier() {
   if (barriers_[index].arrived != pipes_.size()) report_deadlock("at a barrier");
 }
 
-void Timeline::finish() {
+void Timeline::finish() const {
   if (blocked_pipes_ > 0) report_deadlock("at the end of the program");
   for (const Flag& f : flags_) {
     // A set with no wait consuming the one before it: the flag was set while still set.

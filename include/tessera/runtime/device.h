@@ -77,7 +77,8 @@ class Device {
                               std::uint64_t bytes);
   // Adds what a core's timeline recorded (pipe busy time as "<core>/<pipe>", bytes moved, and
   // its intervals when tracing is on) with its cycle 0 placed at `start_cycle` on the device.
-  // Does not advance the device clock: record the kernel with record_kernel.
+  // Does not advance the device clock: record the kernel with record_kernel. Runs
+  // timeline.finish() first, so a deadlocked timeline raises its DeviceFault here.
   void record_timeline(const sim::Timeline& timeline, std::uint64_t start_cycle);
 
   // Waits for all issued work: in the model, closes the profile (total cycles, the global

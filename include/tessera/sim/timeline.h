@@ -92,8 +92,9 @@ class Timeline {
   void barrier();
 
   // Ends the program: any wait still blocked is a deadlock DeviceFault; a flag set twice without
-  // a wait between is reported too. After finish() every event is resolved.
-  void finish();
+  // a wait between is reported too. After finish() every event is resolved. It only checks, so
+  // it may be called again (runtime::Device::record_timeline does).
+  void finish() const;
 
   bool resolved(Event event) const;
   // Start / end cycle of an operation; UserError if it is still blocked.

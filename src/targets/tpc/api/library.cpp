@@ -18,8 +18,9 @@ namespace {
 constexpr std::size_t kNameBuffer = 1024;  // generous, so over-long names are seen, not cut
 }
 
-const std::vector<std::string>& KernelLibrary::kernel_names(gcapi::DeviceId_t deviceId) const {
-  std::call_once(names_once_, [&] {
+std::vector<std::string> KernelLibrary::kernel_names(gcapi::DeviceId_t deviceId) const {
+  std::lock_guard<std::mutex> lock(names_mutex_);
+  if (!names_valid_) {
     unsigned count = 0;
     // First call with a zero-length list asks for the count (spec 000 §2.7.1).
     GetKernelNames(nullptr, &count, deviceId);
@@ -37,8 +38,15 @@ const std::vector<std::string>& KernelLibrary::kernel_names(gcapi::DeviceId_t de
       storage[i].back() = '\0';
       names_.emplace_back(storage[i].data());
     }
-  });
+    names_valid_ = true;
+  }
   return names_;
+}
+
+void KernelLibrary::invalidate_names() {
+  std::lock_guard<std::mutex> lock(names_mutex_);
+  names_valid_ = false;
+  names_.clear();
 }
 
 FunctionLibrary::FunctionLibrary(std::string origin, gcapi::GetKernelNamesFn get_names,
@@ -97,6 +105,7 @@ void KernelSet::add(std::string name, Glue glue) {
     if (k.first == name)
       throw_user_error("kernel library {}: kernel '{}' is added twice", origin_, name);
   kernels_.emplace_back(std::move(name), std::move(glue));
+  invalidate_names();
 }
 
 gcapi::GlueCodeReturn_t KernelSet::GetKernelNames(char** names, unsigned* kernelCount,
@@ -179,7 +188,7 @@ std::vector<std::shared_ptr<KernelLibrary>> KernelRegistry::libraries() const {
 const KernelLibrary* KernelRegistry::find(std::string_view name, std::size_t name_limit,
                                           gcapi::DeviceId_t deviceId) const {
   for (const auto& lib : libraries()) {
-    const auto& names = lib->kernel_names(deviceId);
+    const auto names = lib->kernel_names(deviceId);
     for (const auto& n : names)
       if (n.size() > name_limit)
         throw DeviceFault(

@@ -679,6 +679,11 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   auto check_pattern = [&](const gcapi::TensorAccessPattern_t& a, const DeviceTensor& t,
                            const char* role, std::size_t i) {
     if (a.allRequired) return;
+    bool given = false;  // an all-zero pattern is one the glue left unset: nothing to check
+    for (const auto& map : a.mapping)
+      given = given || map.dim != 0 || map.start_a != 0 || map.end_a != 0 || map.start_b != 0 ||
+              map.end_b != 0;
+    if (!given) return;
     for (int d = 0; d < tensor_rank(t); ++d) {
       const auto& map = a.mapping[d];
       if (map.dim >= inst.indexSpaceGeometry.dims)

@@ -27,11 +27,15 @@ class KernelLibrary {
       const gcapi::HabanaKernelParams_t* params,
       gcapi::HabanaKernelInstantiation_t* instance) const = 0;
 
-  // The exported names, asked once through GetKernelNames and cached.
-  const std::vector<std::string>& kernel_names(gcapi::DeviceId_t deviceId) const;
+  // The exported names, asked through GetKernelNames and cached (a copy, so it stays valid).
+  std::vector<std::string> kernel_names(gcapi::DeviceId_t deviceId) const;
+
+ protected:
+  void invalidate_names();  // for libraries whose set of kernels grows
 
  private:
-  mutable std::once_flag names_once_;
+  mutable std::mutex names_mutex_;
+  mutable bool names_valid_ = false;
   mutable std::vector<std::string> names_;
 };
 

@@ -1,0 +1,165 @@
+// TPC device faults: each must be a DeviceFault naming the kernel and the limit involved.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tessera/core/error.h"
+#include "tessera/runtime/device.h"
+#include "tessera/targets/tpc/api/tpc.h"
+
+using namespace tessera;
+using namespace tessera::tpc;
+
+namespace {
+
+void one_member(gcapi::HabanaKernelInstantiation_t* inst, KernelFunction k) {
+  inst->indexSpaceGeometry.dims = 1;
+  inst->indexSpaceGeometry.sizes[0] = 1;
+  inst->kernel.kernel = k;
+}
+
+void big_vlm(tensor in, tensor out) {
+  (void)in;
+  (void)out;
+  local_array<float64, 321> table;  // 321 * 256 B = 82,176 B > 80 KiB
+  table[0] = float64(1.0f);
+}
+
+void small_vlm(tensor in, tensor out) {
+  (void)in;
+  (void)out;
+  local_array<float64, 65> table;  // 16,640 B > 16 KiB once special functions are used
+  table[0] = v_exp_f32(float64(1.0f));
+}
+
+void big_slm(tensor in, tensor out) {
+  (void)in;
+  (void)out;
+  local_array<int, 257> table;  // 1,028 B > 1 KiB
+  table[0] = 1;
+}
+
+template <int N>
+struct Many {
+  static void kernel(tensor, tensor, tensor, tensor, tensor, tensor, tensor, tensor, tensor, tensor,
+                     tensor, tensor, tensor, tensor, tensor, tensor, tensor) {}
+};
+
+// Each member adds the running value left by the member before it: order-dependent.
+void prefix_sum(tensor in, tensor out) {
+  const int5 s = get_index_space_offset();
+  const int5 e = s + get_index_space_size();
+  for (int i = s[0]; i < e[0]; ++i) {
+    int5 c = {i * 64, 0, 0, 0, 0};
+    int5 prev = {(i - 1) * 64, 0, 0, 0, 0};
+    float64 x = v_f32_ld_tnsr_i(c, in);
+    float64 p = v_f32_ld_tnsr_i(prev, out);  // pad (0) for the first member
+    f32_st_tnsr_i_v(c, out, v_f32_add_v_v(x, p));
+    aso();
+  }
+}
+
+struct TpcFaults : ::testing::Test {
+  std::unique_ptr<runtime::Device> dev = runtime::Device::open("gaudi");
+  std::shared_ptr<KernelSet> lib = std::make_shared<KernelSet>("fault-kernels");
+  KernelRegistry registry;
+  RuntimeOptions options() {
+    RuntimeOptions o;
+    o.registry = &registry;
+    return o;
+  }
+  void SetUp() override { registry.add_builtin_library(lib); }
+  DeviceTensor tensor64() { return make_device_tensor(*dev, DType::f32, Shape{64 * 16}); }
+};
+
+void expect_fault(const std::function<void()>& f, std::initializer_list<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected a DeviceFault";
+  } catch (const DeviceFault& e) {
+    const std::string what = e.what();
+    for (const auto& p : parts)
+      EXPECT_NE(what.find(p), std::string::npos) << what << "\nmissing: " << p;
+  }
+}
+
+}  // namespace
+
+TEST_F(TpcFaults, VectorLocalMemoryOverflow) {
+  lib->add("big_vlm_f32",
+           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             one_member(inst, tpc_kernel<&big_vlm>());
+             return gcapi::GLUE_SUCCESS;
+           });
+  lib->add("small_vlm_f32",
+           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             one_member(inst, tpc_kernel<&small_vlm>());
+             inst->flags.specialFunctionsUsed = 1;
+             return gcapi::GLUE_SUCCESS;
+           });
+  lib->add("big_slm_f32",
+           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             one_member(inst, tpc_kernel<&big_slm>());
+             return gcapi::GLUE_SUCCESS;
+           });
+  Runtime rt(*dev, options());
+  auto t = tensor64();
+  expect_fault([&] { rt.launch("big_vlm_f32", {t}, {t}); },
+               {"big_vlm_f32", "vlm", "82176", "81920"});
+  expect_fault([&] { rt.launch("small_vlm_f32", {t}, {t}); },
+               {"small_vlm_f32", "16640", "16384", "specialFunctionsUsed"});
+  expect_fault([&] { rt.launch("big_slm_f32", {t}, {t}); }, {"big_slm_f32", "slm", "1028", "1024"});
+}
+
+TEST_F(TpcFaults, MoreTensorsThanTheProgramCanAddress) {
+  lib->add("many_f32",
+           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             one_member(inst, tpc_kernel<&Many<0>::kernel>());
+             return gcapi::GLUE_SUCCESS;
+           });
+  Runtime rt(*dev, options());
+  auto t = tensor64();
+  std::vector<DeviceTensor> ins(9, t), outs(8, t);
+  expect_fault([&] { rt.launch("many_f32", ins, outs); }, {"many_f32", "17 tensors", "16"});
+  // With printf, one slot fewer: 16 tensors is too many.
+  lib->add("many_printf_f32",
+           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             one_member(inst, tpc_kernel<&Many<1>::kernel>());
+             inst->kernel.kernel.tensor_params = 16;
+             inst->flags.printfUsed = 1;
+             return gcapi::GLUE_SUCCESS;
+           });
+  std::vector<DeviceTensor> ins8(8, t), outs8(8, t);
+  expect_fault([&] { rt.launch("many_printf_f32", ins8, outs8); },
+               {"many_printf_f32", "16 tensors", "at most 15", "printf"});
+}
+
+TEST_F(TpcFaults, KernelNameLongerThanTheLimit) {
+  const std::string name(65, 'k');
+  lib->add(name, [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+    one_member(inst, tpc_kernel<&big_slm>());
+    return gcapi::GLUE_SUCCESS;
+  });
+  Runtime rt(*dev, options());
+  auto t = tensor64();
+  expect_fault([&] { rt.launch("anything_f32", {t}, {t}); },
+               {name, "65 bytes", "64", "fault-kernels"});
+}
+
+TEST_F(TpcFaults, CheckOrderFindsOrderDependentKernels) {
+  lib->add("prefix_f32", [](const gcapi::HabanaKernelParams_t* p,
+                            gcapi::HabanaKernelInstantiation_t* inst) {
+    return gcapi::elementwise_glue(p, inst, 1, 1, gcapi::DATA_F32, 64, tpc_kernel<&prefix_sum>());
+  });
+  RuntimeOptions o = options();
+  o.check_order = true;
+  Runtime rt(*dev, o);
+  std::vector<float> ones(64 * 16, 1.0f);
+  auto in = make_device_tensor(*dev, DType::f32, Shape{64 * 16}, ones.data());
+  auto out = make_device_tensor(*dev, DType::f32, Shape{64 * 16});
+  expect_fault([&] { rt.launch("prefix_f32", {in}, {out}); },
+               {"prefix_f32", "check-order", "order"});
+  // Without check-order the same launch runs (and its result depends on the split).
+  rt.set_check_order(false);
+  EXPECT_NO_THROW(rt.launch("prefix_f32", {in}, {out}));
+}

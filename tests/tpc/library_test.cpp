@@ -1,0 +1,59 @@
+// Kernel libraries loaded as shared objects through TESSERA_KERNEL_PATH (spec 000 §2.9).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "tpc_test_util.h"
+
+using namespace tpc_test;
+
+namespace {
+
+std::vector<float> run_scale(Runtime& rt, runtime::Device& dev, const char* kernel) {
+  std::vector<float> host(100);
+  for (int i = 0; i < 100; ++i) host[i] = static_cast<float>(i);
+  auto in = upload(dev, DType::f32, Shape{100}, host);
+  auto out = make_device_tensor(dev, DType::f32, Shape{100});
+  rt.launch(kernel, {in}, {out});
+  return download<float>(dev, out);
+}
+
+}  // namespace
+
+TEST(TpcLibrary, SharedObjectLibrariesLoadAndTheFirstNameWins) {
+  auto dev = open_gaudi();
+  KernelRegistry reg;
+  reg.add_path(std::string(TPC_TEST_LIB_B) + ":" + TPC_TEST_LIB_A);
+  RuntimeOptions o;
+  o.registry = &reg;
+  Runtime rt(*dev, o);
+  auto got = run_scale(rt, *dev, "scale_f32");
+  EXPECT_EQ(got[10], 30.0f);  // library B comes first in the path
+  got = run_scale(rt, *dev, "only_a_f32");
+  EXPECT_EQ(got[10], 20.0f);  // only A has it
+
+  KernelRegistry reversed;
+  reversed.add_path(std::string(TPC_TEST_LIB_A) + ":" + TPC_TEST_LIB_B);
+  o.registry = &reversed;
+  Runtime rt2(*dev, o);
+  EXPECT_EQ(run_scale(rt2, *dev, "scale_f32")[10], 20.0f);
+}
+
+TEST(TpcLibrary, GlobalRegistryReadsTesseraKernelPath) {
+  // A directory entry contributes its *.so files in name order: tpc_test_lib_a before _b.
+  setenv("TESSERA_KERNEL_PATH", TPC_TEST_LIB_DIR, 1);
+  auto dev = open_gaudi();
+  Runtime rt(*dev);
+  EXPECT_EQ(run_scale(rt, *dev, "scale_f32")[7], 14.0f);
+  bool builtin_after = true;
+  const auto libs = KernelRegistry::global().libraries();
+  ASSERT_GE(libs.size(), 2u);
+  EXPECT_NE(libs[0]->origin().find("tpc_test_lib_a"), std::string::npos);
+  EXPECT_TRUE(builtin_after);
+}
+
+TEST(TpcLibrary, BadPathEntriesAreUserErrors) {
+  KernelRegistry reg;
+  EXPECT_THROW(reg.add_path("/nonexistent/libnothing.so"), UserError);
+  EXPECT_THROW(reg.add_path(__FILE__), UserError);  // not a shared object
+}

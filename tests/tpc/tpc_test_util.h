@@ -1,0 +1,100 @@
+// Shared helpers of the TPC API tests: a gaudi device, a registry with test kernels, and
+// host <-> device copies of float data.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "tessera/core/error.h"
+#include "tessera/runtime/device.h"
+#include "tessera/targets/tpc/api/tpc.h"
+
+namespace tpc_test {
+
+using namespace tessera;
+using namespace tessera::tpc;
+
+inline std::unique_ptr<runtime::Device> open_gaudi() {
+  return runtime::Device::open("gaudi");
+}
+
+template <typename T>
+DeviceTensor upload(runtime::Device& d, DType type, const Shape& shape, const std::vector<T>& v) {
+  return make_device_tensor(d, type, shape, v.data());
+}
+
+template <typename T>
+std::vector<T> download(runtime::Device& d, const DeviceTensor& t) {
+  std::vector<T> v(static_cast<std::size_t>(t.shape.element_count()));
+  d.copy_to_host(v.data(), t.buffer, v.size() * sizeof(T));
+  return v;
+}
+
+// Glue for a kernel over one f32 input and one f32 output of any shape, 64 elements per member
+// along dim 0; extra options let tests set pads and flags.
+struct GlueOptions {
+  unsigned inputs = 1;
+  unsigned outputs = 1;
+  float pad = 0;
+  bool special = false;
+  bool printf_used = false;
+  gcapi::TensorDataType_t type = gcapi::DATA_F32;
+  unsigned lanes = 64;
+};
+
+inline KernelSet::Glue glue_for(KernelFunction fn, GlueOptions o = {}) {
+  return [fn, o](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
+    const auto rc = gcapi::elementwise_glue(p, inst, o.inputs, o.outputs, o.type, o.lanes, fn);
+    if (rc != gcapi::GLUE_SUCCESS) return rc;
+    for (unsigned i = 0; i < o.inputs; ++i) inst->inputPadValues[i].f32 = o.pad;
+    inst->flags.specialFunctionsUsed = o.special ? 1 : 0;
+    inst->flags.printfUsed = o.printf_used ? 1 : 0;
+    // Scalar parameters: the node parameters, dword by dword.
+    const unsigned dwords = p->NodeParamsSize / 4;
+    for (unsigned i = 0; i < dwords && i < gcapi::MAX_SCALAR_PARAMS_DWORDS; ++i)
+      std::memcpy(&inst->kernel.scalarParams[i], static_cast<const char*>(p->NodeParams) + 4 * i,
+                  4);
+    inst->kernel.paramsNr = dwords;
+    return gcapi::GLUE_SUCCESS;
+  };
+}
+
+// The abs kernel of spec 000 §2.7.1.
+inline void abs_f32(tensor inputA, tensor outputB) {
+  const int5 idx_s = get_index_space_offset();
+  const int5 idx_e = get_index_space_size() + idx_s;
+  int5 c = {0, 0, 0, 0, 0};
+  for (int i0 = idx_s[0] * 64; i0 < idx_e[0] * 64; i0 += 64) {
+    c[0] = i0;
+    for (int i3 = idx_s[3]; i3 < idx_e[3]; ++i3) {
+      c[3] = i3;
+      for (int i2 = idx_s[2]; i2 < idx_e[2]; ++i2) {
+        c[2] = i2;
+        for (int i1 = idx_s[1]; i1 < idx_e[1]; ++i1) {
+          c[1] = i1;
+          float64 in = v_f32_ld_tnsr_i(c, inputA);
+          float64 out = v_f32_abs_v(in);
+          f32_st_tnsr_i_v(c, outputB, out);
+        }
+      }
+    }
+  }
+}
+
+// Elementwise add over a 2-D index space (spec 000 §2.4.3).
+inline void add_f32(tensor a, tensor b, tensor out) {
+  const int5 s = get_index_space_offset();
+  const int5 e = s + get_index_space_size();
+  int5 c = {0};
+  for (int i = s[0]; i < e[0]; ++i) {
+    c[0] = i * 64;
+    for (int j = s[1]; j < e[1]; ++j) {
+      c[1] = j;
+      float64 x = v_f32_ld_tnsr_i(c, a);
+      float64 y = v_f32_ld_tnsr_i(c, b);
+      f32_st_tnsr_i_v(c, out, v_f32_add_v_v(x, y));
+    }
+  }
+}
+
+}  // namespace tpc_test

@@ -51,30 +51,31 @@ struct Taps {
   int per_out = 1;
 };
 
-// Input coordinate of output position `x` along one dim (ONNX Resize coordinate modes).
-double original_coordinate(const ResizeParams& p, double x, std::int64_t in_len,
-                           std::int64_t out_len, double scale, double roi_start, double roi_end) {
+// Input coordinate of output position `x` along one dim (ONNX Resize coordinate modes). As in
+// the ONNX reference, the resized length in these formulas is scale * in_len before flooring
+// (it differs from out_len only when scales, not sizes, were given).
+double original_coordinate(const ResizeParams& p, double x, std::int64_t in_len, double scale,
+                           double roi_start, double roi_end) {
+  const double in = static_cast<double>(in_len);
+  const double resized = scale * in;
   switch (p.coordinate_transformation_mode) {
     case CoordinateTransform::half_pixel:
       return (x + 0.5) / scale - 0.5;
     case CoordinateTransform::half_pixel_symmetric: {
-      const double out_float = scale * static_cast<double>(in_len);
-      const double adjustment = static_cast<double>(out_len) / out_float;
-      const double center = static_cast<double>(in_len) / 2.0;
+      const double adjustment = std::floor(resized) / resized;
+      const double center = in / 2.0;
       return center * (1.0 - adjustment) + (x + 0.5) / scale - 0.5;
     }
     case CoordinateTransform::pytorch_half_pixel:
-      return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+      return resized > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
     case CoordinateTransform::align_corners:
-      return out_len == 1 ? 0.0
-                          : x * static_cast<double>(in_len - 1) / static_cast<double>(out_len - 1);
+      return resized == 1.0 ? 0.0 : x * (in - 1.0) / (resized - 1.0);
     case CoordinateTransform::asymmetric:
       return x / scale;
     case CoordinateTransform::tf_crop_and_resize:
-      return out_len > 1 ? roi_start * static_cast<double>(in_len - 1) +
-                               x * (roi_end - roi_start) * static_cast<double>(in_len - 1) /
-                                   static_cast<double>(out_len - 1)
-                         : 0.5 * (roi_start + roi_end) * static_cast<double>(in_len - 1);
+      return resized > 1.0
+                 ? roi_start * (in - 1.0) + x * (roi_end - roi_start) * (in - 1.0) / (resized - 1.0)
+                 : 0.5 * (roi_start + roi_end) * (in - 1.0);
   }
   return x;
 }
@@ -113,7 +114,7 @@ Taps make_taps(const ResizeParams& p, std::int64_t in_len, std::int64_t out_len,
   };
   for (std::int64_t o = 0; o < out_len; ++o) {
     const double x =
-        original_coordinate(p, static_cast<double>(o), in_len, out_len, scale, roi_start, roi_end);
+        original_coordinate(p, static_cast<double>(o), in_len, scale, roi_start, roi_end);
     const auto base = static_cast<std::size_t>(o * t.per_out);
     if (p.coordinate_transformation_mode == CoordinateTransform::tf_crop_and_resize &&
         (x < 0.0 || x > static_cast<double>(in_len - 1))) {

@@ -70,6 +70,17 @@ TEST(Resize, LinearHalfPixelAndAlignCorners) {
   EXPECT_EQ(h.dtype(), DType::f16);
 }
 
+TEST(Resize, AlignCornersWithScalesUsesUnflooredLength) {
+  // ONNX example: 2x4 scaled by 0.6 gives 1x2; the resized width in the formula is 2.4, so the
+  // second output samples x = 1 * 3 / 1.4 = 2.142857 (not 3).
+  const Tensor x = F(Shape::nchw(1, 1, 2, 4), {1, 2, 3, 4, 5, 6, 7, 8});
+  ops::ResizeParams p;
+  p.mode = ops::ResizeMode::linear;
+  p.coordinate_transformation_mode = ops::CoordinateTransform::align_corners;
+  p.scales = {0.6f, 0.6f, 1, 1};
+  EXPECT_TRUE(Close(ops::resize(x, p), F(Shape::nchw(1, 1, 1, 2), {1, 3.142857f}), 1e-5, 1e-5));
+}
+
 TEST(Resize, PytorchHalfPixelAndSymmetric) {
   const Tensor x = F(Shape{4}, {1, 2, 3, 4});
   ops::ResizeParams p;

@@ -1,0 +1,16 @@
+# Runs `tessera compile` then `tessera run MODEL.tsm --check`, and checks a corrupt file is refused.
+file(MAKE_DIRECTORY ${WORK})
+execute_process(COMMAND ${TESSERA} compile ${MODEL} -o ${WORK}/m.tsm RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "compile failed (${rc}): ${out}${err}")
+endif()
+execute_process(COMMAND ${TESSERA} run ${WORK}/m.tsm --check --outputs ${WORK}/out --trace ${WORK}/t.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "cosine similarity 1.0" OR NOT EXISTS ${WORK}/out/logits.npy)
+  message(FATAL_ERROR "run failed (${rc}): ${out}${err}")
+endif()
+file(WRITE ${WORK}/bad.tsm "TESSMDL garbage")
+execute_process(COMMAND ${TESSERA} run ${WORK}/bad.tsm RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "bad.tsm")
+  message(FATAL_ERROR "a corrupt model file must be a user error naming the file (${rc}): ${err}")
+endif()

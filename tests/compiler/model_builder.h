@@ -1,0 +1,36 @@
+// Builds small ONNX models in memory for the compiler tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/core/tensor.h"
+
+namespace tessera::testing {
+
+struct OnnxNode {
+  std::string op;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> int_attrs;  // ints (or one int)
+  bool scalar_attrs = false;  // int_attrs of one value are written as INT, not INTS
+};
+
+struct OnnxInput {
+  std::string name;
+  std::vector<std::string> dims;  // numbers or symbolic names, outermost first
+  int elem_type = 1;              // onnx.TensorProto.DataType (1 float, 7 int64)
+};
+
+// A float model: inputs, initializers (f32 or i32 -> int64, outermost-first dims), nodes,
+// outputs (f32 with the given dims).
+std::vector<std::byte> make_model(const std::vector<OnnxInput>& inputs,
+                                  const std::vector<std::pair<std::string, Tensor>>& initializers,
+                                  const std::vector<OnnxNode>& nodes,
+                                  const std::vector<OnnxInput>& outputs, std::int64_t opset = 13);
+
+std::vector<std::byte> read_bytes(const std::string& path);
+
+}  // namespace tessera::testing

@@ -1,0 +1,131 @@
+// Plans: backend registry, fallbacks, the liveness memory plan, and running on a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "model_builder.h"
+#include "tessera/compiler/backend.h"
+#include "tessera/compiler/driver.h"
+#include "tessera/compiler/onnx_import.h"
+#include "tessera/core/error.h"
+
+namespace tessera::compiler {
+namespace {
+
+const std::string kSmall = std::string(TESSERA_MODELS_DIR) + "/resnet_small.onnx";
+
+TEST(Registry, ReferenceIsRegisteredAndUnknownNamesAreListed) {
+  register_builtin_backends();
+  const auto all = registered_backends();
+  ASSERT_TRUE(std::any_of(all.begin(), all.end(),
+                          [](const BackendInfo& b) { return b.name == "reference"; }));
+  for (const auto& b : all) EXPECT_FALSE(b.description.empty());
+  try {
+    create_backend("no-such-target");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("reference"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MemoryPlan, LiveValuesNeverOverlapAndReuseShrinksThePeak) {
+  register_builtin_backends();
+  LoadOptions options;
+  const Plan plan = load_plan(kSmall, options);
+  const Graph& g = plan.graph;
+  const auto& mp = plan.memory;
+  EXPECT_GT(mp.arena_bytes, 0u);
+  EXPECT_LT(mp.arena_bytes, mp.unplanned_bytes);
+  // Lifetimes in steps; views share their input's storage so compare only distinct offsets.
+  const int end = static_cast<int>(g.nodes.size());
+  std::vector<int> first(g.values.size(), end + 1), last(g.values.size(), -2);
+  for (ValueId v : g.inputs) first[static_cast<std::size_t>(v)] = -1;
+  for (int s = 0; s < end; ++s) {
+    for (ValueId v : g.nodes[static_cast<std::size_t>(s)].outputs)
+      first[static_cast<std::size_t>(v)] = std::min(first[static_cast<std::size_t>(v)], s);
+    for (ValueId v : g.nodes[static_cast<std::size_t>(s)].inputs)
+      if (v != kNoValue)
+        last[static_cast<std::size_t>(v)] = std::max(last[static_cast<std::size_t>(v)], s);
+  }
+  for (ValueId v : g.outputs) last[static_cast<std::size_t>(v)] = end;
+  for (std::size_t a = 0; a < g.values.size(); ++a) {
+    if (mp.offsets[a] < 0) continue;
+    EXPECT_EQ(mp.offsets[a] % static_cast<std::int64_t>(plan.alignment), 0);
+    EXPECT_LE(static_cast<std::uint64_t>(mp.offsets[a]) + g.values[a].bytes(), mp.arena_bytes);
+    for (std::size_t b = a + 1; b < g.values.size(); ++b) {
+      if (mp.offsets[b] < 0 || mp.offsets[a] == mp.offsets[b]) continue;
+      const bool live_together = first[a] <= last[b] && first[b] <= last[a];
+      const auto a0 = mp.offsets[a], a1 = a0 + static_cast<std::int64_t>(g.values[a].bytes());
+      const auto b0 = mp.offsets[b], b1 = b0 + static_cast<std::int64_t>(g.values[b].bytes());
+      if (live_together) {
+        EXPECT_TRUE(a1 <= b0 || b1 <= a0) << g.values[a].name << " overlaps " << g.values[b].name;
+      }
+    }
+  }
+}
+
+TEST(PlanRunner, RunsAreDeterministicAndInputsAreChecked) {
+  register_builtin_backends();
+  const Plan plan = load_plan(kSmall, {});
+  auto device = runtime::Device::open(plan.device);
+  PlanRunner runner(plan, *device);
+  const auto inputs = random_inputs(plan.graph, 3);
+  const auto a = runner.run(inputs);
+  const auto b = runner.run(inputs);
+  EXPECT_TRUE(equal(a.outputs.at("logits"), b.outputs.at("logits")));
+  EXPECT_EQ(a.profile.total_cycles, b.profile.total_cycles);
+  // A wrong shape and a missing input are user errors naming the input.
+  auto bad = inputs;
+  bad["input"] = Tensor(DType::f32, Shape::nchw(1, 3, 16, 16));
+  try {
+    runner.run(bad);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'input'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(runner.run({}), UserError);
+}
+
+// A backend that runs only Relu itself: everything else falls back with a reason.
+class ReluOnly final : public Backend {
+ public:
+  std::string name() const override { return "relu-only"; }
+  std::string description() const override { return "test"; }
+  std::string default_device() const override { return "gaudi"; }
+  std::optional<std::string> unsupported_reason(const Node& node, const Graph&) const override {
+    if (node.op == "Relu") return std::nullopt;
+    return "only Relu";
+  }
+  std::unique_ptr<Step> lower(const Graph&, int node) const override {
+    return make_reference_step(node);
+  }
+};
+
+TEST(Plan, UnsupportedNodesFallBackWithReasons) {
+  Graph g = import_onnx_file(kSmall);
+  ReluOnly backend;
+  const Plan plan = compile(std::move(g), backend);
+  EXPECT_GT(plan.fallback_count(), 0);
+  for (const auto& info : plan.info) {
+    const Node& n = plan.graph.nodes[static_cast<std::size_t>(info.node)];
+    if (n.op == "Relu") {
+      EXPECT_FALSE(info.fallback);
+    }
+    if (info.fallback) {
+      EXPECT_EQ(info.reason, "only Relu");
+    }
+  }
+}
+
+TEST(Compare, CosineAndErrors) {
+  const Tensor a = Tensor::from_vector(Shape{3}, {1, 2, 3});
+  const Tensor b = Tensor::from_vector(Shape{3}, {1, 2, 3.5});
+  const auto c = compare_outputs({{"y", a}}, {{"y", b}});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_NEAR(c[0].max_abs_error, 0.5, 1e-12);
+  EXPECT_LT(c[0].cosine_similarity, 1.0);
+  EXPECT_GT(c[0].cosine_similarity, 0.99);
+}
+
+}  // namespace
+}  // namespace tessera::compiler

@@ -502,3 +502,73 @@ TEST(TpcRuntime, IntrinsicsOutsideAKernelAreAUserError) {
   EXPECT_THROW(get_index_space_offset(), UserError);
   EXPECT_THROW(v_f32_ld_tnsr_i({0}, tensor(0)), UserError);
 }
+
+void queries(tensor in, tensor out) {
+  int5 c = {0};
+  // Dimension sizes and strides, the pad value set by the glue, then a new pad from the kernel.
+  int64 v(0);
+  v[0] = static_cast<int>(get_dim_size(in, 0));
+  v[1] = static_cast<int>(get_dim_size(in, 1));
+  v[2] = static_cast<int>(get_dim_stride(in, 1));
+  v[3] = get_pad_value_int(in);
+  set_pad_value_int(in, -9);
+  v[4] = v_i32_ld_tnsr_i({-1, 0, 0, 0, 0}, in)[0];  // outside: the new pad
+  int* p = a_gen_addr_i_b(in, int5{{2, 1, 0, 0, 0}});
+  v[5] = *p;  // scalar global read of element (2, 1)
+  *static_cast<int*>(a_gen_addr_i(int5{{0, 0, 0, 0, 0}}, out)) = 77;
+  c[0] = 64;
+  i32_st_tnsr_i_v(c, out, v);
+}
+
+TEST_F(Fixture, TensorQueriesPadValuesAndScalarGlobalAccess) {
+  lib->add("queries_i32",
+           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             inst->indexSpaceGeometry.dims = 1;
+             inst->indexSpaceGeometry.sizes[0] = 1;
+             inst->inputPadValues[0].i32 = 42;
+             inst->kernel.kernel = tpc_kernel<&queries>();
+             return gcapi::GLUE_SUCCESS;
+           });
+  Runtime rt(*dev, options());
+  std::vector<int> host(10 * 3);
+  for (int i = 0; i < 30; ++i) host[i] = i * 10;
+  auto in = upload(*dev, DType::i32, Shape{10, 3}, host);
+  auto out = make_device_tensor(*dev, DType::i32, Shape{128});
+  rt.launch("queries_i32", {in}, {out});
+  const auto got = download<int>(*dev, out);
+  EXPECT_EQ(got[0], 77);
+  EXPECT_EQ(got[64], 10);
+  EXPECT_EQ(got[65], 3);
+  EXPECT_EQ(got[66], 10);
+  EXPECT_EQ(got[67], 42);
+  EXPECT_EQ(got[68], -9);
+  EXPECT_EQ(got[69], 120);
+}
+
+void gen_addr_outside(tensor in, tensor out) {
+  (void)out;
+  int* p = a_gen_addr_i(int5{{5, 0, 0, 0, 0}}, in);
+  *p = 1;
+}
+
+TEST_F(Fixture, ScalarAddressOutsideTheTensorIsADeviceFault) {
+  lib->add("outside_f32",
+           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             inst->indexSpaceGeometry.dims = 1;
+             inst->indexSpaceGeometry.sizes[0] = 1;
+             inst->kernel.kernel = tpc_kernel<&gen_addr_outside>();
+             return gcapi::GLUE_SUCCESS;
+           });
+  Runtime rt(*dev, options());
+  auto t = make_device_tensor(*dev, DType::i32, Shape{4});
+  EXPECT_THROW(rt.launch("outside_f32", {t}, {t}), DeviceFault);
+}
+
+TEST_F(Fixture, CheckOrderCanBeEnabledFromTheEnvironment) {
+  setenv("TESSERA_TPC_CHECK_ORDER", "1", 1);
+  Runtime on(*dev, options());
+  unsetenv("TESSERA_TPC_CHECK_ORDER");
+  Runtime off(*dev, options());
+  EXPECT_TRUE(on.check_order());
+  EXPECT_FALSE(off.check_order());
+}

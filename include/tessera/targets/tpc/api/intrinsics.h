@@ -243,9 +243,12 @@ inline float round_float(double x, int bits, int rm) {
 template <typename To>
 inline To convert_lane(double x, int rm) {
   if constexpr (std::is_same_v<To, float>) {
+    const float f = static_cast<float>(x);  // the FPU rounds to nearest even
+    if (rm == SW_RHNE || static_cast<double>(f) == x) return f;
     return round_float(x, 24, rm);
   } else if constexpr (std::is_same_v<To, tessera::bf16>) {
-    if (std::isnan(x)) return tessera::bf16(static_cast<float>(x));
+    const float f = static_cast<float>(x);
+    if (std::isnan(x) || (rm == SW_RHNE && static_cast<double>(f) == x)) return tessera::bf16(f);
     return tessera::bf16::from_bits(
         static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(round_float(x, 8, rm)) >> 16));
   } else {

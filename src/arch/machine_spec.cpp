@@ -152,6 +152,12 @@ class Validator {
       add(here, "must be a finite number");
       return;
     }
+    // Whole-number figures must convert to int64 exactly; every figure must fit Figure::as_int.
+    const double limit = rule.integer ? 0x1p53 : 0x1p63;
+    if (std::fabs(v) >= limit) {
+      add(here, fmt::format("{} is too large; the limit is {}", v, limit));
+      return;
+    }
     if (rule.range == Range::positive && v <= 0)
       add(here, fmt::format("must be positive, got {}", v));
     if (rule.range == Range::non_negative && v < 0)

@@ -321,6 +321,15 @@ TEST(Errors, NonPositiveAndFractionalValues) {
   EXPECT_CONTAINS(msg, "host_link.latency_seconds.value: must not be negative");
 }
 
+TEST(Errors, ValuesTooLargeForAnInteger) {
+  json j = minimal();
+  j["memories"][0]["capacity_bytes"]["value"] = 1e300;
+  j["params"]["tpc.huge"] = fig(1e19);
+  const std::string msg = problem_text(j);
+  EXPECT_CONTAINS(msg, "memories[0].capacity_bytes.value: 1e+300 is too large");
+  EXPECT_CONTAINS(msg, "params.tpc.huge.value: 1e+19 is too large");
+}
+
 TEST(Errors, UnknownScopeAndTarget) {
   json j = minimal();
   j["memories"][0]["scope"] = "chip";

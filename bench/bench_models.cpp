@@ -1,0 +1,103 @@
+// ResNet-style networks through the compiler and a runtime device, per target: host wall time
+// per inference (the benchmark's time), modeled device time (counter "modeled_ms"), and the
+// ratio to PyTorch on the CPU when PyTorch is installed (counter "vs_pytorch"; skipped if not).
+// resnet18.onnx (224x224) is made on first use by scripts/make_models.py into the build tree.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "tessera/compiler/backend.h"
+#include "tessera/compiler/driver.h"
+#include "tessera/core/log.h"
+#ifdef TESSERA_HAVE_TPC_BACKEND
+#include "tessera/targets/tpc/backend/backend.h"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace tessera;
+using namespace tessera::compiler;
+
+std::string model_path(const std::string& name) {
+  if (name == "resnet_small")
+    return std::string(TESSERA_SOURCE_DIR) + "/examples/models/resnet_small.onnx";
+  const std::string path = std::string(TESSERA_BINARY_DIR) + "/models/" + name + ".onnx";
+  if (!fs::exists(path)) {
+    const std::string cmd = "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) +
+                            "/scripts/make_models.py --resnet18 --out " +
+                            std::string(TESSERA_BINARY_DIR) + "/models";
+    if (std::system(cmd.c_str()) != 0) return "";
+  }
+  return path;
+}
+
+// Seconds per inference of the same network in PyTorch on this CPU, or a negative number.
+double pytorch_seconds(const std::string& name) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) return -1.0;
+  const std::string cmd =
+      "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) + "/bench/pytorch_resnet.py " + name;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return -1.0;
+  double seconds = -1.0;
+  if (std::fscanf(pipe, "%lf", &seconds) != 1) seconds = -1.0;
+  pclose(pipe);
+  return seconds;
+}
+
+void run_model(benchmark::State& state, const std::string& name, const std::string& target) {
+  const std::string path = model_path(name);
+  if (path.empty()) {
+    state.SkipWithError("could not make the model (needs /usr/bin/python3 with onnx and numpy)");
+    return;
+  }
+  LoadOptions options;
+  options.target = target;
+  const Plan plan = load_plan(path, options);
+  auto device = runtime::Device::open(plan.device);
+  PlanRunner runner(plan, *device);
+  const auto inputs = random_inputs(plan.graph, 0);
+  RunResult last = runner.run(inputs);  // warm-up: first-touch of buffers, BLAS threads
+  for (auto _ : state) {
+    last = runner.run(inputs);
+    benchmark::DoNotOptimize(last.outputs.size());
+  }
+  state.counters["modeled_ms"] = last.profile.modeled_seconds() * 1e3;
+  state.counters["fallbacks"] = plan.fallback_count();
+  state.counters["peak_MiB"] =
+      static_cast<double>(plan.memory.arena_bytes + plan.memory.weights_bytes) / (1024.0 * 1024.0);
+  static std::map<std::string, double> torch;
+  if (!torch.count(name)) torch[name] = pytorch_seconds(name);
+  if (torch[name] > 0) state.counters["vs_pytorch"] = last.host_seconds / torch[name];
+}
+
+void register_all() {
+  register_builtin_backends();
+#ifdef TESSERA_HAVE_TPC_BACKEND
+  tpc::register_tpc_backend();
+#endif
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+    std::fprintf(stderr,
+                 "bench_models: PyTorch is not installed; the vs_pytorch ratio is skipped\n");
+  for (const auto& info : registered_backends())
+    for (const std::string model : {"resnet_small", "resnet18"})
+      benchmark::RegisterBenchmark(
+          (model + "/" + info.name).c_str(),
+          [model, target = info.name](benchmark::State& s) { run_model(s, model, target); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

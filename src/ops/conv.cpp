@@ -2,14 +2,13 @@
 // pools, for 1 to 3 spatial dims. Semantics: ONNX Conv-11, ConvTranspose-11, MaxPool-12,
 // AveragePool-19, GlobalAveragePool-1, GlobalMaxPool-1. Every spatial rank is handled as 3-D
 // with leading size-1 dims, so one loop nest serves all.
-#include <cblas.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "blas.h"
 #include "common.h"
 #include "tessera/ops/reference.h"
 
@@ -171,15 +170,7 @@ void check_bias(std::string_view op, const Tensor* bias, const Tensor& x, std::i
 
 void gemm_rowmajor(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
                    std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (std::int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c,
-              static_cast<blasint>(ldc));
+  detail::sgemm(trans_a, false, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
 }
 
 }  // namespace
@@ -226,21 +217,24 @@ Tensor conv(const Tensor& x_in, const Tensor& w_in, const Tensor* bias, const Co
   const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
   const bool direct = g.kernel_size() == 1 && g.stride == Triple{1, 1, 1} &&
                       g.pad_begin == Triple{0, 0, 0} && g.pad_end == Triple{0, 0, 0};
-  std::vector<float> col(direct ? 0 : static_cast<std::size_t>(kdim * p_out));
   const float* px = x.data<float>();
   const float* pw = w.data<float>();
   float* po = out.data<float>();
-  for (std::int64_t n = 0; n < g.batch; ++n)
-    for (std::int64_t gi = 0; gi < group; ++gi) {
-      const float* xg = px + (n * g.channels + gi * cg) * p_in;
-      const float* b = xg;
-      if (!direct) {
-        im2col(xg, g, cg, col.data());
-        b = col.data();
-      }
-      gemm_rowmajor(false, mg, p_out, kdim, pw + gi * mg * kdim, kdim, b, p_out,
-                    po + (n * m + gi * mg) * p_out, p_out);
+  // One unit per (image, group): each writes only its own output channels.
+  detail::parallel_for(static_cast<std::size_t>(g.batch * group), [&](std::size_t unit) {
+    const auto n = static_cast<std::int64_t>(unit) / group;
+    const auto gi = static_cast<std::int64_t>(unit) % group;
+    const float* xg = px + (n * g.channels + gi * cg) * p_in;
+    std::vector<float> col;
+    const float* b = xg;
+    if (!direct) {
+      col.resize(static_cast<std::size_t>(kdim * p_out));
+      im2col(xg, g, cg, col.data());
+      b = col.data();
     }
+    gemm_rowmajor(false, mg, p_out, kdim, pw + gi * mg * kdim, kdim, b, p_out,
+                  po + (n * m + gi * mg) * p_out, p_out);
+  });
   add_bias(bias, m, p_out, g.batch, po);
   return detail::restore(std::move(out), x_in.dtype());
 }
@@ -298,12 +292,15 @@ Tensor conv_transpose(const Tensor& x_in, const Tensor& w_in, const Tensor* bias
   Tensor out(DType::f32, output_shape(g, m));
   const std::int64_t ks = g.kernel_size(), rows = mg * ks;
   const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
-  std::vector<float> col(static_cast<std::size_t>(rows * p_in));
   const float* px = x.data<float>();
   const float* pw = w.data<float>();
   float* po = out.data<float>();
-  for (std::int64_t n = 0; n < g.batch; ++n)
-    for (std::int64_t gi = 0; gi < group; ++gi) {
+  // One unit per (image, group): each scatters only into its own output channels.
+  detail::parallel_for(static_cast<std::size_t>(g.batch * group), [&](std::size_t unit) {
+    const auto n = static_cast<std::int64_t>(unit) / group;
+    const auto gi = static_cast<std::int64_t>(unit) % group;
+    std::vector<float> col(static_cast<std::size_t>(rows * p_in));
+    {
       // col (M/g*k x P_in) = W_g^T (M/g*k x C/g) * X_g (C/g x P_in)
       gemm_rowmajor(true, rows, p_in, cg, pw + gi * cg * rows, rows,
                     px + (n * g.channels + gi * cg) * p_in, p_in, col.data(), p_in);
@@ -330,6 +327,7 @@ Tensor conv_transpose(const Tensor& x_in, const Tensor& w_in, const Tensor* bias
               }
             }
     }
+  });
   add_bias(bias, m, p_out, g.batch, po);
   return detail::restore(std::move(out), x_in.dtype());
 }

@@ -1,10 +1,9 @@
 // MatMul (NumPy matmul semantics, ONNX MatMul-13) and Gemm (ONNX Gemm-13) through OpenBLAS.
 // A Tessera {K, M} tensor is a row-major M x K matrix, so sgemm runs in CblasRowMajor.
-#include <cblas.h>
-
 #include <cstring>
 #include <type_traits>
 
+#include "blas.h"
 #include "common.h"
 #include "tessera/ops/reference.h"
 
@@ -28,14 +27,7 @@ void int_gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std:
 
 void sgemm(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n,
            std::int64_t k) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::memset(c, 0, static_cast<std::size_t>(m * n) * sizeof(float));
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m),
-              static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(k), b,
-              static_cast<blasint>(n), 0.0f, c, static_cast<blasint>(n));
+  detail::sgemm(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
 }
 
 Shape batch_shape(const Shape& s) {
@@ -103,13 +95,17 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
         return;
       }
     }
+    // One unit per output matrix; each writes only its own matrix.
+    std::vector<std::array<std::int64_t, 3>> units;
     broadcast_rows<2>(out_batch, {&a_batch, &b_batch},
                       [&](std::int64_t o, const std::array<std::int64_t, 2>& in,
                           const std::array<std::int64_t, 2>& st, std::int64_t count) {
                         for (std::int64_t i = 0; i < count; ++i)
-                          mm(pa + (in[0] + i * st[0]) * a_mat, pb + (in[1] + i * st[1]) * b_mat,
-                             pc + (o + i) * c_mat, m);
+                          units.push_back({in[0] + i * st[0], in[1] + i * st[1], o + i});
                       });
+    detail::parallel_for(units.size(), [&](std::size_t u) {
+      mm(pa + units[u][0] * a_mat, pb + units[u][1] * b_mat, pc + units[u][2] * c_mat, m);
+    });
   };
   if (floating) {
     run(float{});
@@ -169,11 +165,8 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, const Tensor* c_in, const Ge
       float* p = out.data<float>();
       for (std::int64_t i = 0; i < m * n; ++i) p[i] *= beta;
     } else {
-      cblas_sgemm(CblasRowMajor, params.trans_a ? CblasTrans : CblasNoTrans,
-                  params.trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-                  static_cast<blasint>(n), static_cast<blasint>(ka), params.alpha, a.data<float>(),
-                  static_cast<blasint>(a.dim(0)), b.data<float>(), static_cast<blasint>(b.dim(0)),
-                  beta, out.data<float>(), static_cast<blasint>(n));
+      detail::sgemm(params.trans_a, params.trans_b, m, n, ka, params.alpha, a.data<float>(),
+                    a.dim(0), b.data<float>(), b.dim(0), beta, out.data<float>(), n);
     }
   }
   return detail::restore(std::move(out), a_in.dtype());

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <new>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,8 +15,25 @@ namespace tessera {
 
 namespace {
 
-std::size_t checked_count(const Shape& shape) {
-  return static_cast<std::size_t>(shape.element_count());
+// Element count of a shape, with a UserError (not an overflow or a bad_alloc later) when the
+// storage could never be allocated.
+std::size_t checked_count(const Shape& shape, DType dtype) {
+  std::int64_t count = 1;
+  for (int d = 0; d < shape.rank(); ++d)
+    if (__builtin_mul_overflow(count, shape[d], &count) || count > (std::int64_t{1} << 46))
+      throw_user_error("a {} tensor of shape {} is too large to hold in host memory",
+                       dtype_name(dtype), shape.to_string());
+  return static_cast<std::size_t>(count);
+}
+
+std::vector<std::byte> allocate(const Shape& shape, DType dtype) {
+  const std::size_t bytes = checked_count(shape, dtype) * dtype_size(dtype);
+  try {
+    return std::vector<std::byte>(bytes);
+  } catch (const std::bad_alloc&) {
+    throw_user_error("cannot allocate {} bytes for a {} tensor of shape {} on the host", bytes,
+                     dtype_name(dtype), shape.to_string());
+  }
 }
 
 template <typename To, typename From>
@@ -44,7 +62,7 @@ void convert_elements(const From* in, To* out, std::size_t n) {
 Tensor::Tensor() : storage_(sizeof(float)) {}
 
 Tensor::Tensor(DType dtype, const Shape& shape)
-    : dtype_(dtype), shape_(shape), storage_(checked_count(shape) * dtype_size(dtype)) {}
+    : dtype_(dtype), shape_(shape), storage_(allocate(shape, dtype)) {}
 
 Tensor Tensor::full(DType dtype, const Shape& shape, double value) {
   Tensor t(dtype, shape);
@@ -91,7 +109,7 @@ Tensor Tensor::from_ints(DType dtype, const Shape& shape, const std::vector<std:
 }
 
 Tensor Tensor::from_bytes(DType dtype, const Shape& shape, std::span<const std::byte> bytes) {
-  const std::size_t expected = checked_count(shape) * dtype_size(dtype);
+  const std::size_t expected = checked_count(shape, dtype) * dtype_size(dtype);
   if (bytes.size() != expected)
     throw_user_error(
         "Tensor::from_bytes: {} bytes given for a {} tensor of shape {}, which needs "

@@ -114,7 +114,9 @@ Shape resolve_reshape(const Shape& input, const std::vector<std::int64_t>& dims_
             detail::list_to_string(dims_outer_first), i, input.to_string(), in_dims.size());
       dims[i] = in_dims[i];
     }
-    known *= dims[i];
+    if (__builtin_mul_overflow(known, dims[i], &known))
+      throw_user_error("Reshape: target {} overflows 64-bit element counts",
+                       detail::list_to_string(dims_outer_first));
   }
   if (infer >= 0) {
     if (known == 0 || input.element_count() % known != 0)
@@ -262,8 +264,12 @@ Tensor slice(const Tensor& x, const SliceParams& params) {
   for (std::size_t i = 0; i < n; ++i) {
     const int a = axes[i];
     const std::int64_t dim = x.dim(a);
-    const std::int64_t step = params.steps.empty() ? 1 : params.steps[i];
+    std::int64_t step = params.steps.empty() ? 1 : params.steps[i];
     if (step == 0) throw_user_error("Slice: step for axis {} is 0; steps must be nonzero", a);
+    // A step longer than the dim selects at most one element; clamping keeps the arithmetic
+    // below from overflowing (INT64_MIN steps included).
+    const std::int64_t longest = dim + 1;
+    step = std::clamp<std::int64_t>(step, -longest, longest);
     std::int64_t start = params.starts[i], end = params.ends[i];
     if (start < 0) start += dim;  // cannot overflow: dim >= 0
     if (end < 0) end += dim;
@@ -306,7 +312,13 @@ Tensor unsqueeze(const Tensor& x, const std::vector<int>& axes_in) {
   if (out_rank > kMaxRank)
     throw_user_error("Unsqueeze: input {} with {} new axes would have rank {} (> {})",
                      x.shape().to_string(), axes_in.size(), out_rank, kMaxRank);
-  Shape probe =
+  for (int a : axes_in)
+    if (a < -out_rank || a >= out_rank)
+      throw_user_error(
+          "Unsqueeze: axis {} is out of range for the output rank {} (input {} plus "
+          "{} new dims); expected an axis in [{}, {}]",
+          a, out_rank, x.shape().to_string(), axes_in.size(), -out_rank, out_rank - 1);
+  const Shape probe =
       Shape::from_fastest_first(std::vector<std::int64_t>(static_cast<std::size_t>(out_rank), 1));
   const std::vector<int> axes = detail::normalize_axes("Unsqueeze", axes_in, out_rank, probe);
   std::vector<std::int64_t> dims;

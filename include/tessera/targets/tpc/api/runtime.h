@@ -76,7 +76,8 @@ class Runtime {
   // Launches a kernel of the libraries by name. `params` / `params_size` are the node
   // parameters handed to the glue (HabanaKernelParams_t::NodeParams). A missing dtype variant
   // ("relu_bf16") runs the f32 variant with casts around it (spec 000 §2.9).
-  // Returns the KernelRecord as stored in the device profile.
+  // Returns the KernelRecord as stored in the device profile (valid until the device records
+  // more work).
   const profile::KernelRecord& launch(std::string_view kernel, std::span<const DeviceTensor> inputs,
                                       std::span<const DeviceTensor> outputs,
                                       const void* params = nullptr, std::size_t params_size = 0);

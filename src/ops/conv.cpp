@@ -336,7 +336,10 @@ namespace {
 
 enum class PoolKind { max, average };
 
-Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, PoolKind kind) {
+// `indices` (MaxPool only, may be null) receives the flat NCHW index of each selected element,
+// row-major or, with column_major, with the spatial dims reversed (ONNX storage_order 1).
+Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, PoolKind kind,
+            Tensor* indices = nullptr, bool column_major = false) {
   const bool int8 = x_in.dtype() == DType::i8 || x_in.dtype() == DType::u8;
   if (!(is_floating(x_in.dtype()) || (kind == PoolKind::max && int8)))
     throw_user_error("{}: input has dtype {} but this op takes f32, f16 or bf16{}", op,
@@ -355,7 +358,19 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
   const float* px = x.data<float>();
   float* po = out.data<float>();
   const std::int64_t planes = g.batch * g.channels;
-  for (std::int64_t p = 0; p < planes; ++p) {
+  std::int32_t* pi = nullptr;
+  if (indices != nullptr) {
+    if (x_in.element_count() > std::numeric_limits<std::int32_t>::max())
+      throw_user_error("{}: input {} has more elements than the i32 indices can address", op,
+                       x_in.shape().to_string());
+    *indices = Tensor(DType::i32, out.shape());
+    pi = indices->data<std::int32_t>();
+  }
+  // Strides of the canonical (d, h, w) position in the reported index.
+  const Triple index_stride =
+      column_major ? Triple{1, g.in[0], g.in[0] * g.in[1]} : Triple{g.in[1] * g.in[2], g.in[2], 1};
+  detail::parallel_for(static_cast<std::size_t>(planes), [&](std::size_t plane) {
+    const auto p = static_cast<std::int64_t>(plane);
     const float* xp = px + p * g.in_plane();
     float* op_out = po + p * g.out_plane();
     for (std::int64_t od = 0; od < g.out[0]; ++od)
@@ -379,6 +394,7 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
           }
           float acc = kind == PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.0f;
           std::int64_t count = 0;
+          std::int64_t best = -1;
           for (std::int64_t a = lo[0]; a < hi[0]; ++a)
             for (std::int64_t b = lo[1]; b < hi[1]; ++b) {
               const float* row =
@@ -387,7 +403,12 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
               for (std::int64_t c = lo[2]; c < hi[2]; ++c) {
                 const float v = row[start[2] + c * g.dilation[2]];
                 if (kind == PoolKind::max) {
-                  if (v > acc || std::isnan(v)) acc = std::isnan(acc) ? acc : v;
+                  if ((v > acc || std::isnan(v) || best < 0) && !std::isnan(acc)) {
+                    acc = v;
+                    best = (start[0] + a * g.dilation[0]) * index_stride[0] +
+                           (start[1] + b * g.dilation[1]) * index_stride[1] +
+                           (start[2] + c * g.dilation[2]) * index_stride[2];
+                  }
                 } else {
                   acc += v;
                 }
@@ -399,9 +420,13 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
             acc = divisor > 0 ? acc / static_cast<float>(divisor)
                               : std::numeric_limits<float>::quiet_NaN();
           }
-          op_out[(od * g.out[1] + oh) * g.out[2] + ow] = acc;
+          const std::int64_t o_flat = (od * g.out[1] + oh) * g.out[2] + ow;
+          op_out[o_flat] = acc;
+          if (pi != nullptr)
+            pi[p * g.out_plane() + o_flat] =
+                static_cast<std::int32_t>(best < 0 ? -1 : p * g.in_plane() + best);
         }
-  }
+  });
   return int8 ? out.astype(x_in.dtype()) : detail::restore(std::move(out), x_in.dtype());
 }
 
@@ -435,6 +460,11 @@ Tensor global_pool(std::string_view op, const Tensor& x_in, PoolKind kind) {
 
 Tensor max_pool(const Tensor& x, const PoolParams& params) {
   return pool("MaxPool", x, params, PoolKind::max);
+}
+MaxPoolResult max_pool_with_indices(const Tensor& x, const PoolParams& params, bool column_major) {
+  MaxPoolResult r;
+  r.values = pool("MaxPool", x, params, PoolKind::max, &r.indices, column_major);
+  return r;
 }
 Tensor average_pool(const Tensor& x, const PoolParams& params) {
   return pool("AveragePool", x, params, PoolKind::average);

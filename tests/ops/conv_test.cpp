@@ -293,6 +293,34 @@ TEST(MaxPool, Int8AndNaN) {
   EXPECT_TRUE(std::isnan(n.at(0)));
 }
 
+TEST(MaxPool, IndicesRowAndColumnMajor) {
+  std::vector<float> v(25);
+  for (int i = 0; i < 25; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+  const Tensor x = F(Shape::nchw(1, 1, 5, 5), v);
+  ops::PoolParams p;
+  p.kernel_shape = {2, 2};
+  p.strides = {2, 2};
+  const ops::MaxPoolResult r = ops::max_pool_with_indices(x, p);
+  EXPECT_TRUE(Close(r.values, F(Shape::nchw(1, 1, 2, 2), {7, 9, 17, 19})));
+  EXPECT_EQ(r.indices.dtype(), DType::i32);
+  EXPECT_EQ(r.indices.to_ints(), (std::vector<std::int64_t>{6, 8, 16, 18}));
+  // Column-major (ONNX storage_order 1): h + w * H.
+  EXPECT_EQ(ops::max_pool_with_indices(x, p, true).indices.to_ints(),
+            (std::vector<std::int64_t>{6, 16, 8, 18}));
+}
+
+TEST(MaxPool, IndicesCountEarlierPlanesAndSkipPadding) {
+  // N=2, C=1, H=1, W=3; pad one column at the start: windows [pad, x0] and [x1, x2].
+  const Tensor x = F(Shape::nchw(2, 1, 1, 3), {-5, 2, 1, 4, -1, 3});
+  ops::PoolParams p;
+  p.kernel_shape = {1, 2};
+  p.strides = {1, 2};
+  p.pads = {0, 1, 0, 0};
+  const ops::MaxPoolResult r = ops::max_pool_with_indices(x, p);
+  EXPECT_TRUE(Close(r.values, F(Shape::nchw(2, 1, 1, 2), {-5, 2, 4, 3})));
+  EXPECT_EQ(r.indices.to_ints(), (std::vector<std::int64_t>{0, 1, 3, 5}));
+}
+
 TEST(AveragePool, CountIncludePad) {
   const Tensor x = F(Shape::nchw(1, 1, 2, 2), {1, 2, 3, 4});
   ops::PoolParams p;

@@ -108,6 +108,15 @@ struct PoolParams {
   bool count_include_pad = false;  // AveragePool only
 };
 Tensor max_pool(const Tensor& x, const PoolParams& params);
+// MaxPool with ONNX's second output: i32 flat indices into x (N, C, spatial... row-major, or
+// with the spatial dims reversed when column_major, ONNX storage_order=1); padding is never
+// selected. A window holding only padding gives -inf and index -1.
+struct MaxPoolResult {
+  Tensor values;
+  Tensor indices;
+};
+MaxPoolResult max_pool_with_indices(const Tensor& x, const PoolParams& params,
+                                    bool column_major = false);
 Tensor average_pool(const Tensor& x, const PoolParams& params);
 Tensor global_average_pool(const Tensor& x);
 Tensor global_max_pool(const Tensor& x);

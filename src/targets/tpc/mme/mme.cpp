@@ -1,0 +1,386 @@
+// The MME: values through OpenBLAS sgemm on f32 copies of the operands, time from the preset.
+#include "tessera/targets/tpc/mme.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "tessera/core/error.h"
+
+namespace tessera::tpc {
+
+namespace {
+
+// im2col blocks hold at most this many floats, so large convolutions stay in bounded memory.
+constexpr std::size_t kColumnBlockFloats = std::size_t{1} << 22;
+
+void check_tensor(const char* op, const char* role, const DeviceTensor& t, DType dtype) {
+  if (!t.buffer)
+    throw_user_error("MME {}: {} is not allocated; pass a DeviceTensor over a live buffer", op,
+                     role);
+  if (t.dtype != DType::f32 && t.dtype != DType::bf16)
+    throw_user_error("MME {}: {} is {}; the MME takes f32 or bf16 (cast it first)", op, role,
+                     dtype_name(t.dtype));
+  if (t.dtype != dtype)
+    throw_user_error("MME {}: {} is {} but the other operands are {}; use one data type", op, role,
+                     dtype_name(t.dtype), dtype_name(dtype));
+  if (t.strides.rank() != 0 && !(t.strides == Strides(t.shape)))
+    throw_user_error("MME {}: {} {} has non-dense strides; the MME reads dense tensors", op, role,
+                     t.shape.to_string());
+}
+
+std::size_t elements(const DeviceTensor& t) {
+  return static_cast<std::size_t>(t.shape.element_count());
+}
+
+void check_fits(runtime::Device& device, const char* op, const char* role, const DeviceTensor& t) {
+  const std::size_t need = t.byte_offset + elements(t) * dtype_size(t.dtype);
+  if (need > t.buffer.bytes)
+    throw_user_error("MME {}: {} {} needs {} bytes from offset {} but its buffer holds {}", op,
+                     role, t.shape.to_string(), elements(t) * dtype_size(t.dtype), t.byte_offset,
+                     t.buffer.bytes);
+  (void)device;
+}
+
+// Operand values widened to f32 (bf16 converts exactly).
+std::vector<float> read_f32(runtime::Device& device, const DeviceTensor& t) {
+  const std::size_t n = elements(t);
+  std::vector<float> v(n);
+  const std::byte* src = device.data(t.buffer) + t.byte_offset;
+  if (t.dtype == DType::f32) {
+    std::memcpy(v.data(), src, n * 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint16_t bits;
+      std::memcpy(&bits, src + 2 * i, 2);
+      v[i] = bf16_bits_to_f32(bits);
+    }
+  }
+  return v;
+}
+
+// Results rounded to the output type (RNE for bf16).
+void write_f32(runtime::Device& device, const DeviceTensor& t, const std::vector<float>& v) {
+  std::byte* dst = device.data(t.buffer) + t.byte_offset;
+  if (t.dtype == DType::f32) {
+    std::memcpy(dst, v.data(), v.size() * 4);
+  } else {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::uint16_t bits = f32_to_bf16_bits(v[i]);
+      std::memcpy(dst + 2 * i, &bits, 2);
+    }
+  }
+}
+
+std::string typed(const char* op, DType dtype) {
+  return fmt::format("{}_{}", op, dtype_name(dtype));
+}
+
+}  // namespace
+
+MmeCost mme_cost(const arch::MachineSpec& spec, DType dtype, std::uint64_t macs,
+                 std::uint64_t bytes) {
+  const double rate =
+      spec.param(dtype == DType::bf16 ? "mme.macs_per_cycle_bf16" : "mme.macs_per_cycle_f32").value;
+  const double setup = spec.param("mme.setup_cycles").value;
+  const double bandwidth = spec.global().bandwidth_bytes_per_cycle.value;
+  if (rate <= 0 || bandwidth <= 0 || setup < 0)
+    throw_user_error(
+        "preset {}: the MME needs positive mme.macs_per_cycle_{} and {} bandwidth_bytes_per_cycle "
+        "(got {} and {})",
+        spec.name, dtype_name(dtype), spec.global_memory, rate, bandwidth);
+  MmeCost c;
+  c.macs = macs;
+  c.bytes = bytes;
+  c.compute_cycles = static_cast<std::uint64_t>(std::ceil(static_cast<double>(macs) / rate));
+  c.memory_cycles = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / bandwidth));
+  c.cycles = static_cast<std::uint64_t>(setup) + std::max(c.compute_cycles, c.memory_cycles);
+  return c;
+}
+
+Mme::Mme(runtime::Device& device) : device_(device) {}
+
+const profile::KernelRecord& Mme::record(const std::string& name, DType dtype, std::uint64_t macs,
+                                         std::uint64_t bytes_read, std::uint64_t bytes_written,
+                                         std::uint64_t gemms) {
+  const MmeCost c = mme_cost(device_.spec(), dtype, macs, bytes_read + bytes_written);
+  profile::KernelRecord r;
+  r.name = name;
+  r.cycles = c.cycles;
+  r.bytes_read = bytes_read;
+  r.bytes_written = bytes_written;
+  const double cycles = static_cast<double>(std::max<std::uint64_t>(c.cycles, 1));
+  r.metrics["engine.mme"] = 1;
+  r.metrics["mme.macs"] = static_cast<double>(macs);
+  r.metrics["mme.gemms"] = static_cast<double>(gemms);
+  r.metrics["mme.compute_cycles"] = static_cast<double>(c.compute_cycles);
+  r.metrics["mme.memory_cycles"] = static_cast<double>(c.memory_cycles);
+  r.metrics["mme.utilisation"] = static_cast<double>(c.compute_cycles) / cycles;
+  r.metrics["memory.utilisation"] = static_cast<double>(c.memory_cycles) / cycles;
+  const profile::KernelRecord& stored = device_.record_kernel(std::move(r));
+  device_.add_pipe_busy("mme", c.cycles);
+  device_.add_bytes_moved(device_.spec().global_memory, bytes_read + bytes_written);
+  if (device_.trace_enabled())
+    device_.record_interval({"mme", name, stored.start_cycle, stored.start_cycle + c.cycles});
+  return stored;
+}
+
+const profile::KernelRecord& Mme::gemm(const DeviceTensor& a, const DeviceTensor& b,
+                                       const DeviceTensor& out, const MmeGemmParams& params,
+                                       const DeviceTensor* bias) {
+  const DType dt = a.dtype;
+  check_tensor("gemm", "A", a, dt);
+  check_tensor("gemm", "B", b, dt);
+  check_tensor("gemm", "the output", out, dt);
+  if (bias) check_tensor("gemm", "the bias", *bias, dt);
+  if (a.shape.rank() != 2 || b.shape.rank() != 2 || out.shape.rank() != 2)
+    throw_user_error(
+        "MME gemm: A {}, B {} and the output {} must be 2-D (use batch_gemm for batches)",
+        a.shape.to_string(), b.shape.to_string(), out.shape.to_string());
+  // Row-major views: A is M x K, B is K x N (after the transposes).
+  const std::int64_t m = params.trans_a ? a.shape[0] : a.shape[1];
+  const std::int64_t k = params.trans_a ? a.shape[1] : a.shape[0];
+  const std::int64_t kb = params.trans_b ? b.shape[0] : b.shape[1];
+  const std::int64_t n = params.trans_b ? b.shape[1] : b.shape[0];
+  if (k != kb)
+    throw_user_error(
+        "MME gemm: inner dimensions differ: A {} gives K = {}{} but B {} gives K = {}{}; "
+        "transpose one operand or fix the shapes",
+        a.shape.to_string(), k, params.trans_a ? " (trans_a)" : "", b.shape.to_string(), kb,
+        params.trans_b ? " (trans_b)" : "");
+  if (out.shape[0] != n || out.shape[1] != m)
+    throw_user_error("MME gemm: the output is {} but A x B is {} x {} (Tessera dims ({}, {}))",
+                     out.shape.to_string(), m, n, n, m);
+  if (bias && bias->shape.element_count() != n)
+    throw_user_error("MME gemm: the bias {} must have N = {} elements", bias->shape.to_string(), n);
+  check_fits(device_, "gemm", "A", a);
+  check_fits(device_, "gemm", "B", b);
+  check_fits(device_, "gemm", "the output", out);
+  if (bias) check_fits(device_, "gemm", "the bias", *bias);
+
+  const std::vector<float> av = read_f32(device_, a);
+  const std::vector<float> bv = read_f32(device_, b);
+  std::vector<float> cv(static_cast<std::size_t>(m * n), 0.0f);
+  float beta = 0.0f;
+  std::uint64_t bytes_read = (elements(a) + elements(b)) * dtype_size(dt);
+  if (params.beta != 0.0f) {
+    cv = read_f32(device_, out);
+    for (auto& x : cv) x *= params.beta;
+    beta = 1.0f;
+    bytes_read += elements(out) * dtype_size(dt);
+  }
+  if (bias) {
+    const std::vector<float> biasv = read_f32(device_, *bias);
+    for (std::int64_t r = 0; r < m; ++r)
+      for (std::int64_t c = 0; c < n; ++c) cv[static_cast<std::size_t>(r * n + c)] += biasv[c];
+    beta = 1.0f;
+    bytes_read += elements(*bias) * dtype_size(dt);
+  }
+  if (m > 0 && n > 0 && k > 0)
+    cblas_sgemm(CblasRowMajor, params.trans_a ? CblasTrans : CblasNoTrans,
+                params.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), params.alpha, av.data(),
+                static_cast<int>(a.shape[0]), bv.data(), static_cast<int>(b.shape[0]), beta,
+                cv.data(), static_cast<int>(n));
+  else if (beta == 0.0f)
+    std::fill(cv.begin(), cv.end(), 0.0f);
+  write_f32(device_, out, cv);
+  return record(typed("gemm", dt), dt, static_cast<std::uint64_t>(m * n * k), bytes_read,
+                elements(out) * dtype_size(dt), 1);
+}
+
+const profile::KernelRecord& Mme::batch_gemm(const DeviceTensor& a, const DeviceTensor& b,
+                                             const DeviceTensor& out, const MmeGemmParams& params) {
+  const DType dt = a.dtype;
+  check_tensor("batch_gemm", "A", a, dt);
+  check_tensor("batch_gemm", "B", b, dt);
+  check_tensor("batch_gemm", "the output", out, dt);
+  if (a.shape.rank() < 2 || b.shape.rank() < 2)
+    throw_user_error("MME batch_gemm: A {} and B {} need rank 2 to 5 (dims 0-1 are the matrix)",
+                     a.shape.to_string(), b.shape.to_string());
+  const std::int64_t m = params.trans_a ? a.shape[0] : a.shape[1];
+  const std::int64_t k = params.trans_a ? a.shape[1] : a.shape[0];
+  const std::int64_t kb = params.trans_b ? b.shape[0] : b.shape[1];
+  const std::int64_t n = params.trans_b ? b.shape[1] : b.shape[0];
+  if (k != kb)
+    throw_user_error("MME batch_gemm: inner dimensions differ: A {} gives K = {}, B {} gives {}",
+                     a.shape.to_string(), k, b.shape.to_string(), kb);
+  const int rank = std::max(a.shape.rank(), b.shape.rank());
+  std::int64_t batch[3] = {1, 1, 1};
+  for (int d = 2; d < 5; ++d) {
+    const std::int64_t x = a.shape.dim_or_one(d), y = b.shape.dim_or_one(d);
+    if (x != y && x != 1 && y != 1)
+      throw_user_error("MME batch_gemm: batch dimension {} of A {} and B {} do not broadcast", d,
+                       a.shape.to_string(), b.shape.to_string());
+    batch[d - 2] = std::max(x, y);
+  }
+  bool out_ok = out.shape.rank() == rank && out.shape[0] == n && out.shape[1] == m;
+  for (int d = 2; d < rank && out_ok; ++d) out_ok = out.shape[d] == batch[d - 2];
+  if (!out_ok)
+    throw_user_error(
+        "MME batch_gemm: the output is {} but A {} x B {} gives rank {} with matrix {} x {} "
+        "(Tessera dims ({}, {})) and broadcast batch dims",
+        out.shape.to_string(), a.shape.to_string(), b.shape.to_string(), rank, m, n, n, m);
+  check_fits(device_, "batch_gemm", "A", a);
+  check_fits(device_, "batch_gemm", "B", b);
+  check_fits(device_, "batch_gemm", "the output", out);
+
+  const std::vector<float> av = read_f32(device_, a);
+  const std::vector<float> bv = read_f32(device_, b);
+  std::vector<float> cv(elements(out), 0.0f);
+  std::uint64_t bytes_read = (elements(a) + elements(b)) * dtype_size(dt);
+  float beta = 0.0f;
+  if (params.beta != 0.0f) {
+    cv = read_f32(device_, out);
+    for (auto& x : cv) x *= params.beta;
+    beta = 1.0f;
+    bytes_read += elements(out) * dtype_size(dt);
+  }
+  const std::int64_t a_mat = m * k, b_mat = k * n, c_mat = m * n;
+  std::uint64_t gemms = 0;
+  for (std::int64_t i4 = 0; i4 < batch[2]; ++i4)
+    for (std::int64_t i3 = 0; i3 < batch[1]; ++i3)
+      for (std::int64_t i2 = 0; i2 < batch[0]; ++i2) {
+        // Broadcast batch dims index 0 in the operand that has size 1 there.
+        auto index = [&](const Shape& s) {
+          const std::int64_t j2 = s.dim_or_one(2) == 1 ? 0 : i2;
+          const std::int64_t j3 = s.dim_or_one(3) == 1 ? 0 : i3;
+          const std::int64_t j4 = s.dim_or_one(4) == 1 ? 0 : i4;
+          return (j4 * s.dim_or_one(3) + j3) * s.dim_or_one(2) + j2;
+        };
+        const std::int64_t ci = (i4 * batch[1] + i3) * batch[0] + i2;
+        if (m > 0 && n > 0 && k > 0)
+          cblas_sgemm(CblasRowMajor, params.trans_a ? CblasTrans : CblasNoTrans,
+                      params.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                      static_cast<int>(n), static_cast<int>(k), params.alpha,
+                      av.data() + index(a.shape) * a_mat, static_cast<int>(a.shape[0]),
+                      bv.data() + index(b.shape) * b_mat, static_cast<int>(b.shape[0]), beta,
+                      cv.data() + ci * c_mat, static_cast<int>(n));
+        ++gemms;
+      }
+  write_f32(device_, out, cv);
+  return record(typed("batch_gemm", dt), dt, static_cast<std::uint64_t>(m * n * k) * gemms,
+                bytes_read, elements(out) * dtype_size(dt), gemms);
+}
+
+Shape mme_conv2d_output_shape(const Shape& x, const Shape& w, const MmeConvParams& p) {
+  if (x.rank() != 4 || w.rank() != 4)
+    throw_user_error(
+        "MME conv2d: input {} must be NHWC {{C, W, H, N}} and weights {} HWIO {{M, C/group, kW, "
+        "kH}} (rank 4 each)",
+        x.to_string(), w.to_string());
+  if (p.group < 1 || x[0] % p.group != 0 || w[0] % p.group != 0)
+    throw_user_error(
+        "MME conv2d: group {} must be >= 1 and divide the input channels {} and output "
+        "channels {}",
+        p.group, x[0], w[0]);
+  if (w[1] * p.group != x[0])
+    throw_user_error(
+        "MME conv2d: weights {} take {} input channels per group but the input {} has {} "
+        "channels in {} groups",
+        w.to_string(), w[1], x.to_string(), x[0], p.group);
+  std::int64_t out[2];
+  for (int j = 0; j < 2; ++j) {  // j = 0: H, 1: W
+    const std::int64_t in = x[2 - j], kernel = w[3 - j];
+    const std::int64_t s = p.strides[j], d = p.dilations[j];
+    if (s < 1 || d < 1 || p.pads[j] < 0 || p.pads[j + 2] < 0)
+      throw_user_error("MME conv2d: strides {}, dilations {} must be >= 1 and pads >= 0", s, d);
+    const std::int64_t span = in + p.pads[j] + p.pads[j + 2] - (d * (kernel - 1) + 1);
+    if (span < 0)
+      throw_user_error(
+          "MME conv2d: the input {} plus pads is smaller than the dilated {}x{} kernel; pad "
+          "more or use a smaller kernel",
+          x.to_string(), w[3], w[2]);
+    out[j] = span / s + 1;
+  }
+  return Shape{w[0], out[1], out[0], x[3]};
+}
+
+const profile::KernelRecord& Mme::conv2d(const DeviceTensor& x, const DeviceTensor& w,
+                                         const DeviceTensor* bias, const DeviceTensor& out,
+                                         const MmeConvParams& p) {
+  const DType dt = x.dtype;
+  check_tensor("conv2d", "the input", x, dt);
+  check_tensor("conv2d", "the weights", w, dt);
+  check_tensor("conv2d", "the output", out, dt);
+  if (bias) check_tensor("conv2d", "the bias", *bias, dt);
+  const Shape expect = mme_conv2d_output_shape(x.shape, w.shape, p);
+  if (!(out.shape == expect))
+    throw_user_error("MME conv2d: the output is {} but input {} and weights {} give {}",
+                     out.shape.to_string(), x.shape.to_string(), w.shape.to_string(),
+                     expect.to_string());
+  const std::int64_t c_in = x.shape[0], wi = x.shape[1], hi = x.shape[2], batch = x.shape[3];
+  const std::int64_t m = w.shape[0], cg = w.shape[1], kw = w.shape[2], kh = w.shape[3];
+  const std::int64_t wo = expect[1], ho = expect[2];
+  if (bias && bias->shape.element_count() != m)
+    throw_user_error("MME conv2d: the bias {} must have {} elements (output channels)",
+                     bias->shape.to_string(), m);
+  check_fits(device_, "conv2d", "the input", x);
+  check_fits(device_, "conv2d", "the weights", w);
+  check_fits(device_, "conv2d", "the output", out);
+  if (bias) check_fits(device_, "conv2d", "the bias", *bias);
+
+  const std::vector<float> xv = read_f32(device_, x);
+  const std::vector<float> wv = read_f32(device_, w);
+  std::vector<float> ov(elements(out), 0.0f);
+  std::uint64_t bytes_read = (elements(x) + elements(w)) * dtype_size(dt);
+  if (bias) {
+    const std::vector<float> bv = read_f32(device_, *bias);
+    for (std::size_t r = 0; r < ov.size() / static_cast<std::size_t>(m); ++r)
+      std::copy(bv.begin(), bv.end(), ov.begin() + static_cast<std::ptrdiff_t>(r) * m);
+    bytes_read += elements(*bias) * dtype_size(dt);
+  }
+  const float beta = bias ? 1.0f : 0.0f;
+  const std::int64_t groups = p.group, mg = m / groups;
+  const std::int64_t kdim = kh * kw * cg;  // column order (kh, kw, c), c fastest, as HWIO rows
+  const std::int64_t pixels = ho * wo;
+  const bool pointwise = kh == 1 && kw == 1 && p.strides[0] == 1 && p.strides[1] == 1 &&
+                         p.pads[0] == 0 && p.pads[1] == 0 && groups == 1;
+  std::uint64_t gemms = 0;
+  if (pointwise && kdim > 0 && m > 0 && batch * pixels > 0) {
+    // A 1x1 convolution is one GEMM over the NHWC activations as they lie.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(batch * pixels),
+                static_cast<int>(m), static_cast<int>(kdim), 1.0f, xv.data(),
+                static_cast<int>(c_in), wv.data(), static_cast<int>(m), beta, ov.data(),
+                static_cast<int>(m));
+    gemms = 1;
+  } else if (kdim > 0 && mg > 0) {
+    const std::int64_t rows_per_block = std::max<std::int64_t>(
+        1, std::min<std::int64_t>(pixels, static_cast<std::int64_t>(kColumnBlockFloats) / kdim));
+    std::vector<float> col(static_cast<std::size_t>(rows_per_block * kdim));
+    for (std::int64_t n = 0; n < batch; ++n)
+      for (std::int64_t g = 0; g < groups; ++g)
+        for (std::int64_t r0 = 0; r0 < pixels; r0 += rows_per_block) {
+          const std::int64_t rows = std::min(rows_per_block, pixels - r0);
+          for (std::int64_t r = 0; r < rows; ++r) {
+            const std::int64_t oh = (r0 + r) / wo, ow = (r0 + r) % wo;
+            float* dst = col.data() + r * kdim;
+            for (std::int64_t a = 0; a < kh; ++a) {
+              const std::int64_t ih = oh * p.strides[0] - p.pads[0] + a * p.dilations[0];
+              for (std::int64_t b = 0; b < kw; ++b, dst += cg) {
+                const std::int64_t iw = ow * p.strides[1] - p.pads[1] + b * p.dilations[1];
+                if (ih < 0 || ih >= hi || iw < 0 || iw >= wi) {
+                  std::fill(dst, dst + cg, 0.0f);
+                } else {
+                  const float* src = xv.data() + ((n * hi + ih) * wi + iw) * c_in + g * cg;
+                  std::copy(src, src + cg, dst);
+                }
+              }
+            }
+          }
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows),
+                      static_cast<int>(mg), static_cast<int>(kdim), 1.0f, col.data(),
+                      static_cast<int>(kdim), wv.data() + g * mg, static_cast<int>(m), beta,
+                      ov.data() + (n * pixels + r0) * m + g * mg, static_cast<int>(m));
+          ++gemms;
+        }
+  }
+  write_f32(device_, out, ov);
+  const auto macs = static_cast<std::uint64_t>(batch * pixels * m * kdim);
+  return record(typed("conv_2d", dt), dt, macs, bytes_read, elements(out) * dtype_size(dt), gemms);
+}
+
+}  // namespace tessera::tpc

@@ -84,16 +84,16 @@ Event Timeline::issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
   op.kind = Kind::compute;
   op.pipe = pipe;
   op.cycles = cycles;
-  op.name = std::string(name);
+  std::vector<std::uint64_t> pending;
   for (const Event& d : deps) {
-    const Op& dep = op_of(d, fmt::format("operation '{}'", name));
+    const Op& dep = op_of(d, "issue");
     // Resolved dependencies are folded into a ready time; only pending ones are remembered.
     if (dep.resolved)
       op.start = std::max(op.start, dep.end);
     else
-      op.deps.push_back(d.index);
+      pending.push_back(d.index);
   }
-  return push(std::move(op));
+  return push(op, name, std::move(pending));
 }
 
 FlagId Timeline::flag(std::string name) {
@@ -111,10 +111,9 @@ Event Timeline::set_flag(PipeId pipe, FlagId flag) {
   op.pipe = pipe;
   op.target = flag.index;
   op.sequence = f.set_times.size();
-  op.name = "set_flag " + f.name;
   f.set_times.push_back(kUnresolved);
   f.set_pipes.push_back(pipe);
-  return push(std::move(op));
+  return push(op);
 }
 
 Event Timeline::wait_flag(PipeId pipe, FlagId flag) {
@@ -127,9 +126,8 @@ Event Timeline::wait_flag(PipeId pipe, FlagId flag) {
   op.pipe = pipe;
   op.target = flag.index;
   op.sequence = f.wait_times.size();
-  op.name = "wait_flag " + f.name;
   f.wait_times.push_back(kUnresolved);
-  return push(std::move(op));
+  return push(op);
 }
 
 SemaphoreId Timeline::semaphore(std::string name, std::uint32_t initial_count) {
@@ -147,9 +145,8 @@ Event Timeline::release(PipeId pipe, SemaphoreId semaphore) {
   op.pipe = pipe;
   op.target = semaphore.index;
   op.sequence = s.release_times.size();
-  op.name = "release " + s.name;
   s.release_times.push_back(kUnresolved);
-  return push(std::move(op));
+  return push(op);
 }
 
 Event Timeline::acquire(PipeId pipe, SemaphoreId semaphore) {
@@ -162,8 +159,7 @@ Event Timeline::acquire(PipeId pipe, SemaphoreId semaphore) {
   op.pipe = pipe;
   op.target = semaphore.index;
   op.sequence = s.acquires_issued++;
-  op.name = "acquire " + s.name;
-  return push(std::move(op));
+  return push(op);
 }
 
 void Timeline::barrier() {
@@ -174,8 +170,7 @@ void Timeline::barrier() {
     op.kind = Kind::barrier;
     op.pipe = p;
     op.target = index;
-    op.name = "barrier";
-    push(std::move(op));
+    push(op);
   }
   // Everything issued later sits behind the barrier, so a pipe still blocked now never wakes.
   if (barriers_[index].arrived != pipes_.size()) report_deadlock("at a barrier");
@@ -196,21 +191,29 @@ void Timeline::finish() const {
   }
 }
 
-Event Timeline::push(Op op) {
+Event Timeline::push(Op op, std::string_view name, std::vector<std::uint64_t> deps) {
   PipeId p = op.pipe;
-  ops_.push_back(std::move(op));
+  ops_.push_back(op);
   std::uint64_t index = ops_.size() - 1;
   Pipe& pipe = pipes_[p];
   bool was_blocked = !pipe.pending.empty();
   pipe.pending.push_back(index);
   if (!was_blocked) {
-    if (try_resolve_front(p)) {
+    issuing_ = index;
+    issuing_name_ = name;
+    issuing_deps_ = &deps;
+    bool done = try_resolve_front(p);
+    issuing_ = ~std::uint64_t{0};
+    issuing_deps_ = nullptr;
+    if (done) {
       // The common case: nothing else is blocked, so nothing else can move.
       if (blocked_pipes_ > 0) advance();
       return Event{serial_, index};
     }
     ++blocked_pipes_;
   }
+  if (op.kind == Kind::compute)
+    blocked_.emplace(index, Blocked{std::string(name), std::move(deps)});
   advance();
   return Event{serial_, index};
 }
@@ -228,17 +231,16 @@ void Timeline::advance() {
   }
 }
 
-void Timeline::resolve(Op& op, std::uint64_t start, std::uint64_t end) {
+void Timeline::resolve(std::uint64_t index, std::uint64_t start, std::uint64_t end) {
+  Op& op = ops_[index];
   Pipe& pipe = pipes_[op.pipe];
   op.start = start;
   op.end = end;
   op.resolved = true;
-  op.deps.clear();
-  op.deps.shrink_to_fit();
   pipe.free = std::max(pipe.free, end);
   if (op.kind != Kind::barrier) pipe.busy += end - start;
-  if (trace_ && end > start) intervals_.push_back(PipeInterval{op.pipe, op.name, start, end});
-  std::string().swap(op.name);  // names are kept only while an op may appear in a deadlock report
+  if (trace_ && end > start) intervals_.push_back(PipeInterval{op.pipe, label(index), start, end});
+  if (op.kind == Kind::compute && index != issuing_) blocked_.erase(index);
 }
 
 // Resolves the first pending op of a pipe if it can run; pops it and returns true if it did.
@@ -249,17 +251,25 @@ bool Timeline::try_resolve_front(PipeId p) {
   switch (op.kind) {
     case Kind::compute: {
       std::uint64_t ready = std::max(pipe.free, op.start);
-      for (std::uint64_t d : op.deps) {
-        if (!ops_[d].resolved) return false;
-        ready = std::max(ready, ops_[d].end);
+      const std::vector<std::uint64_t>* deps = nullptr;
+      if (index == issuing_) {
+        deps = issuing_deps_;
+      } else if (auto it = blocked_.find(index); it != blocked_.end()) {
+        deps = &it->second.deps;
       }
-      resolve(op, ready, ready + op.cycles);
+      if (deps != nullptr) {
+        for (std::uint64_t d : *deps) {
+          if (!ops_[d].resolved) return false;
+          ready = std::max(ready, ops_[d].end);
+        }
+      }
+      resolve(index, ready, ready + op.cycles);
       break;
     }
     case Kind::set_flag: {
       Flag& f = flags_[op.target];
       std::uint64_t start = pipe.free;
-      resolve(op, start, start + sync_cycles_);
+      resolve(index, start, start + sync_cycles_);
       f.set_times[op.sequence] = op.end;
       if (op.sequence > 0) check_double_set(f, op.sequence);
       break;
@@ -269,7 +279,9 @@ bool Timeline::try_resolve_front(PipeId p) {
       if (op.sequence >= f.set_times.size() || f.set_times[op.sequence] == kUnresolved)
         return false;
       std::uint64_t start = pipe.free;
-      resolve(op, start, std::max(start, f.set_times[op.sequence]) + sync_cycles_);
+      // Stalled cycles before the flag arrives are not busy time; only the hand-over is.
+      std::uint64_t arrive = std::max(start, f.set_times[op.sequence]);
+      resolve(index, arrive, arrive + sync_cycles_);
       f.wait_times[op.sequence] = op.end;
       if (op.sequence + 1 < f.set_times.size() && f.set_times[op.sequence + 1] != kUnresolved)
         check_double_set(f, op.sequence + 1);
@@ -278,7 +290,7 @@ bool Timeline::try_resolve_front(PipeId p) {
     case Kind::release: {
       Semaphore& s = semaphores_[op.target];
       std::uint64_t start = pipe.free;
-      resolve(op, start, start + sync_cycles_);
+      resolve(index, start, start + sync_cycles_);
       s.release_times[op.sequence] = op.end;
       break;
     }
@@ -291,7 +303,7 @@ bool Timeline::try_resolve_front(PipeId p) {
         if (k >= s.release_times.size() || s.release_times[k] == kUnresolved) return false;
         ready = std::max(ready, s.release_times[k]);
       }
-      resolve(op, start, ready + sync_cycles_);
+      resolve(index, ready, ready + sync_cycles_);
       break;
     }
     case Kind::barrier: {
@@ -304,22 +316,45 @@ bool Timeline::try_resolve_front(PipeId p) {
       // Everyone is here: all pipes leave together once the slowest is free.
       std::uint64_t t = 0;
       for (const Pipe& other : pipes_) t = std::max(t, other.free);
-      t += sync_cycles_;
+      std::uint64_t leave = t + sync_cycles_;
       for (PipeId q = 0; q < pipes_.size(); ++q) {
         if (q == p) continue;
         Pipe& other = pipes_[q];
-        Op& theirs = ops_[other.pending.front()];
-        resolve(theirs, other.free, t);
+        resolve(other.pending.front(), t, leave);
         other.pending.pop_front();
         // Pipes already visited in this sweep are still counted as blocked; fix the count here.
         if (other.pending.empty()) --blocked_pipes_;
       }
-      resolve(op, pipe.free, t);
+      resolve(index, t, leave);
       break;
     }
   }
   pipe.pending.pop_front();
   return true;
+}
+
+// Sync operations carry no name of their own (building one per op would dominate the cost of
+// issuing); it is derived when a trace or a report needs it.
+std::string Timeline::label(std::uint64_t index) const {
+  const Op& op = ops_[index];
+  switch (op.kind) {
+    case Kind::compute: {
+      if (index == issuing_) return std::string(issuing_name_);
+      auto it = blocked_.find(index);
+      return it == blocked_.end() ? std::string() : it->second.name;
+    }
+    case Kind::set_flag:
+      return "set_flag " + flags_[op.target].name;
+    case Kind::wait_flag:
+      return "wait_flag " + flags_[op.target].name;
+    case Kind::release:
+      return "release " + semaphores_[op.target].name;
+    case Kind::acquire:
+      return "acquire " + semaphores_[op.target].name;
+    case Kind::barrier:
+      return "barrier";
+  }
+  return {};
 }
 
 void Timeline::check_double_set(const Flag& f, std::uint64_t set_index) const {
@@ -361,12 +396,13 @@ std::string Timeline::blocked_reason(PipeId p) const {
     case Kind::barrier:
       return fmt::format("pipe {} waits at a barrier", pipe.name);
     case Kind::compute:
-      return fmt::format("pipe {} holds '{}', which depends on blocked work", pipe.name, op.name);
+      return fmt::format("pipe {} holds '{}', which depends on blocked work", pipe.name,
+                         label(pipe.pending.front()));
     case Kind::set_flag:
     case Kind::release:
       break;
   }
-  return fmt::format("pipe {} is blocked at '{}'", pipe.name, op.name);
+  return fmt::format("pipe {} is blocked at '{}'", pipe.name, label(pipe.pending.front()));
 }
 
 void Timeline::report_deadlock(std::string_view when) const {

@@ -140,6 +140,7 @@ TEST(EngineFaults, DeadlockIsReportedAtOnce) {
   EXPECT_MENTIONS(f.what(), "deadlock");
   EXPECT_MENTIONS(f.what(), "pipe V waits on flag 'MTE2->V #0'");
   EXPECT_MENTIONS(f.what(), "only 0 set_flag(s)");
+  EXPECT_MENTIONS(f.what(), "at the end of the program");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
@@ -157,6 +158,16 @@ TEST(EngineFaults, CircularWaitDeadlocksAtABarrier) {
   EXPECT_MENTIONS(f.what(), "pipe b waits on flag 'a->b'");
   EXPECT_MENTIONS(f.what(), "stuck on blocked pipe");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST(EngineFaults, DeadlockNamesPipesBlockedBehindDependencies) {
+  Timeline tl("core7", {"a", "b"});
+  FlagId never = tl.flag("never");
+  Event stuck = tl.wait_flag(tl.pipe("a"), never);
+  tl.issue(tl.pipe("b"), "needs a", 4, {stuck});
+  auto f = expect_fault([&] { tl.finish(); });
+  EXPECT_MENTIONS(f.what(), "pipe a waits on flag 'never'");
+  EXPECT_MENTIONS(f.what(), "pipe b holds 'needs a', which depends on blocked work");
 }
 
 TEST(EngineFaults, SemaphoreDeadlock) {

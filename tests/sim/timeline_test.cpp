@@ -53,6 +53,7 @@ TEST(Timeline, SetFlagWaitFlagOrdersPipes) {
   tl.wait_flag(b, f);
   Event consume = tl.issue(b, "consume", 4);
   EXPECT_EQ(tl.start_of(consume), 20u);
+  EXPECT_EQ(tl.busy_cycles(b), 9u);  // stalled on the flag from 5 to 20: not busy
   tl.finish();
 }
 
@@ -163,6 +164,14 @@ TEST(Timeline, TraceRecordsBusyIntervals) {
   EXPECT_EQ(tl.intervals()[0].name, "x");
   EXPECT_EQ(tl.intervals()[1].pipe, tl.pipe("b"));
   EXPECT_EQ(tl.intervals()[1].end, 5u);
+  // Ops that were blocked keep their names for the trace.
+  FlagId f = tl.flag("a->c");
+  tl.wait_flag(tl.pipe("c"), f);
+  tl.issue(tl.pipe("c"), "blocked for a while", 3);
+  tl.set_flag(tl.pipe("a"), f);
+  ASSERT_EQ(tl.intervals().size(), 3u);
+  EXPECT_EQ(tl.intervals()[2].name, "blocked for a while");
+  EXPECT_EQ(tl.intervals()[2].start, 10u);
   Timeline quiet = three_pipes();
   quiet.issue(quiet.pipe("a"), "x", 10);
   EXPECT_TRUE(quiet.intervals().empty());

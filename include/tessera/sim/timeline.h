@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tessera/arch/machine_spec.h"
@@ -130,8 +131,12 @@ class Timeline {
     std::uint64_t start = 0;
     std::uint64_t end = 0;
     std::uint64_t sequence = 0;  // k-th set/wait/release/acquire of its flag or semaphore
-    std::vector<std::uint64_t> deps;
+  };
+  // What only a blocked compute op needs: its name (for reports and the trace) and the
+  // dependencies not yet resolved. Kept aside so that the per-op record stays small.
+  struct Blocked {
     std::string name;
+    std::vector<std::uint64_t> deps;
   };
   struct Pipe {
     std::string name;
@@ -159,13 +164,14 @@ class Timeline {
 
   void check_pipe(PipeId pipe, std::string_view what) const;
   const Op& op_of(Event event, std::string_view what) const;
-  Event push(Op op);
+  Event push(Op op, std::string_view name = {}, std::vector<std::uint64_t> deps = {});
   void advance();
   bool try_resolve_front(PipeId pipe);
-  void resolve(Op& op, std::uint64_t start, std::uint64_t end);
+  void resolve(std::uint64_t index, std::uint64_t start, std::uint64_t end);
   void check_double_set(const Flag& flag, std::uint64_t set_index) const;
   [[noreturn]] void report_deadlock(std::string_view when) const;
   std::string blocked_reason(PipeId pipe) const;
+  std::string label(std::uint64_t index) const;
 
   std::uint64_t serial_;
   std::string core_;
@@ -173,6 +179,11 @@ class Timeline {
   std::uint64_t sync_cycles_ = 0;
   std::vector<Pipe> pipes_;
   std::vector<Op> ops_;
+  std::unordered_map<std::uint64_t, Blocked> blocked_;  // by op index
+  // The op being issued, while push() tries to resolve it at once.
+  std::uint64_t issuing_ = ~std::uint64_t{0};
+  std::string_view issuing_name_;
+  const std::vector<std::uint64_t>* issuing_deps_ = nullptr;
   std::vector<Flag> flags_;
   std::vector<Semaphore> semaphores_;
   std::vector<Barrier> barriers_;

@@ -65,6 +65,7 @@ std::unique_ptr<Step> make_reference_step(int node_index) {
 Layout Backend::preferred_layout(const Node&, const Graph&) const {
   return Layout::nchw;
 }
+void Backend::prepare(Graph&) const {}
 
 void register_backend(BackendInfo info) {
   std::lock_guard lock(registry_mutex());

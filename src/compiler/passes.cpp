@@ -343,10 +343,16 @@ Shape permuted(const Shape& s, const std::vector<std::int64_t>& onnx_perm) {
   return Shape::from_outer_first(out);
 }
 
+int count_transposes(const Graph& g) {
+  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(),
+                                        [](const Node& n) { return n.op == "Transpose"; }));
+}
+
 }  // namespace
 
 int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
   const std::vector<std::int64_t> to_nhwc{0, 2, 3, 1}, to_nchw{0, 3, 1, 2};
+  const int transposes_before = count_transposes(g);
   std::vector<Node> nodes;
   int inserted = 0;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
@@ -358,29 +364,34 @@ int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
       nodes.push_back(std::move(node));
       continue;
     }
-    Value in_t = g.value(node.inputs[0]);
-    in_t.name += ".nhwc";
-    in_t.constant.reset();
-    in_t.shape = permuted(in_t.shape, to_nhwc);
-    const ValueId in_id = g.add_value(in_t);
-    nodes.push_back(make_transpose(node.name + ".to_nhwc", node.inputs[0], in_id, to_nhwc));
+    // Every 4-D activation input is transposed; constants (weights) stay as they are.
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId v = node.inputs[i];
+      if (v == kNoValue || g.value(v).is_constant() || g.value(v).shape.rank() != 4) continue;
+      Value in_t = g.value(v);
+      in_t.name += ".nhwc";
+      in_t.shape = permuted(in_t.shape, to_nhwc);
+      const ValueId in_id = g.add_value(in_t);
+      nodes.push_back(make_transpose(fmt::format("{}.to_nhwc{}", node.name, i), v, in_id, to_nhwc));
+      node.inputs[i] = in_id;
+      ++inserted;
+    }
     Value out_t = g.value(node.outputs[0]);
     out_t.name += ".nhwc";
     out_t.shape = permuted(out_t.shape, to_nhwc);
     const ValueId out_id = g.add_value(out_t);
     const ValueId final_out = node.outputs[0];
-    node.inputs[0] = in_id;
     node.outputs[0] = out_id;
     node.layout = Layout::nhwc;
     const std::string name = node.name;
     nodes.push_back(std::move(node));
     nodes.push_back(make_transpose(name + ".to_nchw", out_id, final_out, to_nchw));
-    inserted += 2;
+    ++inserted;
   }
   g.nodes = std::move(nodes);
   g.reindex();
   // Cancel Transpose(to_nhwc) reading Transpose(to_nchw): consumers read the NHWC value.
-  int cancelled = 0;
+  bool cancelled_any = false;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     Node& t1 = g.nodes[n];
     if (t1.op != "Transpose" || t1.attr_ints("perm") != to_nhwc) continue;
@@ -393,13 +404,14 @@ int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
     for (Node& other : g.nodes)
       for (ValueId& v : other.inputs)
         if (v == from) v = to;
-    cancelled += 2;
+    cancelled_any = true;
   }
-  if (cancelled) {
+  if (cancelled_any) {
     g.reindex();
     eliminate_dead_code(g, nullptr);
   }
-  const int net = inserted - cancelled;
+  const int net = count_transposes(g) - transposes_before;
+  const int cancelled = inserted - net;
   if (inserted)
     note(report,
          fmt::format("layout: {} NHWC transposes inserted, {} cancelled", inserted, cancelled));

@@ -188,6 +188,8 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
 
 Plan compile(Graph graph, const Backend& backend, const CompileOptions& options) {
   PassReport report = run_passes(graph, backend, options.passes);
+  backend.prepare(graph);
+  graph.reindex();
   Plan plan = lower_graph(std::move(graph), backend, options.device);
   plan.passes = std::move(report);
   return plan;
@@ -215,6 +217,19 @@ std::byte* ExecContext::data(ValueId v) {
   const std::int64_t off = plan_.memory.offsets.at(i);
   TESSERA_CHECK(off >= 0, "value '{}' has no device memory", graph().value(v).name);
   return device_.data(arena_) + off;
+}
+
+ExecContext::Placement ExecContext::placement(ValueId v) const {
+  const auto i = static_cast<std::size_t>(v);
+  if (plan_.memory.weight_offsets.at(i) >= 0)
+    return {weights_, static_cast<std::size_t>(plan_.memory.weight_offsets[i])};
+  const std::int64_t off = plan_.memory.offsets.at(i);
+  TESSERA_CHECK(off >= 0, "value '{}' has no device memory", graph().value(v).name);
+  return {arena_, static_cast<std::size_t>(off)};
+}
+
+void ExecContext::invalidate(ValueId v) {
+  cache_[static_cast<std::size_t>(v)].reset();
 }
 
 std::uint64_t ExecContext::device_address(ValueId v) const {

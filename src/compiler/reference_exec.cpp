@@ -560,6 +560,15 @@ std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tens
     if (!out.empty() && out[0].rank() == 4) out[0] = ops::transpose(out[0], {2, 0, 1, 3});
     return out;
   }
+  if (node.attr_string("tessera.weights_layout", "") == "hwio" && inputs.size() > 1 && inputs[1]) {
+    // Weights a backend stored as HWIO {M, C/g, kW, kH}: back to ONNX's {kW, kH, C/g, M}.
+    const Tensor oihw = ops::transpose(*inputs[1], {2, 3, 1, 0});
+    std::vector<const Tensor*> ins = inputs;
+    ins[1] = &oihw;
+    Node plain = node;
+    plain.attrs.erase("tessera.weights_layout");
+    return run_reference(plain, ins, opset);
+  }
   Ctx c{node, inputs, opset, node.describe()};
   std::vector<Tensor> out = dispatch(c);
   if (out.size() < node.outputs.size()) out.resize(node.outputs.size());

@@ -29,6 +29,10 @@ class Backend {
                                                         const Graph& graph) const = 0;
   // Activation layout the backend wants for a 4-D node (default NCHW, ONNX's own).
   virtual Layout preferred_layout(const Node& node, const Graph& graph) const;
+  // Rewrites the graph for this backend after the passes and before lowering, e.g. weights
+  // into the layout its kernels read (recorded in node attributes so every backend, and the
+  // reference fallback, reads them right). Runs once per compile, never on a loaded model.
+  virtual void prepare(Graph& graph) const;
   // Lowers one supported node to a step of the plan.
   virtual std::unique_ptr<Step> lower(const Graph& graph, int node_index) const = 0;
 };

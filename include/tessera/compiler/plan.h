@@ -4,6 +4,7 @@
 // runtime::Device (weights uploaded once) and runs inferences on it.
 #pragma once
 
+#include <any>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -83,6 +84,16 @@ class ExecContext {
   // Device bytes of a value: activations in the arena, constants in the weights buffer.
   std::byte* data(ValueId value);
   std::uint64_t device_address(ValueId value) const;
+  // The buffer holding a value and the value's byte offset in it.
+  struct Placement {
+    runtime::Buffer buffer;
+    std::size_t offset = 0;
+  };
+  Placement placement(ValueId value) const;
+  // A device kernel wrote the value: drop any host copy.
+  void invalidate(ValueId value);
+  // Per-run state a backend's steps share (e.g. its target runtime), created on first use.
+  std::any& backend_state() { return backend_state_; }
   // The value as a host tensor: a constant, a cached host result, or a copy of device memory.
   const Tensor& host(ValueId value);
   // Stores a host-computed result in the value's device memory (and keeps it cached).
@@ -98,6 +109,7 @@ class ExecContext {
   runtime::Buffer weights_;
   std::vector<std::optional<Tensor>> cache_;
   std::vector<int> last_use_;
+  std::any backend_state_;
 };
 
 struct RunOptions {

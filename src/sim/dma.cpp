@@ -82,9 +82,23 @@ Walk make_walk(const DmaDescriptor& d, const DmaWindow& w, const DmaEndpoint& e,
 void check_bounds(const DmaDescriptor& d, const Walk& walk, const DmaEndpoint& e,
                   std::string_view side, std::string_view where) {
   if (d.extent.element_count() == 0) return;
+  // Highest byte touched; arithmetic that overflows is certainly out of bounds.
   std::int64_t last = walk.offset;
-  for (std::size_t i = 0; i < kMaxRank; ++i) last += (walk.extent[i] - 1) * walk.stride[i];
-  std::uint64_t end_byte = (static_cast<std::uint64_t>(last) + 1) * d.element_bytes;
+  bool overflow = false;
+  for (std::size_t i = 0; i < kMaxRank; ++i) {
+    std::int64_t span = 0;
+    overflow |= __builtin_mul_overflow(walk.extent[i] - 1, walk.stride[i], &span);
+    overflow |= __builtin_add_overflow(last, span, &last);
+  }
+  std::uint64_t end_byte = 0;
+  overflow |= __builtin_mul_overflow(static_cast<std::uint64_t>(last) + 1,
+                                     static_cast<std::uint64_t>(d.element_bytes), &end_byte);
+  if (overflow)
+    throw DeviceFault(std::string(where),
+                      fmt::format("dma {} window of '{}' reaches beyond any address: offset {}, "
+                                  "extent {}, strides {}; fix the strides",
+                                  side, label(e), walk.offset, d.extent.to_string(),
+                                  dims_text(walk.stride, d.extent.rank())));
   if (end_byte <= e.size_bytes) return;
   throw DeviceFault(
       std::string(where),

@@ -19,7 +19,7 @@ namespace {
 // True on a thread while it runs a unit, so nested parallel_for calls run inline.
 thread_local bool t_inside_unit = false;
 
-unsigned threads_from_env() {
+unsigned parse_threads() {
   const char* text = std::getenv("TESSERA_THREADS");
   unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   if (text == nullptr || *text == '\0') return hardware;
@@ -116,8 +116,12 @@ WorkScheduler::~WorkScheduler() {
 }
 
 WorkScheduler& WorkScheduler::shared() {
-  static WorkScheduler instance(threads_from_env());
+  static WorkScheduler instance(threads_from_environment());
   return instance;
+}
+
+unsigned WorkScheduler::threads_from_environment() {
+  return parse_threads();
 }
 
 unsigned WorkScheduler::thread_count() const {

@@ -238,6 +238,17 @@ TEST(EngineFaults, DmaDestinationOutOfBounds) {
   EXPECT_MENTIONS(f.what(), "strides (2)");
 }
 
+TEST(EngineFaults, DmaStridesBeyondAnyAddress) {
+  std::vector<int> a(64), b(64);
+  DmaEndpoint src{reinterpret_cast<std::byte*>(a.data()), 256, "ddr", 0, "ddr tensor"};
+  DmaEndpoint dst{reinterpret_cast<std::byte*>(b.data()), 256, "ocm", 0, "ocm tensor"};
+  DmaWindow huge;
+  huge.strides = Strides{1, std::int64_t{1} << 62};
+  auto f = expect_fault([&] { dma_copy({src, huge, dst, {}, Shape{2, 4}, 4}, "gdma"); });
+  EXPECT_EQ(f.where(), "gdma");
+  EXPECT_MENTIONS(f.what(), "source window of 'ddr tensor' reaches beyond any address");
+}
+
 TEST(EngineFaults, DmaRegionOfInterestLeavesItsTensor) {
   std::vector<int> a(64), b(64);
   DmaEndpoint src{reinterpret_cast<std::byte*>(a.data()), 256, "ddr", 0, "ddr tensor"};

@@ -1,9 +1,11 @@
 #include "tessera/sim/scheduler.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -148,6 +150,25 @@ TEST(Scheduler, NestedCallsRunInline) {
 
 TEST(Scheduler, ZeroThreadsIsAUserError) {
   EXPECT_THROW(WorkScheduler(0), UserError);
+}
+
+TEST(Scheduler, ThreadCountFromTheEnvironment) {
+  const char* saved = std::getenv("TESSERA_THREADS");
+  std::string restore = saved ? saved : "";
+  setenv("TESSERA_THREADS", "3", 1);
+  EXPECT_EQ(WorkScheduler::threads_from_environment(), 3u);
+  for (const char* bad : {"0", "many", "2x", "-4", "5000"}) {
+    setenv("TESSERA_THREADS", bad, 1);
+    try {
+      WorkScheduler::threads_from_environment();
+      ADD_FAILURE() << "accepted TESSERA_THREADS=" << bad;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+  unsetenv("TESSERA_THREADS");
+  EXPECT_GE(WorkScheduler::threads_from_environment(), 1u);
+  if (saved) setenv("TESSERA_THREADS", restore.c_str(), 1);
 }
 
 TEST(Scheduler, SharedPoolExists) {

@@ -19,6 +19,9 @@ class WorkScheduler {
 
   // The process-wide pool, sized by TESSERA_THREADS (default: the host's hardware threads).
   static WorkScheduler& shared();
+  // The thread count TESSERA_THREADS asks for now (UserError when it is not a number from 1 to
+  // 1024), or the host's hardware threads when it is unset.
+  static unsigned threads_from_environment();
 
   unsigned thread_count() const;
 

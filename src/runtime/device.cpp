@@ -247,6 +247,21 @@ void Device::record_timeline(const sim::Timeline& timeline, std::uint64_t start_
                                           iv.name, start_cycle + iv.start, start_cycle + iv.end});
 }
 
+const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
+                                                   std::span<const sim::Timeline> cores) {
+  record.cycles = 0;
+  record.cycles_per_core.clear();
+  for (const auto& core : cores) {
+    core.finish();  // before anything is recorded, so a deadlock leaves the profile untouched
+    record.cycles_per_core.push_back(core.end_cycle());
+    record.cycles = std::max(record.cycles, core.end_cycle());
+  }
+  std::uint64_t start = record_kernel(std::move(record)).start_cycle;
+  for (const auto& core : cores) record_timeline(core, start);
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->profile.kernels.back();
+}
+
 void Device::synchronize() {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->profile.total_cycles = std::max(impl_->profile.total_cycles, impl_->now);

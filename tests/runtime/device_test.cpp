@@ -149,6 +149,33 @@ TEST(Device, RecordsTimelinesBytesAndHighWater) {
   EXPECT_EQ(p.trace[0].end_cycle, 140u);
 }
 
+TEST(Device, RecordsAKernelFromItsCoresTimelines) {
+  auto spec = testing::test_machine();
+  Device device(spec);
+  std::vector<sim::Timeline> cores;
+  for (int c = 0; c < 3; ++c) {
+    cores.emplace_back("core" + std::to_string(c), spec, &device.cost_model());
+    cores.back().issue(cores.back().pipe("vec"), "work", 100u * static_cast<unsigned>(c + 1));
+  }
+  device.record_kernel(profile::KernelRecord{"first", 0, 50, {}, {}, 0, 0});
+  const auto& k = device.record_kernel(
+      profile::KernelRecord{"scale", 0, 0, {}, {{"members", 3}}, 64, 32}, cores);
+  EXPECT_EQ(k.start_cycle, 50u);
+  EXPECT_EQ(k.cycles, 300u);
+  EXPECT_EQ(k.cycles_per_core, (std::vector<std::uint64_t>{100, 200, 300}));
+  EXPECT_EQ(k.metrics.at("members"), 3.0);
+  EXPECT_EQ(device.now_cycles(), 350u);
+  EXPECT_EQ(device.profile().pipe_busy_cycles.at("core2/vec"), 300u);
+  // A deadlocked core is reported before anything is recorded.
+  sim::Timeline stuck("core9", spec);
+  stuck.wait_flag(stuck.pipe("ld"), stuck.flag("never"));
+  std::vector<sim::Timeline> bad;
+  bad.push_back(std::move(stuck));
+  EXPECT_THROW(device.record_kernel(profile::KernelRecord{"bad", 0, 0, {}, {}, 0, 0}, bad),
+               DeviceFault);
+  EXPECT_EQ(device.profile().kernels.size(), 2u);
+}
+
 TEST(Device, TraceIsOffByDefault) {
   Device device(testing::test_machine());
   EXPECT_FALSE(device.trace_enabled());

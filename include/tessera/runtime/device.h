@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -80,6 +81,11 @@ class Device {
   // Does not advance the device clock: record the kernel with record_kernel. Runs
   // timeline.finish() first, so a deadlocked timeline raises its DeviceFault here.
   void record_timeline(const sim::Timeline& timeline, std::uint64_t start_cycle);
+  // A kernel that ran one Timeline per core, in one call: cycles = the latest core's end,
+  // cycles_per_core = each core's end, then record_kernel and record_timeline for each core.
+  // `record` supplies the name, metrics and bytes; its cycle fields are filled in here.
+  const profile::KernelRecord& record_kernel(profile::KernelRecord record,
+                                             std::span<const sim::Timeline> cores);
 
   // Waits for all issued work: in the model, closes the profile (total cycles, the global
   // memory's high-water mark under "device").

@@ -4,8 +4,24 @@
 #include <cmath>
 
 #include "tessera/core/error.h"
+#include "tessera/sim/cost_model.h"
 
 namespace tessera::sim {
+
+BspCosts BspCosts::from_params(const CostModel& cost, std::string_view prefix) {
+  std::string p(prefix);
+  BspCosts c;
+  c.exchange_bytes_per_cycle = cost.param(p + ".exchange_bytes_per_cycle", 0);
+  if (!(c.exchange_bytes_per_cycle > 0))
+    throw_user_error(
+        "the preset has no positive '{}.exchange_bytes_per_cycle' param; BSP exchange "
+        "needs the per-tile exchange bandwidth",
+        prefix);
+  c.exchange_latency_cycles =
+      static_cast<std::uint64_t>(std::ceil(cost.param(p + ".exchange_setup_cycles", 0)));
+  c.sync_cycles = static_cast<std::uint64_t>(std::ceil(cost.param(p + ".sync_cycles", 0)));
+  return c;
+}
 
 BspSchedule::BspSchedule(BspCosts costs) : costs_(costs) {
   if (!(costs_.exchange_bytes_per_cycle > 0))

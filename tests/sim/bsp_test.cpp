@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "tessera/core/error.h"
+#include "tessera/sim/cost_model.h"
+#include "test_machine.h"
 
 namespace tessera::sim {
 namespace {
@@ -26,6 +28,19 @@ TEST(Bsp, SuperstepIsSlowestComputePlusLargestExchangePlusSync) {
   EXPECT_EQ(bsp.exchange_cycles(), 110u);
   EXPECT_EQ(bsp.sync_cycles(), 100u);
   EXPECT_EQ(bsp.steps().size(), 2u);
+}
+
+TEST(Bsp, CostsFromThePresetParams) {
+  auto spec = testing::test_machine();
+  spec.params["ipu.exchange_bytes_per_cycle"] = testing::fig(8);
+  spec.params["ipu.exchange_setup_cycles"] = testing::fig(30);
+  spec.params["ipu.sync_cycles"] = testing::fig(150);
+  PresetCostModel cost(spec);
+  BspCosts c = BspCosts::from_params(cost, "ipu");
+  EXPECT_EQ(c.exchange_bytes_per_cycle, 8.0);
+  EXPECT_EQ(c.exchange_latency_cycles, 30u);
+  EXPECT_EQ(c.sync_cycles, 150u);
+  EXPECT_THROW(BspCosts::from_params(cost, "epu"), UserError);
 }
 
 TEST(Bsp, NeedsAnExchangeBandwidth) {

@@ -7,14 +7,22 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera::sim {
+
+class CostModel;
 
 struct BspCosts {
   double exchange_bytes_per_cycle = 0;  // per tile
   std::uint64_t exchange_latency_cycles = 0;
   std::uint64_t sync_cycles = 0;
+
+  // From the preset's params "<prefix>.exchange_bytes_per_cycle" (required),
+  // "<prefix>.exchange_setup_cycles" and "<prefix>.sync_cycles" (0 when absent), e.g. prefix
+  // "ipu". UserError naming the missing param.
+  static BspCosts from_params(const CostModel& cost, std::string_view prefix);
 };
 
 struct Superstep {

@@ -310,11 +310,140 @@ std::string chrome_trace(const Profile& p) {
   return doc.dump();
 }
 
+namespace {
+
+std::string escape_html(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+double percent(std::uint64_t part, std::uint64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+}  // namespace
+
+std::string html_report(const Profile& p, std::size_t top_kernels) {
+  std::string h;
+  auto add = [&h](const std::string& s) {
+    h += s;
+    h += '\n';
+  };
+  std::string title = fmt::format("Tessera profile: {} ({})", p.device, p.target);
+  add("<!DOCTYPE html>");
+  add("<html><head><meta charset=\"utf-8\"><title>" + escape_html(title) + "</title>");
+  add("<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:"
+      "1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-"
+      "child{text-align:left}.bar{background:#4a7ebb;height:12px}</style></head><body>");
+  add("<h1>" + escape_html(title) + "</h1>");
+  add("<table><tr><th>total cycles</th><td>" + grouped(p.total_cycles) + "</td></tr>");
+  add("<tr><th>modeled time</th><td>" +
+      (p.clock_hz > 0 ? human_seconds(p.modeled_seconds()) + " at " + human_hz(p.clock_hz)
+                      : std::string("unknown (no clock)")) +
+      "</td></tr></table>");
+
+  if (!p.kernels.empty()) {
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> groups;  // launches, cycles
+    for (const auto& k : p.kernels) {
+      ++groups[k.name].first;
+      groups[k.name].second += k.cycles;
+    }
+    std::vector<std::pair<std::string, std::pair<std::uint64_t, std::uint64_t>>> sorted(
+        groups.begin(), groups.end());
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second.second > b.second.second;
+    });
+    add("<h2>Top kernels by cycles</h2><table><tr><th>kernel</th><th>launches</th><th>cycles</th>"
+        "<th>% of total</th></tr>");
+    for (std::size_t i = 0; i < sorted.size() && i < top_kernels; ++i)
+      add(fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td></tr>",
+                      escape_html(sorted[i].first), sorted[i].second.first,
+                      grouped(sorted[i].second.second),
+                      percent(sorted[i].second.second, p.total_cycles)));
+    add("</table>");
+  }
+  if (!p.pipe_busy_cycles.empty()) {
+    add("<h2>Pipe busy</h2><table><tr><th>pipe</th><th>busy cycles</th><th>%</th><th></th></tr>");
+    for (const auto& [pipe, cycles] : p.pipe_busy_cycles) {
+      double pct = percent(cycles, p.total_cycles);
+      add(
+          fmt::format("<tr><td>{}</td><td>{}</td><td>{:.1f}%</td><td style=\"width:200px\"><div "
+                      "class=\"bar\" style=\"width:{:.0f}px\"></div></td></tr>",
+                      escape_html(pipe), grouped(cycles), pct, std::min(pct, 100.0) * 2));
+    }
+    add("</table>");
+  }
+  if (!p.memory_high_water.empty()) {
+    add("<h2>Memory high-water</h2><table><tr><th>where</th><th>category</th><th>bytes</th></tr>");
+    for (const auto& [where, cats] : p.memory_high_water)
+      for (const auto& [cat, bytes] : cats)
+        add(fmt::format("<tr><td>{}</td><td>{}</td><td>{} ({})</td></tr>", escape_html(where),
+                        escape_html(cat), grouped(bytes), human_bytes(bytes)));
+    add("</table>");
+  }
+  if (!p.bytes_moved.empty()) {
+    add("<h2>Bytes moved</h2><table><tr><th>level</th><th>bytes</th></tr>");
+    for (const auto& [level, bytes] : p.bytes_moved)
+      add(fmt::format("<tr><td>{}</td><td>{} ({})</td></tr>", escape_html(level), grouped(bytes),
+                      human_bytes(bytes)));
+    add("</table>");
+  }
+  if (!p.trace.empty()) {
+    // One row per track, intervals scaled to 1000 px over the run.
+    std::map<std::string, int> rows;
+    std::uint64_t end = p.total_cycles;
+    for (const auto& iv : p.trace) {
+      rows.emplace(iv.track, 0);
+      end = std::max(end, iv.end_cycle);
+    }
+    int row = 0;
+    for (auto& [track, r] : rows) r = row++;
+    const double width = 1000, label = 160;
+    double scale = end ? width / static_cast<double>(end) : 0;
+    add("<h2>Timeline</h2>");
+    add(
+        fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+                    "font-size=\"11\">",
+                    label + width + 10, row * 18 + 10));
+    for (const auto& [track, r] : rows)
+      add(fmt::format("<text x=\"0\" y=\"{}\">{}</text>", r * 18 + 14, escape_html(track)));
+    for (const auto& iv : p.trace)
+      add(
+          fmt::format("<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"14\" "
+                      "fill=\"#4a7ebb\"><title>{} [{}, {})</title></rect>",
+                      label + static_cast<double>(iv.start_cycle) * scale, rows[iv.track] * 18 + 3,
+                      std::max(0.5, static_cast<double>(iv.end_cycle - iv.start_cycle) * scale),
+                      escape_html(iv.name), iv.start_cycle, iv.end_cycle));
+    add("</svg>");
+  }
+  add("</body></html>");
+  return h;
+}
+
 Format format_from_name(std::string_view name) {
   if (name == "json") return Format::json;
   if (name == "text" || name == "summary") return Format::text;
   if (name == "chrome" || name == "trace") return Format::chrome;
-  throw_user_error("unknown profile format '{}'; use json, text or chrome", name);
+  if (name == "html") return Format::html;
+  throw_user_error("unknown profile format '{}'; use json, text, chrome or html", name);
 }
 
 std::string render(const Profile& profile, Format format) {
@@ -325,6 +454,8 @@ std::string render(const Profile& profile, Format format) {
       return text_summary(profile);
     case Format::chrome:
       return chrome_trace(profile);
+    case Format::html:
+      return html_report(profile);
   }
   throw_internal_error("unhandled profile format {}", static_cast<int>(format));
 }

@@ -133,11 +133,28 @@ TEST(ProfileChrome, NeedsAClock) {
   EXPECT_THROW(chrome_trace(p), UserError);
 }
 
+TEST(ProfileHtml, IsASelfContainedPage) {
+  Profile p = sample();
+  p.kernels[0].name = "relu<f32>";
+  std::string h = html_report(p);
+  EXPECT_EQ(h.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(h.find("</html>"), std::string::npos);
+  EXPECT_NE(h.find("relu&lt;f32&gt;"), std::string::npos);  // escaped
+  EXPECT_EQ(h.find("relu<f32>"), std::string::npos);
+  EXPECT_NE(h.find("10,000"), std::string::npos);
+  EXPECT_NE(h.find("<svg"), std::string::npos);  // the trace timeline
+  EXPECT_NE(h.find("tpc0/vpu"), std::string::npos);
+  EXPECT_EQ(h.find("<script"), std::string::npos);
+  p.trace.clear();
+  EXPECT_EQ(html_report(p).find("<svg"), std::string::npos);
+}
+
 TEST(ProfileFormats, ByName) {
   EXPECT_EQ(format_from_name("json"), Format::json);
   EXPECT_EQ(format_from_name("summary"), Format::text);
   EXPECT_EQ(format_from_name("trace"), Format::chrome);
-  EXPECT_THROW(format_from_name("html"), UserError);
+  EXPECT_EQ(format_from_name("html"), Format::html);
+  EXPECT_THROW(format_from_name("pdf"), UserError);
   EXPECT_EQ(render(sample(), Format::text), text_summary(sample()));
 }
 

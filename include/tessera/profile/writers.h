@@ -25,8 +25,12 @@ std::string text_summary(const Profile& profile, std::size_t top_kernels = 10);
 // microseconds with the clock. UserError when the clock is not positive.
 std::string chrome_trace(const Profile& profile);
 
-enum class Format { json, text, chrome };
-// "json", "text" / "summary", "chrome" / "trace"; UserError listing the names otherwise.
+// A self-contained HTML page (no scripts, no external files): the text summary's tables, pipe
+// busy bars, and a timeline of the trace drawn as inline SVG when the profile has one.
+std::string html_report(const Profile& profile, std::size_t top_kernels = 20);
+
+enum class Format { json, text, chrome, html };
+// "json", "text" / "summary", "chrome" / "trace", "html"; UserError listing the names otherwise.
 Format format_from_name(std::string_view name);
 std::string render(const Profile& profile, Format format);
 

@@ -550,10 +550,17 @@ std::vector<Tensor> dispatch(const Ctx& c) {
 std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tensor*>& inputs,
                                   std::int64_t opset) {
   if (node.layout == Layout::nhwc && !inputs.empty() && inputs[0] && inputs[0]->rank() == 4) {
-    // A node a backend laid out as NHWC runs here in ONNX's NCHW between two transposes.
-    const Tensor nchw = ops::transpose(*inputs[0], {1, 2, 0, 3});
+    // A node a backend laid out as NHWC runs here in ONNX's NCHW between transposes of its 4-D
+    // activations (convolution weights keep their own layout).
+    std::vector<Tensor> nchw;
+    nchw.reserve(inputs.size());
     std::vector<const Tensor*> ins = inputs;
-    ins[0] = &nchw;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const bool weights = i == 1 && (node.op == "Conv" || node.op == "ConvTranspose");
+      if (!inputs[i] || inputs[i]->rank() != 4 || weights) continue;
+      nchw.push_back(ops::transpose(*inputs[i], {1, 2, 0, 3}));
+      ins[i] = &nchw.back();
+    }
     Node plain = node;
     plain.layout = Layout::nchw;
     std::vector<Tensor> out = run_reference(plain, ins, opset);

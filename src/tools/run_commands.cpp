@@ -24,6 +24,7 @@
 #include "tessera/core/tensor.h"
 #include "tessera/profile/writers.h"
 #include "tessera/runtime/device.h"
+#include "tessera/targets/tpc/backend/backend.h"
 
 namespace tessera::tools {
 namespace {
@@ -400,6 +401,7 @@ void register_conformance(CLI::App& app) {
 
 void register_run_commands(CLI::App& app) {
   register_builtin_backends();
+  tpc::register_tpc_backend();
   register_targets(app);
   register_compile(app);
   register_run(app);

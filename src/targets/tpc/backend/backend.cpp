@@ -1,0 +1,444 @@
+#include "tessera/targets/tpc/backend/backend.h"
+
+#include <algorithm>
+#include <any>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tessera/compiler/reference_exec.h"
+#include "tessera/core/error.h"
+#include "tessera/ops/reference.h"
+#include "tessera/targets/tpc/kernels.h"
+
+namespace tessera::tpc {
+namespace {
+
+using compiler::Activation;
+using compiler::ExecContext;
+using compiler::Graph;
+using compiler::kNoValue;
+using compiler::Layout;
+using compiler::Node;
+using compiler::Step;
+using compiler::ValueId;
+
+const std::set<std::string> kUnary = {"Relu",       "LeakyRelu", "Elu", "Selu", "Sigmoid",
+                                      "Tanh",       "Softplus",  "Exp", "Log",  "Sqrt",
+                                      "Reciprocal", "Abs",       "Neg", "Clip"};
+const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow"};
+const std::set<std::string> kReduce = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
+
+bool compute_dtype(DType t) {
+  return t == DType::f32 || t == DType::bf16;
+}
+bool movable_dtype(DType t) {
+  return dtype_size(t) <= 4 && t != DType::boolean;
+}
+bool cast_dtype(DType t) {
+  return t == DType::f32 || t == DType::bf16 || t == DType::i32 || t == DType::i16 ||
+         t == DType::i8 || t == DType::u8;
+}
+
+const Tensor* constant(const Graph& g, const Node& n, std::size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return nullptr;
+  const auto& v = g.value(n.inputs[i]);
+  return v.constant ? &*v.constant : nullptr;
+}
+bool has_input(const Node& n, std::size_t i) {
+  return i < n.inputs.size() && n.inputs[i] != kNoValue;
+}
+
+// Clip bounds: attributes before opset 11, constant scalar inputs after.
+std::optional<std::pair<std::optional<float>, std::optional<float>>> clip_bounds(const Graph& g,
+                                                                                 const Node& n) {
+  std::optional<float> lo, hi;
+  if (g.opset < 11) {
+    if (n.has_attr("min")) lo = n.attr_float("min", 0.0f);
+    if (n.has_attr("max")) hi = n.attr_float("max", 0.0f);
+    return std::make_pair(lo, hi);
+  }
+  for (std::size_t i = 1; i < 3; ++i) {
+    if (!has_input(n, i)) continue;
+    const Tensor* t = constant(g, n, i);
+    if (!t || t->element_count() != 1) return std::nullopt;
+    (i == 1 ? lo : hi) = t->at<float>(0);
+  }
+  return std::make_pair(lo, hi);
+}
+
+std::optional<std::vector<int>> reduce_axes(const Graph& g, const Node& n, int rank) {
+  std::vector<std::int64_t> onnx_axes;
+  if (has_input(n, 1)) {
+    const Tensor* t = constant(g, n, 1);
+    if (!t) return std::nullopt;
+    onnx_axes = t->to_ints();
+  } else {
+    onnx_axes = n.attr_ints("axes");
+  }
+  std::vector<int> axes;
+  for (auto a : onnx_axes) axes.push_back(compiler::tessera_axis(a, rank, n.describe()));
+  return axes;
+}
+
+class GaudiBackend final : public compiler::Backend {
+ public:
+  std::string name() const override { return "gaudi"; }
+  std::string description() const override {
+    return "Habana Gaudi: TPC built-in kernels and the MME through tpc::Runtime (spec 000); "
+           "NHWC conv/pool/norm";
+  }
+  std::string default_device() const override { return "gaudi"; }
+  std::vector<std::string> device_targets() const override { return {"tpc"}; }
+
+  Layout preferred_layout(const Node& n, const Graph& g) const override {
+    const DType t = g.value(n.outputs[0]).dtype;
+    if (!compute_dtype(t)) return Layout::nchw;
+    if (n.op == "Conv") return has_input(n, 1) && constant(g, n, 1) ? Layout::nhwc : Layout::nchw;
+    if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
+        n.op == "GlobalMaxPool" || n.op == "BatchNormalization")
+      return Layout::nhwc;
+    // Elementwise ops stay NHWC between NHWC producers, so no transposes run between them.
+    if (kUnary.count(n.op) || kBinary.count(n.op)) {
+      const Shape& out = g.value(n.outputs[0]).shape;
+      bool nhwc_producer = false;
+      for (ValueId v : n.inputs) {
+        if (v == kNoValue) continue;
+        const auto& value = g.value(v);
+        if (value.constant) {
+          if (value.shape.element_count() != 1) return Layout::nchw;
+          continue;
+        }
+        if (!(value.shape == out)) return Layout::nchw;
+        if (value.producer >= 0 &&
+            preferred_layout(g.nodes[static_cast<std::size_t>(value.producer)], g) == Layout::nhwc)
+          nhwc_producer = true;
+      }
+      return nhwc_producer ? Layout::nhwc : Layout::nchw;
+    }
+    return Layout::nchw;
+  }
+
+  // NHWC convolutions read HWIO weights {M, C/g, kW, kH}: reorder the constants once.
+  void prepare(Graph& g) const override {
+    for (Node& n : g.nodes) {
+      if (n.op != "Conv" || n.layout != Layout::nhwc || !constant(g, n, 1)) continue;
+      if (n.attr_string("tessera.weights_layout", "") == "hwio") continue;
+      Tensor hwio = tessera::ops::transpose(*constant(g, n, 1), {3, 2, 0, 1});
+      n.inputs[1] = g.add_constant(n.name + ".hwio", std::move(hwio));
+      n.attrs["tessera.weights_layout"] = std::string("hwio");
+    }
+  }
+
+  std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
+    const auto& out = g.value(n.outputs[0]);
+    const DType t = out.dtype;
+    auto need_compute = [&]() -> std::optional<std::string> {
+      if (!compute_dtype(t))
+        return fmt::format("the TPC kernels compute f32 and bf16, not {}", dtype_name(t));
+      for (ValueId v : n.inputs)
+        if (v != kNoValue && g.value(v).dtype != t && compute_dtype(g.value(v).dtype))
+          return std::string("inputs of mixed dtypes");
+      return std::nullopt;
+    };
+    if (n.activation.kind != Activation::Kind::none && n.op != "Conv" && n.op != "Gemm" &&
+        n.op != "MatMul")
+      return std::string("fused activation on an op without a TPC epilogue");
+    if (n.op == "Conv") {
+      if (auto r = need_compute()) return r;
+      if (n.layout != Layout::nhwc)
+        return std::string("the MME convolves NHWC activations; this Conv is not 2-D NHWC");
+      const std::string ap = n.attr_string("auto_pad", "NOTSET");
+      if (ap != "NOTSET" && ap != "VALID") return fmt::format("auto_pad {} is not lowered", ap);
+      if (has_input(n, 2) && !constant(g, n, 2)) return std::string("a non-constant bias");
+      return std::nullopt;
+    }
+    if (n.op == "Gemm") {
+      if (auto r = need_compute()) return r;
+      if (has_input(n, 2)) {
+        const Tensor* c = constant(g, n, 2);
+        const std::int64_t cols = out.shape[0];
+        if (!c || c->element_count() != cols || n.attr_float("beta", 1.0f) != 1.0f ||
+            (c->rank() == 2 && c->dim(1) != 1) || c->rank() > 2)
+          return std::string("C other than a constant row bias with beta 1");
+      }
+      return std::nullopt;
+    }
+    if (n.op == "MatMul") {
+      if (auto r = need_compute()) return r;
+      if (g.value(n.inputs[0]).shape.rank() < 2 || g.value(n.inputs[1]).shape.rank() < 2)
+        return std::string("1-D MatMul operands");
+      return std::nullopt;
+    }
+    if (kBinary.count(n.op)) return need_compute();
+    if (kUnary.count(n.op)) {
+      if (auto r = need_compute()) return r;
+      if (n.op == "Clip" && !clip_bounds(g, n))
+        return std::string("Clip bounds that are not constants");
+      return std::nullopt;
+    }
+    if (n.op == "MaxPool" || n.op == "AveragePool") {
+      if (auto r = need_compute()) return r;
+      if (n.layout != Layout::nhwc || n.attr_ints("kernel_shape").size() != 2)
+        return std::string("only 2-D NHWC pooling");
+      const std::string ap = n.attr_string("auto_pad", "NOTSET");
+      if (ap != "NOTSET" && ap != "VALID") return fmt::format("auto_pad {} is not lowered", ap);
+      return std::nullopt;
+    }
+    if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool" || n.op == "BatchNormalization") {
+      if (auto r = need_compute()) return r;
+      if (n.layout != Layout::nhwc) return std::string("only 4-D NHWC");
+      for (std::size_t i = 1; i < n.inputs.size(); ++i)
+        if (!constant(g, n, i)) return std::string("non-constant normalisation parameters");
+      return std::nullopt;
+    }
+    if (n.op == "Softmax" || n.op == "LogSoftmax") {
+      if (auto r = need_compute()) return r;
+      const int rank = out.shape.rank();
+      const std::int64_t axis = n.attr_int("axis", g.opset >= 13 ? -1 : 1);
+      if (g.opset < 13 && axis != rank - 1 && axis != -1)
+        return std::string("pre-opset-13 softmax over several axes");
+      return std::nullopt;
+    }
+    if (kReduce.count(n.op)) {
+      if (auto r = need_compute()) return r;
+      if (!reduce_axes(g, n, g.value(n.inputs[0]).shape.rank()))
+        return std::string("non-constant axes");
+      if (n.attr_int("noop_with_empty_axes", 0) != 0) return std::string("noop_with_empty_axes");
+      return std::nullopt;
+    }
+    if (n.op == "Transpose" || n.op == "Concat") {
+      if (!movable_dtype(t)) return fmt::format("no TPC data movement for {}", dtype_name(t));
+      return std::nullopt;
+    }
+    if (n.op == "Cast") {
+      if (!cast_dtype(t) || !cast_dtype(g.value(n.inputs[0]).dtype))
+        return std::string("a cast between these dtypes");
+      return std::nullopt;
+    }
+    return fmt::format("no TPC kernel for {}", n.op);
+  }
+
+  std::unique_ptr<Step> lower(const Graph&, int node_index) const override;
+};
+
+// Runs one node through tpc::ops on the plan's device buffers.
+class GaudiStep final : public Step {
+ public:
+  explicit GaudiStep(int node) : node_(node) {}
+
+  void run(ExecContext& ctx) override {
+    const Graph& g = ctx.graph();
+    const Node& n = g.nodes[static_cast<std::size_t>(node_)];
+    Runtime& rt = runtime(ctx);
+    auto dt = [&](ValueId v) {
+      const auto place = ctx.placement(v);
+      DeviceTensor t;
+      t.buffer = place.buffer;
+      t.byte_offset = place.offset;
+      t.dtype = g.value(v).dtype;
+      t.shape = g.value(v).shape;
+      return t;
+    };
+    const DeviceTensor out = dt(n.outputs[0]);
+    const std::string& op = n.op;
+    if (op == "Conv") {
+      MmeConvParams p;
+      const auto strides = n.attr_ints("strides"), dil = n.attr_ints("dilations"),
+                 pads = n.attr_ints("pads");
+      for (int j = 0; j < 2; ++j) {
+        if (strides.size() == 2) p.strides[j] = strides[static_cast<std::size_t>(j)];
+        if (dil.size() == 2) p.dilations[j] = dil[static_cast<std::size_t>(j)];
+      }
+      if (pads.size() == 4 && n.attr_string("auto_pad", "NOTSET") == "NOTSET")
+        for (int j = 0; j < 4; ++j) p.pads[j] = pads[static_cast<std::size_t>(j)];
+      p.group = n.attr_int("group", 1);
+      DeviceTensor bias;
+      if (has_input(n, 2)) bias = dt(n.inputs[2]);
+      ops::conv2d(rt, dt(n.inputs[0]), dt(n.inputs[1]), has_input(n, 2) ? &bias : nullptr, out, p);
+    } else if (op == "Gemm") {
+      MmeGemmParams p;
+      p.alpha = n.attr_float("alpha", 1.0f);
+      p.trans_a = n.attr_int("transA", 0) != 0;
+      p.trans_b = n.attr_int("transB", 0) != 0;
+      DeviceTensor bias;
+      if (has_input(n, 2)) {
+        bias = dt(n.inputs[2]);
+        bias.shape = Shape{out.shape[0]};
+      }
+      ops::gemm(rt, dt(n.inputs[0]), dt(n.inputs[1]), out, p, has_input(n, 2) ? &bias : nullptr);
+    } else if (op == "MatMul") {
+      const DeviceTensor a = dt(n.inputs[0]), b = dt(n.inputs[1]);
+      if (a.shape.rank() == 2 && b.shape.rank() == 2)
+        ops::gemm(rt, a, b, out);
+      else
+        ops::batch_gemm(rt, a, b, out);
+    } else if (kBinary.count(op)) {
+      const DeviceTensor a = dt(n.inputs[0]), b = dt(n.inputs[1]);
+      if (op == "Add")
+        ops::add(rt, a, b, out);
+      else if (op == "Sub")
+        ops::sub(rt, a, b, out);
+      else if (op == "Mul")
+        ops::mul(rt, a, b, out);
+      else if (op == "Div")
+        ops::div(rt, a, b, out);
+      else
+        ops::pow(rt, a, b, out);
+    } else if (kUnary.count(op)) {
+      run_unary(rt, g, n, dt(n.inputs[0]), out);
+    } else if (op == "MaxPool" || op == "AveragePool") {
+      kernels::Pool2dParams p;
+      const auto k = n.attr_ints("kernel_shape"), s = n.attr_ints("strides"),
+                 d = n.attr_ints("dilations"), pads = n.attr_ints("pads");
+      for (int j = 0; j < 2; ++j) {
+        p.kernel[j] = static_cast<std::int32_t>(k[static_cast<std::size_t>(j)]);
+        if (s.size() == 2) p.strides[j] = static_cast<std::int32_t>(s[static_cast<std::size_t>(j)]);
+        if (d.size() == 2)
+          p.dilations[j] = static_cast<std::int32_t>(d[static_cast<std::size_t>(j)]);
+      }
+      if (pads.size() == 4 && n.attr_string("auto_pad", "NOTSET") == "NOTSET")
+        for (int j = 0; j < 4; ++j)
+          p.pads[j] = static_cast<std::int32_t>(pads[static_cast<std::size_t>(j)]);
+      p.ceil_mode = static_cast<std::int32_t>(n.attr_int("ceil_mode", 0));
+      p.count_include_pad = static_cast<std::int32_t>(n.attr_int("count_include_pad", 0));
+      if (op == "MaxPool")
+        ops::max_pool_2d(rt, dt(n.inputs[0]), out, p);
+      else
+        ops::avg_pool_2d(rt, dt(n.inputs[0]), out, p);
+    } else if (op == "GlobalAveragePool") {
+      ops::global_avg_pool_2d(rt, dt(n.inputs[0]), out);
+    } else if (op == "GlobalMaxPool") {
+      ops::global_max_pool_2d(rt, dt(n.inputs[0]), out);
+    } else if (op == "BatchNormalization") {
+      ops::batch_norm(rt, dt(n.inputs[0]), dt(n.inputs[1]), dt(n.inputs[2]), dt(n.inputs[3]),
+                      dt(n.inputs[4]), out, n.attr_float("epsilon", 1e-5f));
+    } else if (op == "Softmax" || op == "LogSoftmax") {
+      const int rank = out.shape.rank();
+      const int axis =
+          compiler::tessera_axis(n.attr_int("axis", g.opset >= 13 ? -1 : 1), rank, n.describe());
+      if (op == "Softmax")
+        ops::softmax(rt, dt(n.inputs[0]), out, axis);
+      else
+        ops::log_softmax(rt, dt(n.inputs[0]), out, axis);
+    } else if (kReduce.count(op)) {
+      const DeviceTensor x = dt(n.inputs[0]);
+      const auto axes = *reduce_axes(g, n, x.shape.rank());
+      if (op == "ReduceSum")
+        ops::reduce_sum(rt, x, out, axes);
+      else if (op == "ReduceMean")
+        ops::reduce_mean(rt, x, out, axes);
+      else if (op == "ReduceMax")
+        ops::reduce_max(rt, x, out, axes);
+      else
+        ops::reduce_min(rt, x, out, axes);
+    } else if (op == "Transpose") {
+      const int r = out.shape.rank();
+      const auto p = n.attr_ints("perm");
+      std::vector<int> perm;
+      for (int j = 0; j < r; ++j)
+        perm.push_back(p.empty()
+                           ? r - 1 - j
+                           : r - 1 - static_cast<int>(p[static_cast<std::size_t>(r - 1 - j)]));
+      ops::transpose(rt, dt(n.inputs[0]), out, perm);
+    } else if (op == "Concat") {
+      std::vector<DeviceTensor> ins;
+      for (ValueId v : n.inputs) ins.push_back(dt(v));
+      ops::concat(rt, ins, out,
+                  compiler::tessera_axis(n.attr_int("axis", 0), out.shape.rank(), n.describe()));
+    } else if (op == "Cast") {
+      ops::cast(rt, dt(n.inputs[0]), out);
+    } else {
+      throw_internal_error("gaudi backend: {} was lowered but has no launch", n.describe());
+    }
+    apply_activation(rt, n.activation, out);
+    for (ValueId v : n.outputs)
+      if (v != kNoValue) ctx.invalidate(v);
+  }
+
+ private:
+  static Runtime& runtime(ExecContext& ctx) {
+    auto& state = ctx.backend_state();
+    if (!state.has_value()) state = std::make_shared<Runtime>(ctx.device());
+    return *std::any_cast<std::shared_ptr<Runtime>&>(state);
+  }
+
+  static void run_unary(Runtime& rt, const Graph& g, const Node& n, const DeviceTensor& x,
+                        const DeviceTensor& out) {
+    const std::string& op = n.op;
+    if (op == "Relu")
+      ops::relu(rt, x, out);
+    else if (op == "LeakyRelu")
+      ops::leaky_relu(rt, x, out, n.attr_float("alpha", 0.01f));
+    else if (op == "Elu")
+      ops::elu(rt, x, out, n.attr_float("alpha", 1.0f));
+    else if (op == "Selu")
+      ops::selu(rt, x, out, n.attr_float("alpha", 1.67326319217681884765625f),
+                n.attr_float("gamma", 1.05070102214813232421875f));
+    else if (op == "Sigmoid")
+      ops::sigmoid(rt, x, out);
+    else if (op == "Tanh")
+      ops::tanh(rt, x, out);
+    else if (op == "Softplus")
+      ops::softplus(rt, x, out);
+    else if (op == "Exp")
+      ops::exp(rt, x, out);
+    else if (op == "Log")
+      ops::log(rt, x, out);
+    else if (op == "Sqrt")
+      ops::sqrt(rt, x, out);
+    else if (op == "Reciprocal")
+      ops::reciprocal(rt, x, out);
+    else if (op == "Abs")
+      ops::abs(rt, x, out);
+    else if (op == "Neg")
+      ops::neg(rt, x, out);
+    else {
+      const auto bounds = *clip_bounds(g, n);
+      ops::clip(rt, x, out, bounds.first, bounds.second);
+    }
+  }
+
+  // The fused activation runs as a TPC kernel in place on the MME's output.
+  static void apply_activation(Runtime& rt, const Activation& a, const DeviceTensor& out) {
+    switch (a.kind) {
+      case Activation::Kind::none:
+        return;
+      case Activation::Kind::relu:
+        ops::relu(rt, out, out);
+        return;
+      case Activation::Kind::leaky_relu:
+        ops::leaky_relu(rt, out, out, a.alpha);
+        return;
+      case Activation::Kind::clip:
+        ops::clip(rt, out, out, a.min, a.max);
+        return;
+      case Activation::Kind::sigmoid:
+        ops::sigmoid(rt, out, out);
+        return;
+      case Activation::Kind::tanh:
+        ops::tanh(rt, out, out);
+        return;
+    }
+  }
+
+  int node_;
+};
+
+std::unique_ptr<Step> GaudiBackend::lower(const Graph&, int node_index) const {
+  return std::make_unique<GaudiStep>(node_index);
+}
+
+}  // namespace
+
+std::unique_ptr<compiler::Backend> make_gaudi_backend() {
+  return std::make_unique<GaudiBackend>();
+}
+
+void register_tpc_backend() {
+  const auto b = make_gaudi_backend();
+  compiler::register_backend({b->name(), b->description(), [] { return make_gaudi_backend(); }});
+}
+
+}  // namespace tessera::tpc

@@ -70,7 +70,9 @@ class Device {
   // (work is issued in order on the device's queue) and the device clock advances past it.
   // Returns the record as stored, with start_cycle filled in.
   const profile::KernelRecord& record_kernel(profile::KernelRecord record);
-  // Adds a trace interval / pipe busy time / bytes moved to the run's profile.
+  // Adds a trace interval (kept only while tracing is on; UserError if it ends before it
+  // starts) / pipe busy time / bytes moved / a high-water mark (the peak is kept) to the
+  // run's profile. Safe to call from several host threads.
   void record_interval(profile::Interval interval);
   void add_pipe_busy(const std::string& pipe, std::uint64_t cycles);
   void add_bytes_moved(const std::string& level, std::uint64_t bytes);

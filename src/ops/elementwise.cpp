@@ -434,4 +434,126 @@ Tensor identity(const Tensor& x) {
   return x;
 }
 
+// ---- Further ONNX elementwise ops (PRelu-16, HardSigmoid-6, HardSwish-14, Floor/Ceil-13,
+// Round-11, Sign-13, Not/And/Or/Xor-7, LessOrEqual/GreaterOrEqual-16, Mod-13) ----
+
+Tensor prelu(const Tensor& x, const Tensor& slope) {
+  detail::require_float("PRelu", x, "X");
+  detail::require_same_dtype("PRelu", x, slope);
+  Shape out;
+  try {
+    out = broadcast_shapes(x.shape(), slope.shape());
+  } catch (const UserError&) {
+    out = Shape{};
+  }
+  if (!(out == x.shape()))
+    throw_user_error("PRelu: slope {} must broadcast to X {} (unidirectionally)",
+                     slope.shape().to_string(), x.shape().to_string());
+  return arithmetic("PRelu", x, slope, [](float v, float a) { return v < 0.0f ? a * v : v; });
+}
+
+Tensor hard_sigmoid(const Tensor& x, float alpha, float beta) {
+  return unary_float("HardSigmoid", x, [alpha, beta](float v) {
+    return std::max(0.0f, std::min(1.0f, alpha * v + beta));
+  });
+}
+
+Tensor hard_swish(const Tensor& x) {
+  return unary_float("HardSwish", x,
+                     [](float v) { return v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f)); });
+}
+
+Tensor floor(const Tensor& x) {
+  if (!is_floating(x.dtype())) return unary_numeric("Floor", x, [](auto v) { return v; });
+  return unary_float("Floor", x, [](float v) { return std::floor(v); });
+}
+
+Tensor ceil(const Tensor& x) {
+  if (!is_floating(x.dtype())) return unary_numeric("Ceil", x, [](auto v) { return v; });
+  return unary_float("Ceil", x, [](float v) { return std::ceil(v); });
+}
+
+Tensor round(const Tensor& x) {
+  if (!is_floating(x.dtype())) return unary_numeric("Round", x, [](auto v) { return v; });
+  return unary_float("Round", x, [](float v) { return std::nearbyint(v); });  // halves to even
+}
+
+Tensor sign(const Tensor& x) {
+  return unary_numeric("Sign", x, [](auto v) {
+    using T = decltype(v);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(v)) return v;
+    }
+    return static_cast<T>(v > T(0) ? 1 : (v < T(0) ? -1 : 0));
+  });
+}
+
+namespace {
+template <typename Op>
+Tensor logical(std::string_view name, const Tensor& a, const Tensor& b, Op op) {
+  if (a.dtype() != DType::boolean || b.dtype() != DType::boolean)
+    throw_user_error("{}: inputs must be bool, got {} (shape {}) and {} (shape {})", name,
+                     dtype_name(a.dtype()), a.shape().to_string(), dtype_name(b.dtype()),
+                     b.shape().to_string());
+  Tensor out(DType::boolean, broadcast_shapes(a.shape(), b.shape()));
+  binary_loop<bool, bool>(a, b, out, op);
+  return out;
+}
+}  // namespace
+
+Tensor logical_not(const Tensor& x) {
+  if (x.dtype() != DType::boolean)
+    throw_user_error("Not: input must be bool, got {} (shape {})", dtype_name(x.dtype()),
+                     x.shape().to_string());
+  Tensor y = x;
+  bool* p = y.data<bool>();
+  for (std::int64_t i = 0; i < y.element_count(); ++i) p[i] = !p[i];
+  return y;
+}
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return logical("And", a, b, [](bool x, bool y) { return x && y; });
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return logical("Or", a, b, [](bool x, bool y) { return x || y; });
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+  return logical("Xor", a, b, [](bool x, bool y) { return x != y; });
+}
+Tensor less_or_equal(const Tensor& a, const Tensor& b) {
+  return compare_op(
+      "LessOrEqual", a, b, [](auto x, auto y) { return x <= y; }, false);
+}
+Tensor greater_or_equal(const Tensor& a, const Tensor& b) {
+  return compare_op(
+      "GreaterOrEqual", a, b, [](auto x, auto y) { return x >= y; }, false);
+}
+
+Tensor mod(const Tensor& a, const Tensor& b, bool fmod) {
+  if (is_floating(a.dtype())) {
+    if (!fmod)
+      throw_user_error("Mod: float inputs ({}) need fmod=1 (C fmod semantics), as ONNX requires",
+                       dtype_name(a.dtype()));
+    return arithmetic("Mod", a, b, [](float x, float y) { return std::fmod(x, y); });
+  }
+  if (b.dtype() != DType::boolean) {
+    const std::vector<std::int64_t> values = b.to_ints();
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (values[i] == 0)
+        throw_user_error("Mod: integer divisor (shape {}) is zero at element {}",
+                         b.shape().to_string(), i);
+  }
+  return arithmetic("Mod", a, b, [fmod](auto x, auto y) {
+    using T = decltype(x);
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::fmod(x, y);
+    } else {
+      const auto yv = static_cast<std::int64_t>(y);
+      std::int64_t r = static_cast<std::int64_t>(x) % yv;
+      // fmod=0 takes the divisor's sign (Python %), fmod=1 the dividend's (C %).
+      if (!fmod && r != 0 && ((r < 0) != (yv < 0))) r += yv;
+      return static_cast<T>(r);
+    }
+  });
+}
+
 }  // namespace tessera::ops

@@ -216,6 +216,42 @@ Tensor sum(const std::vector<Tensor>& inputs);
 Tensor max(const std::vector<Tensor>& inputs);
 Tensor min(const std::vector<Tensor>& inputs);
 
+// ---- Further ONNX ops beyond the core list ----
+// PRelu: slope broadcasts unidirectionally to x.
+Tensor prelu(const Tensor& x, const Tensor& slope);
+Tensor hard_sigmoid(const Tensor& x, float alpha = 0.2f, float beta = 0.5f);
+Tensor hard_swish(const Tensor& x);
+// Floor, Ceil and Round (halves to even) leave integer inputs unchanged.
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
+Tensor sign(const Tensor& x);
+// Bool inputs, bool results (ONNX Not, And, Or, Xor).
+Tensor logical_not(const Tensor& x);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+Tensor less_or_equal(const Tensor& a, const Tensor& b);
+Tensor greater_or_equal(const Tensor& a, const Tensor& b);
+// ONNX Mod: integers take the divisor's sign unless fmod (then the dividend's, as C); floats
+// need fmod = true.
+Tensor mod(const Tensor& a, const Tensor& b, bool fmod = false);
+// Repeats per Tessera dim.
+Tensor tile(const Tensor& x, const std::vector<std::int64_t>& repeats);
+// 1-D [start, limit) by delta in `dtype` (ONNX Range takes the dtype of its scalar inputs).
+Tensor range(double start, double limit, double delta, DType dtype);
+// The k largest (or smallest) along axis, sorted, ties by lower index; indices are i32.
+struct TopKResult {
+  Tensor values;
+  Tensor indices;
+};
+TopKResult top_k(const Tensor& x, std::int64_t k, int axis = 0, bool largest = true,
+                 bool sorted = true);
+Tensor cum_sum(const Tensor& x, int axis, bool exclusive = false, bool reverse = false);
+// NCHW only. DepthToSpace DCR mode by default, CRD with crd_mode.
+Tensor depth_to_space(const Tensor& x, std::int64_t blocksize, bool crd_mode = false);
+Tensor space_to_depth(const Tensor& x, std::int64_t blocksize);
+
 // ---- Resize (ONNX Resize-13..19 without antialias) ----
 enum class ResizeMode { nearest, linear, cubic };
 enum class CoordinateTransform {

@@ -1,0 +1,214 @@
+// Further ONNX ops beyond the core list: Tile-13, Range-11, TopK-11, CumSum-14,
+// DepthToSpace-13, SpaceToDepth-13.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "common.h"
+#include "tessera/ops/reference.h"
+
+namespace tessera::ops {
+
+Tensor tile(const Tensor& x, const std::vector<std::int64_t>& repeats) {
+  const int r = x.rank();
+  if (static_cast<int>(repeats.size()) != r)
+    throw_user_error(
+        "Tile: repeats {} has {} entries but input {} has rank {} (one per dim, "
+        "Tessera order)",
+        detail::list_to_string(repeats), repeats.size(), x.shape().to_string(), r);
+  std::vector<std::int64_t> dims;
+  for (int d = 0; d < r; ++d) {
+    if (repeats[static_cast<std::size_t>(d)] < 0)
+      throw_user_error("Tile: repeats {} has a negative entry", detail::list_to_string(repeats));
+    dims.push_back(x.dim(d) * repeats[static_cast<std::size_t>(d)]);
+  }
+  const Shape out_shape = Shape::from_fastest_first(dims);
+  Tensor out(x.dtype(), out_shape);
+  if (out.element_count() == 0) return out;
+  const std::size_t es = dtype_size(x.dtype());
+  const auto* src = static_cast<const std::byte*>(x.raw_data());
+  auto* dst = static_cast<std::byte*>(out.raw_data());
+  // Each output row along dim 0 is the input row repeated; outer dims wrap modulo the input.
+  const std::int64_t n0 = r > 0 ? x.dim(0) : 1,
+                     rows = out.element_count() / (r > 0 ? out_shape[0] : 1);
+  const std::int64_t rep0 = r > 0 ? repeats[0] : 1;
+  std::array<std::int64_t, kMaxRank> idx{};
+  for (std::int64_t row = 0; row < rows; ++row) {
+    std::int64_t in_row = 0, stride = 1;
+    for (int d = 1; d < r; ++d) {
+      in_row += (idx[static_cast<std::size_t>(d)] % x.dim(d)) * stride;
+      stride *= x.dim(d);
+    }
+    const std::byte* s = src + static_cast<std::size_t>(in_row * n0) * es;
+    for (std::int64_t k = 0; k < rep0; ++k) {
+      std::memcpy(dst, s, static_cast<std::size_t>(n0) * es);
+      dst += static_cast<std::size_t>(n0) * es;
+    }
+    for (int d = 1; d < r; ++d) {
+      if (++idx[static_cast<std::size_t>(d)] < out_shape[d]) break;
+      idx[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return out;
+}
+
+Tensor range(double start, double limit, double delta, DType dtype) {
+  if (dtype == DType::boolean)
+    throw_user_error("Range: dtype bool is not accepted; use a numeric dtype");
+  if (delta == 0.0) throw_user_error("Range: delta is 0; it must be nonzero");
+  const double n = std::ceil((limit - start) / delta);
+  if (!(n < 1e9))
+    throw_user_error("Range: start {}, limit {}, delta {} would give {} elements", start, limit,
+                     delta, n);
+  const auto count = static_cast<std::int64_t>(std::max(n, 0.0));
+  std::vector<double> values(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i)
+    values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * delta;
+  if (is_floating(dtype)) {
+    std::vector<float> f(values.size());
+    // ONNX's function body accumulates delta in the output type; integers are exact either way.
+    float v = static_cast<float>(start);
+    for (std::size_t i = 0; i < f.size(); ++i, v += static_cast<float>(delta)) f[i] = v;
+    return Tensor::from_vector(Shape{count}, f, dtype);
+  }
+  return Tensor::from_doubles(dtype, Shape{count}, values);
+}
+
+TopKResult top_k(const Tensor& x, std::int64_t k, int axis_in, bool largest, bool sorted) {
+  (void)sorted;  // results are always sorted, which ONNX allows for sorted=0 too
+  if (x.dtype() == DType::boolean)
+    throw_user_error("TopK: bool input (shape {}) is not accepted", x.shape().to_string());
+  const int r = x.rank();
+  if (r == 0) throw_user_error("TopK: input must have rank >= 1 (got a scalar)");
+  const int axis = detail::normalize_axis("TopK", axis_in, r, x.shape());
+  const std::int64_t n = x.dim(axis);
+  if (k < 0 || k > n)
+    throw_user_error("TopK: k = {} must be in [0, {}] (the size of axis {} of input {})", k, n,
+                     axis, x.shape().to_string());
+  const std::int64_t inner = detail::dims_product(x.shape(), 0, axis);
+  const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
+  Shape out_shape = x.shape();
+  out_shape[axis] = k;
+  TopKResult res{Tensor(x.dtype(), out_shape), Tensor(DType::i32, out_shape)};
+  const std::vector<double> v = x.to_doubles();
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::int32_t* pi = res.indices.data<std::int32_t>();
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const double* base = v.data() + o * n * inner + i;
+      std::iota(order.begin(), order.end(), 0);
+      // Ties keep the lower index first (ONNX); NaN counts as the largest value.
+      auto before = [&](std::int64_t a, std::int64_t b) {
+        const double x1 = base[a * inner], x2 = base[b * inner];
+        const bool n1 = std::isnan(x1), n2 = std::isnan(x2);
+        if (n1 || n2) return largest ? (n1 && !n2) : (!n1 && n2);
+        return largest ? x1 > x2 : x1 < x2;
+      };
+      std::stable_sort(order.begin(), order.end(), before);
+      for (std::int64_t j = 0; j < k; ++j) {
+        const std::int64_t dst = (o * k + j) * inner + i;
+        const std::int64_t src = order[static_cast<std::size_t>(j)];
+        pi[dst] = static_cast<std::int32_t>(src);
+        std::memcpy(static_cast<std::byte*>(res.values.raw_data()) +
+                        dst * static_cast<std::int64_t>(dtype_size(x.dtype())),
+                    static_cast<const std::byte*>(x.raw_data()) +
+                        (o * n * inner + src * inner + i) *
+                            static_cast<std::int64_t>(dtype_size(x.dtype())),
+                    dtype_size(x.dtype()));
+      }
+    }
+  return res;
+}
+
+Tensor cum_sum(const Tensor& x, int axis_in, bool exclusive, bool reverse) {
+  if (x.dtype() == DType::boolean)
+    throw_user_error("CumSum: bool input (shape {}) is not accepted", x.shape().to_string());
+  const int r = x.rank();
+  if (r == 0) throw_user_error("CumSum: input must have rank >= 1 (got a scalar)");
+  const int axis = detail::normalize_axis("CumSum", axis_in, r, x.shape());
+  const std::int64_t n = x.dim(axis);
+  const std::int64_t inner = detail::dims_product(x.shape(), 0, axis);
+  const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
+  const bool floating = is_floating(x.dtype());
+  const std::vector<double> v = x.to_doubles();
+  std::vector<double> out(v.size());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      double acc = 0.0;
+      float facc = 0.0f;  // floats accumulate in f32, as ONNX's reference does
+      for (std::int64_t s = 0; s < n; ++s) {
+        const std::int64_t j = reverse ? n - 1 - s : s;
+        const auto at = static_cast<std::size_t>(o * n * inner + j * inner + i);
+        if (exclusive) out[at] = floating ? facc : acc;
+        if (floating)
+          facc += static_cast<float>(v[at]);
+        else
+          acc += v[at];
+        if (!exclusive) out[at] = floating ? facc : acc;
+      }
+    }
+  return Tensor::from_doubles(x.dtype(), x.shape(), out);
+}
+
+namespace {
+
+enum class SpaceDirection { to_space, to_depth };
+
+Tensor rearrange(std::string_view op, const Tensor& x, std::int64_t b, bool crd,
+                 SpaceDirection dir) {
+  if (x.rank() != 4)
+    throw_user_error("{}: input {} must be 4-D NCHW (Tessera {{W, H, C, N}})", op,
+                     x.shape().to_string());
+  if (b < 1) throw_user_error("{}: blocksize {} must be >= 1", op, b);
+  const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
+  const std::size_t es = dtype_size(x.dtype());
+  const auto* src = static_cast<const std::byte*>(x.raw_data());
+  if (dir == SpaceDirection::to_space) {
+    if (c % (b * b) != 0)
+      throw_user_error("{}: channels {} of input {} are not a multiple of blocksize^2 = {}", op, c,
+                       x.shape().to_string(), b * b);
+    const std::int64_t co = c / (b * b);
+    Tensor out(x.dtype(), Shape::nchw(n, co, h * b, w * b));
+    auto* dst = static_cast<std::byte*>(out.raw_data());
+    std::size_t o = 0;
+    for (std::int64_t in = 0; in < n; ++in)
+      for (std::int64_t oc = 0; oc < co; ++oc)
+        for (std::int64_t oy = 0; oy < h * b; ++oy)
+          for (std::int64_t ox = 0; ox < w * b; ++ox, o += es) {
+            const std::int64_t i = oy % b, j = ox % b;
+            const std::int64_t ic = crd ? (oc * b + i) * b + j : (i * b + j) * co + oc;
+            const std::int64_t s = ((in * c + ic) * h + oy / b) * w + ox / b;
+            std::memcpy(dst + o, src + static_cast<std::size_t>(s) * es, es);
+          }
+    return out;
+  }
+  if (h % b != 0 || w % b != 0)
+    throw_user_error("{}: height {} and width {} of input {} must be multiples of blocksize {}", op,
+                     h, w, x.shape().to_string(), b);
+  const std::int64_t ho = h / b, wo = w / b, co = c * b * b;
+  Tensor out(x.dtype(), Shape::nchw(n, co, ho, wo));
+  auto* dst = static_cast<std::byte*>(out.raw_data());
+  std::size_t o = 0;
+  for (std::int64_t in = 0; in < n; ++in)
+    for (std::int64_t oc = 0; oc < co; ++oc)
+      for (std::int64_t oy = 0; oy < ho; ++oy)
+        for (std::int64_t ox = 0; ox < wo; ++ox, o += es) {
+          const std::int64_t ic = oc % c, blk = oc / c, i = blk / b, j = blk % b;
+          const std::int64_t s = ((in * c + ic) * h + oy * b + i) * w + ox * b + j;
+          std::memcpy(dst + o, src + static_cast<std::size_t>(s) * es, es);
+        }
+  return out;
+}
+
+}  // namespace
+
+Tensor depth_to_space(const Tensor& x, std::int64_t blocksize, bool crd_mode) {
+  return rearrange("DepthToSpace", x, blocksize, crd_mode, SpaceDirection::to_space);
+}
+
+Tensor space_to_depth(const Tensor& x, std::int64_t blocksize) {
+  return rearrange("SpaceToDepth", x, blocksize, false, SpaceDirection::to_depth);
+}
+
+}  // namespace tessera::ops

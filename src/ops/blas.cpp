@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "tessera/core/log.h"
+#include "tessera/ops/gemm.h"
 #include "tessera/sim/scheduler.h"
 
 namespace tessera::ops::detail {
@@ -83,3 +84,13 @@ void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int6
 }
 
 }  // namespace tessera::ops::detail
+
+namespace tessera::ops {
+
+void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc) {
+  detail::sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace tessera::ops

@@ -1,5 +1,6 @@
 // MatMul and Gemm: hand-computed cases, 1-D promotion, batch broadcasting against a naive loop.
 #include "helpers.h"
+#include "tessera/ops/gemm.h"
 #include "tessera/ops/reference.h"
 
 namespace tessera {
@@ -124,6 +125,37 @@ TEST(Gemm, Errors) {
       {"Gemm", "2-D"}));
   EXPECT_TRUE(
       ThrowsUserError([] { ops::gemm(kA.astype(DType::i32), kB, nullptr); }, {"Gemm", "i32"}));
+}
+
+// The public deterministic GEMM, over shapes large enough to be split by columns and by rows,
+// with every transpose combination and beta accumulation, against a double-precision loop.
+TEST(Sgemm, SplitsAndTransposesAgainstNaive) {
+  struct Case {
+    std::int64_t m, n, k;
+  };
+  for (const Case c : {Case{70, 600, 100}, Case{300, 100, 200}, Case{5, 7, 3}}) {
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+      const Tensor a = test::random_tensor(Shape{c.m * c.k}, 21),
+                   b = test::random_tensor(Shape{c.k * c.n}, 22);
+      Tensor cm = test::random_tensor(Shape{c.n, c.m}, 23);
+      const Tensor c0 = cm;
+      const float* pa = a.data<float>();
+      const float* pb = b.data<float>();
+      ops::sgemm(ta, tb, c.m, c.n, c.k, 0.5f, pa, ta ? c.m : c.k, pb, tb ? c.k : c.n, 2.0f,
+                 cm.data<float>(), c.n);
+      Tensor expect(DType::f32, Shape{c.n, c.m});
+      for (std::int64_t i = 0; i < c.m; ++i)
+        for (std::int64_t j = 0; j < c.n; ++j) {
+          double acc = 0;
+          for (std::int64_t p = 0; p < c.k; ++p)
+            acc += static_cast<double>(ta ? pa[p * c.m + i] : pa[i * c.k + p]) *
+                   (tb ? pb[j * c.k + p] : pb[p * c.n + j]);
+          expect.set(i * c.n + j, 0.5 * acc + 2.0 * c0.at(i * c.n + j));
+        }
+      EXPECT_TRUE(Close(cm, expect, 1e-4, 1e-5)) << c.m << "x" << c.n << "x" << c.k << " t" << t;
+    }
+  }
 }
 
 }  // namespace

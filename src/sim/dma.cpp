@@ -111,44 +111,47 @@ void check_bounds(const DmaDescriptor& d, const Walk& walk, const DmaEndpoint& e
                   dims_text(walk.stride, d.extent.rank()), d.element_bytes, end_byte - 1));
 }
 
-// Calls fn(element offset of row start) for every row (dimension 0 run) of the walk.
+// Copies n elements of E bytes between strided runs (strides in elements). A constant E lets
+// the compiler turn each memcpy into one move.
+template <std::size_t E>
+void copy_run(std::byte* dst, std::int64_t dst_stride, const std::byte* src,
+              std::int64_t src_stride, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i)
+    std::memcpy(dst + static_cast<std::size_t>(i * dst_stride) * E,
+                src + static_cast<std::size_t>(i * src_stride) * E, E);
+}
+
+void copy_run(std::byte* dst, std::int64_t dst_stride, const std::byte* src,
+              std::int64_t src_stride, std::int64_t n, std::size_t eb) {
+  if (dst_stride == 1 && src_stride == 1) {
+    std::memcpy(dst, src, static_cast<std::size_t>(n) * eb);
+    return;
+  }
+  switch (eb) {
+    case 1:
+      return copy_run<1>(dst, dst_stride, src, src_stride, n);
+    case 2:
+      return copy_run<2>(dst, dst_stride, src, src_stride, n);
+    case 4:
+      return copy_run<4>(dst, dst_stride, src, src_stride, n);
+    case 8:
+      return copy_run<8>(dst, dst_stride, src, src_stride, n);
+    default:
+      for (std::int64_t i = 0; i < n; ++i)
+        std::memcpy(dst + static_cast<std::size_t>(i * dst_stride) * eb,
+                    src + static_cast<std::size_t>(i * src_stride) * eb, eb);
+  }
+}
+
+// Walks the rows of two windows in step: fn(src row offset, dst row offset), in elements.
 template <typename Fn>
-void for_each_row(const Walk& w, Fn&& fn) {
-  for (std::int64_t i4 = 0; i4 < w.extent[4]; ++i4)
-    for (std::int64_t i3 = 0; i3 < w.extent[3]; ++i3)
-      for (std::int64_t i2 = 0; i2 < w.extent[2]; ++i2)
-        for (std::int64_t i1 = 0; i1 < w.extent[1]; ++i1)
-          fn(w.offset + i1 * w.stride[1] + i2 * w.stride[2] + i3 * w.stride[3] + i4 * w.stride[4]);
-}
-
-void gather(const Walk& w, const std::byte* base, std::size_t eb, std::byte* out) {
-  std::size_t row_bytes = static_cast<std::size_t>(w.extent[0]) * eb;
-  for_each_row(w, [&](std::int64_t row) {
-    const std::byte* src = base + static_cast<std::size_t>(row) * eb;
-    if (w.stride[0] == 1) {
-      std::memcpy(out, src, row_bytes);
-    } else {
-      for (std::int64_t i = 0; i < w.extent[0]; ++i)
-        std::memcpy(out + static_cast<std::size_t>(i) * eb,
-                    src + static_cast<std::size_t>(i * w.stride[0]) * eb, eb);
-    }
-    out += row_bytes;
-  });
-}
-
-void scatter(const Walk& w, std::byte* base, std::size_t eb, const std::byte* in) {
-  std::size_t row_bytes = static_cast<std::size_t>(w.extent[0]) * eb;
-  for_each_row(w, [&](std::int64_t row) {
-    std::byte* dst = base + static_cast<std::size_t>(row) * eb;
-    if (w.stride[0] == 1) {
-      std::memcpy(dst, in, row_bytes);
-    } else {
-      for (std::int64_t i = 0; i < w.extent[0]; ++i)
-        std::memcpy(dst + static_cast<std::size_t>(i * w.stride[0]) * eb,
-                    in + static_cast<std::size_t>(i) * eb, eb);
-    }
-    in += row_bytes;
-  });
+void for_each_row_pair(const Walk& a, const Walk& b, Fn&& fn) {
+  for (std::int64_t i4 = 0; i4 < a.extent[4]; ++i4)
+    for (std::int64_t i3 = 0; i3 < a.extent[3]; ++i3)
+      for (std::int64_t i2 = 0; i2 < a.extent[2]; ++i2)
+        for (std::int64_t i1 = 0; i1 < a.extent[1]; ++i1)
+          fn(a.offset + i1 * a.stride[1] + i2 * a.stride[2] + i3 * a.stride[3] + i4 * a.stride[4],
+             b.offset + i1 * b.stride[1] + i2 * b.stride[2] + i3 * b.stride[3] + i4 * b.stride[4]);
 }
 
 }  // namespace
@@ -203,26 +206,28 @@ void dma_copy(const DmaDescriptor& d, std::string_view where) {
   std::size_t eb = d.element_bytes;
   bool overlap =
       d.src.data < d.dst.data + d.dst.size_bytes && d.dst.data < d.src.data + d.src.size_bytes;
-  bool both_dense = src.stride[0] == 1 && dst.stride[0] == 1;
-  if (!overlap && both_dense) {
-    std::size_t row_bytes = static_cast<std::size_t>(src.extent[0]) * eb;
-    for (std::int64_t i4 = 0; i4 < src.extent[4]; ++i4)
-      for (std::int64_t i3 = 0; i3 < src.extent[3]; ++i3)
-        for (std::int64_t i2 = 0; i2 < src.extent[2]; ++i2)
-          for (std::int64_t i1 = 0; i1 < src.extent[1]; ++i1) {
-            std::int64_t s = src.offset + i1 * src.stride[1] + i2 * src.stride[2] +
-                             i3 * src.stride[3] + i4 * src.stride[4];
-            std::int64_t t = dst.offset + i1 * dst.stride[1] + i2 * dst.stride[2] +
-                             i3 * dst.stride[3] + i4 * dst.stride[4];
-            std::memcpy(d.dst.data + static_cast<std::size_t>(t) * eb,
-                        d.src.data + static_cast<std::size_t>(s) * eb, row_bytes);
-          }
+  if (!overlap) {
+    for_each_row_pair(src, dst, [&](std::int64_t s, std::int64_t t) {
+      copy_run(d.dst.data + static_cast<std::size_t>(t) * eb, dst.stride[0],
+               d.src.data + static_cast<std::size_t>(s) * eb, src.stride[0], src.extent[0], eb);
+    });
     return;
   }
-  // General case (and any overlap): through a dense temporary.
+  // Overlapping regions: through a dense temporary, as the hardware's read-then-write would.
   std::vector<std::byte> temp(static_cast<std::size_t>(d.bytes()));
-  gather(src, d.src.data, eb, temp.data());
-  scatter(dst, d.dst.data, eb, temp.data());
+  Walk dense = src;
+  dense.offset = 0;
+  Strides packed(d.extent);
+  for (int i = 0; i < kMaxRank; ++i)
+    dense.stride[static_cast<std::size_t>(i)] = i < d.extent.rank() ? packed[i] : 0;
+  for_each_row_pair(src, dense, [&](std::int64_t s, std::int64_t t) {
+    copy_run(temp.data() + static_cast<std::size_t>(t) * eb, 1,
+             d.src.data + static_cast<std::size_t>(s) * eb, src.stride[0], src.extent[0], eb);
+  });
+  for_each_row_pair(dense, dst, [&](std::int64_t s, std::int64_t t) {
+    copy_run(d.dst.data + static_cast<std::size_t>(t) * eb, dst.stride[0],
+             temp.data() + static_cast<std::size_t>(s) * eb, 1, src.extent[0], eb);
+  });
 }
 
 DmaEngine::DmaEngine(Timeline& timeline, PipeId pipe, const CostModel& cost)

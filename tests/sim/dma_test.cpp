@@ -102,6 +102,28 @@ TEST(Dma, OverlappingRegionsCopyAsIfThroughATemporary) {
   EXPECT_EQ(v, (std::vector<int>{0, 1, 0, 1, 2, 3, 4, 5}));
 }
 
+TEST(Dma, InPlaceStridedCopyReadsBeforeItWrites) {
+  auto v = iota(9);  // a 3 x 3 matrix, transposed in place
+  DmaWindow transposed;
+  transposed.strides = Strides{3, 1};
+  DmaDescriptor d{host(v),     transposed, host(v), DmaWindow::dense(Shape{3, 3}),
+                  Shape{3, 3}, sizeof(int)};
+  dma_copy(d, "test");
+  EXPECT_EQ(v, (std::vector<int>{0, 3, 6, 1, 4, 7, 2, 5, 8}));
+}
+
+TEST(Dma, OddElementSizes) {
+  std::vector<std::uint8_t> src(12), dst(12, 0);
+  for (int i = 0; i < 12; ++i) src[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i);
+  DmaEndpoint s{reinterpret_cast<std::byte*>(src.data()), 12, "a", 0, ""};
+  DmaEndpoint t{reinterpret_cast<std::byte*>(dst.data()), 12, "b", 0, ""};
+  DmaWindow every_other;
+  every_other.strides = Strides{2};
+  // Two 3-byte elements, the second placed two elements on.
+  dma_copy({s, {}, t, every_other, Shape{2}, 3}, "test");
+  EXPECT_EQ(dst, (std::vector<std::uint8_t>{0, 1, 2, 0, 0, 0, 3, 4, 5, 0, 0, 0}));
+}
+
 TEST(Dma, MalformedDescriptorsAreUserErrors) {
   auto src = iota(8);
   std::vector<int> dst(8);

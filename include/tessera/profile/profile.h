@@ -22,16 +22,16 @@ struct Interval {
 struct KernelRecord {
   std::string name;
   std::uint64_t start_cycle = 0;
-  std::uint64_t cycles = 0;                      // start to end on the device
-  std::vector<std::uint64_t> cycles_per_core;    // busy cycles of each core
-  std::map<std::string, double> metrics;         // e.g. "slot.vpu.utilisation", "members"
-  std::uint64_t bytes_read = 0;                  // from global memory
+  std::uint64_t cycles = 0;                    // start to end on the device
+  std::vector<std::uint64_t> cycles_per_core;  // busy cycles of each core
+  std::map<std::string, double> metrics;       // e.g. "slot.vpu.utilisation", "members"
+  std::uint64_t bytes_read = 0;                // from global memory
   std::uint64_t bytes_written = 0;
 };
 
 struct Profile {
-  std::string device;        // preset name
-  std::string target;        // "tpc", ...
+  std::string device;  // preset name
+  std::string target;  // "tpc", ...
   double clock_hz = 0;
   std::uint64_t total_cycles = 0;
   std::map<std::string, std::uint64_t> pipe_busy_cycles;  // "tpc0/vpu" -> busy cycles
@@ -39,9 +39,11 @@ struct Profile {
   // core or "device" -> category ("vector-local", "tensors", ...) -> peak bytes
   std::map<std::string, std::map<std::string, std::uint64_t>> memory_high_water;
   std::map<std::string, std::uint64_t> bytes_moved;  // memory level or link -> bytes
-  std::vector<Interval> trace;                        // empty unless tracing was asked for
+  std::vector<Interval> trace;                       // empty unless tracing was asked for
 
-  double modeled_seconds() const { return clock_hz > 0 ? static_cast<double>(total_cycles) / clock_hz : 0.0; }
+  double modeled_seconds() const {
+    return clock_hz > 0 ? static_cast<double>(total_cycles) / clock_hz : 0.0;
+  }
 };
 
 }  // namespace tessera::profile

@@ -22,6 +22,12 @@ using tpc::DeviceTensor;
 using tpc::make_device_tensor;
 using tpc::Runtime;
 namespace top = tessera::tpc::ops;  // the device ops under test; `ops` is the reference
+namespace kernels = tessera::tpc::kernels;
+using tpc::mme_conv2d_output_shape;
+using tpc::mme_cost;
+using tpc::MmeConvParams;
+using tpc::MmeCost;
+using tpc::MmeGemmParams;
 
 // bf16 results are compared with the reference computed on the same bf16 inputs and rounded to
 // bf16: one rounding of the output may differ by an ulp (2^-8 relative), special functions by
@@ -29,14 +35,17 @@ namespace top = tessera::tpc::ops;  // the device ops under test; `ops` is the r
 inline constexpr double kBf16Rtol = 1.6e-2;
 inline constexpr double kBf16Atol = 1e-2;
 
-// Values in [lo, hi) from a fixed linear congruential sequence, rounded to `dtype`.
+// Values in [lo, hi) from a splitmix64 hash of (seed, index), rounded to `dtype`.
 inline Tensor random_tensor(DType dtype, const Shape& shape, double lo, double hi,
                             std::uint32_t seed) {
   Tensor t(dtype, shape);
-  std::uint32_t s = seed * 2654435761u + 12345u;
   for (std::int64_t i = 0; i < t.element_count(); ++i) {
-    s = s * 1664525u + 1013904223u;
-    const double u = static_cast<double>(s >> 8) / static_cast<double>(1u << 24);
+    std::uint64_t z = (static_cast<std::uint64_t>(seed) << 32) + static_cast<std::uint64_t>(i) +
+                      0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const double u = static_cast<double>(z >> 11) / static_cast<double>(1ull << 53);
     t.set(i, lo + (hi - lo) * u);
   }
   return t;

@@ -138,8 +138,7 @@ class GaudiBackend final : public compiler::Backend {
       if (!compute_dtype(t))
         return fmt::format("the TPC kernels compute f32 and bf16, not {}", dtype_name(t));
       for (ValueId v : n.inputs)
-        if (v != kNoValue && g.value(v).dtype != t && compute_dtype(g.value(v).dtype))
-          return std::string("inputs of mixed dtypes");
+        if (v != kNoValue && g.value(v).dtype != t) return std::string("inputs of mixed dtypes");
       return std::nullopt;
     };
     if (n.activation.kind != Activation::Kind::none && n.op != "Conv" && n.op != "Gemm" &&

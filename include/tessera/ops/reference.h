@@ -21,6 +21,7 @@
 //   Integer dtypes are accepted where ONNX accepts them; bool results for compares and Where.
 // - Bad input (shape mismatch, bad axis/perm, wrong dtype) raises UserError naming the op, the
 //   shapes/values involved and what is expected.
+// - Results are bitwise the same for any TESSERA_THREADS (GEMMs via ops/gemm.h).
 #pragma once
 
 #include <cstdint>

@@ -244,11 +244,11 @@ void print_run_summary(const Plan& plan, const RunResult& run, const runtime::De
   for (std::size_t i = 0; i < steps.size() && static_cast<int>(i) < top; ++i) {
     const auto& s = steps[i];
     if (by_cycles)
-      fmt::print("  {:>12} cycles {:5.1f}%  {:<20} {:<18} {}\n", s.cycles,
+      fmt::print("  {:>12} cycles {:5.1f}%  {:<20} {:<18} {:<22} host {}\n", s.cycles,
                  total_cycles
                      ? 100.0 * static_cast<double>(s.cycles) / static_cast<double>(total_cycles)
                      : 0.0,
-                 s.name, s.op, s.kernel);
+                 s.name, s.op, s.kernel, human_seconds(s.host_seconds));
     else
       fmt::print("  {:>12}  {:<20} {:<18} {}\n", human_seconds(s.host_seconds), s.name, s.op,
                  s.kernel);

@@ -68,7 +68,7 @@ struct PadParams {
   std::int32_t pads[10] = {};
   double value = 0.0;
 };
-// Output dimension j is input dimension perm[j].
+// Output dimension j is input dimension perm[j] (the default is the identity: a copy).
 struct TransposeParams {
   std::int32_t perm[5] = {0, 1, 2, 3, 4};
 };
@@ -188,6 +188,8 @@ const Record& global_max_pool_2d(Runtime& rt, const DeviceTensor& x, const Devic
 // pads: begins for dims 0..r-1 then ends (Tessera order, as ops::PadParams); constant mode.
 const Record& pad(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
                   const std::vector<std::int64_t>& pads, double value = 0.0);
+// Output dim j is input dim perm[j]; an empty perm copies (unlike ops/reference, it does not
+// reverse).
 const Record& transpose(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
                         const std::vector<int>& perm);
 const Record& concat(Runtime& rt, std::span<const DeviceTensor> inputs, const DeviceTensor& out,

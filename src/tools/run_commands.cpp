@@ -286,7 +286,19 @@ void register_run(CLI::App& app) {
       const bool is_input =
           std::any_of(plan.graph.inputs.begin(), plan.graph.inputs.end(),
                       [&](ValueId v) { return plan.graph.value(v).name == name; });
-      if (is_input) inputs[name] = t;
+      if (is_input) {
+        inputs[name] = t;
+        continue;
+      }
+      // Not a run-time input: it must have been bound as a constant shape operand.
+      std::vector<std::string> names;
+      for (ValueId v : plan.graph.inputs) names.push_back(plan.graph.value(v).name);
+      const auto shape_inputs = is_model_file(args->model) ? std::vector<std::string>{}
+                                                           : shape_operand_inputs(args->model);
+      if (std::find(shape_inputs.begin(), shape_inputs.end(), name) == shape_inputs.end())
+        throw_user_error(
+            "--input {}: the model has no input of that name; its inputs are: {}", name,
+            names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
     }
     auto device = runtime::Device::open(plan.device);
     PlanRunner runner(plan, *device);

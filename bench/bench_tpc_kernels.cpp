@@ -64,9 +64,10 @@ constexpr std::int64_t k16M = 16 * 1024 * 1024;
 
 void BM_Add_f32_16M(benchmark::State& state) {
   Bench b;
-  const DeviceTensor x = b.tensor(DType::f32, Shape{k16M});
-  const DeviceTensor y = b.tensor(DType::f32, Shape{k16M});
-  const DeviceTensor out = b.tensor(DType::f32, Shape{k16M});
+  const Shape shape{4096, 4096};
+  const DeviceTensor x = b.tensor(DType::f32, shape);
+  const DeviceTensor y = b.tensor(DType::f32, shape);
+  const DeviceTensor out = b.tensor(DType::f32, shape);
   b.run(state, k16M, [&] { return tpc::ops::add(b.rt, x, y, out); });
 }
 BENCHMARK(BM_Add_f32_16M)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -198,6 +198,12 @@ void binary_float(tensor a, tensor b, tensor out, unsigned mask_a, unsigned mask
   using Io = FloatIo<DT>;
   for_each_member([&](int5 c) {
     c[0] *= Io::lanes;
+    if constexpr (DT == DType::f32) {
+      if ((mask_a | mask_b) == 0) [[likely]] {  // the common case, kept to one expression
+        f32_st_tnsr_i_v(c, out, binary_f32<Op>(v_f32_ld_tnsr_i(c, a), v_f32_ld_tnsr_i(c, b)));
+        return;
+      }
+    }
     float64 xa[Io::groups], xb[Io::groups];
     load_broadcast<DT>(c, a, mask_a, xa);
     load_broadcast<DT>(c, b, mask_b, xb);

@@ -50,6 +50,7 @@ std::vector<UnaryCase> unary_cases() {
          return top::gelu(rt, x, o, true);
        },
        2e-6},
+      {"erf", -3, 3, [](const Tensor& x) { return ops::erf(x); }, top::erf, 2e-7},
       {"sigmoid", -8, 8, [](const Tensor& x) { return ops::sigmoid(x); }, top::sigmoid},
       {"tanh", -4, 4, [](const Tensor& x) { return ops::tanh(x); }, top::tanh},
       {"softplus", -10, 10, [](const Tensor& x) { return ops::softplus(x); }, top::softplus},

@@ -115,6 +115,27 @@ TEST_P(Movement, GatherOnEachAxisWithNegativeIndices) {
     }
 }
 
+TEST_P(Movement, ExpandBroadcastsSizeOneDims) {
+  const DType dt = GetParam();
+  struct Case {
+    Shape in, out;
+  };
+  const Case cases[] = {{Shape{70, 1, 3}, Shape{70, 4, 3}},
+                        {Shape{1, 5}, Shape{130, 5}},
+                        {Shape{3}, Shape{3, 2, 2, 2, 2}},
+                        {Shape{}, Shape{65, 2}}};
+  std::uint32_t seed = 80;
+  for (const Case& c : cases) {
+    const Tensor x = random_tensor(dt, c.in, -50, 50, seed++);
+    const Tensor expected = ops::expand(x, c.out);
+    const DeviceTensor out = alloc(dt, expected.shape());
+    top::expand(rt(), upload(x), out);
+    expect_close(
+        download(out), expected, 0, 0,
+        fmt::format("expand {} {} to {}", dtype_name(dt), c.in.to_string(), c.out.to_string()));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, Movement,
                          ::testing::Values(DType::f32, DType::bf16, DType::i32, DType::i16,
                                            DType::i8),

@@ -134,6 +134,7 @@ const Record& selu(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
                    float gamma = 1.05070102214813232421875f);
 const Record& gelu(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
                    bool tanh_approximation = false);
+const Record& erf(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out);
 const Record& sigmoid(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out);
 const Record& tanh(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out);
 const Record& softplus(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out);
@@ -198,6 +199,8 @@ const Record& concat(Runtime& rt, std::span<const DeviceTensor> inputs, const De
 const Record& slice(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
                     const std::vector<std::int64_t>& starts,
                     const std::vector<std::int64_t>& steps = {});
+// ONNX Expand: repeats x along its size-1 dims (aligned at dimension 0) into out's shape.
+const Record& expand(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out);
 const Record& gather(Runtime& rt, const DeviceTensor& data, const DeviceTensor& indices,
                      const DeviceTensor& out, int axis);
 

@@ -127,6 +127,7 @@ const UnaryOp kUnary[] = {
        return v_f32_mac_v_v(half_x, e, half_x);
      },
      0},
+    {"erf", true, [](const float64& x, float, float) { return erf_f32(x); }, 0},
     {"sigmoid", true, [](const float64& x, float, float) { return v_sigmoid_f32(x); }, 0},
     {"tanh", true, [](const float64& x, float, float) { return v_tanh_f32(x); }, 0},
     {"softplus", true,

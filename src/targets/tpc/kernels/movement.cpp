@@ -177,6 +177,19 @@ void gather_kernel(tensor data, tensor indices, tensor out, int axis, int ri) {
   });
 }
 
+// Copies `in` into the larger `out`, repeating it along the dims of `mask` (size 1 in `in`).
+template <int B>
+void broadcast_kernel(tensor in, tensor out, unsigned mask) {
+  for_each_member([&](int5 c) {
+    c[0] *= MV<B>::lanes;
+    const int5 ic = clear_dims(c, mask);
+    if (mask & 1u)
+      MoveVec<B>::store(c, out, MV<B>(scalar_at<B>(ic, in)));
+    else
+      MoveVec<B>::store(c, out, MoveVec<B>::load(ic, in));
+  });
+}
+
 // ---- glue ----
 
 GlueCodeReturn_t one_in_one_out(const HabanaKernelParams_t* p, TensorDataType_t type) {
@@ -276,6 +289,22 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
             vector_index_space(inst, out, lanes, p->inputTensorNr, 1, false);
             inst->kernel.kernel = entries[p->inputTensorNr - 1];
             set_scalar_params(inst->kernel, cp.axis);
+            return GLUE_SUCCESS;
+          });
+
+  set.add(fmt::format("broadcast_{}", dt),
+          [=](const HabanaKernelParams_t* p, HabanaKernelInstantiation_t* inst) {
+            if (auto rc = one_in_one_out(p, type); rc != GLUE_SUCCESS) return rc;
+            unsigned mask = 0;
+            for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+              const unsigned n = dim_of(p->inputTensors[0], d), o = dim_of(p->outputTensors[0], d);
+              if (n == o) continue;
+              if (n != 1) return GLUE_UNSUPPORTED_BROADCAST_MODE;
+              mask |= 1u << d;
+            }
+            vector_index_space(inst, p->outputTensors[0], lanes, 1, 1, mask == 0);
+            inst->kernel.kernel = tpc_kernel<&broadcast_kernel<B>>();
+            set_scalar_params(inst->kernel, mask);
             return GLUE_SUCCESS;
           });
 

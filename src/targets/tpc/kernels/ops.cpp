@@ -98,6 +98,7 @@ TESSERA_UNARY(log, "log")
 TESSERA_UNARY(sqrt, "sqrt")
 TESSERA_UNARY(reciprocal, "reciprocal")
 TESSERA_UNARY(relu, "relu")
+TESSERA_UNARY(erf, "erf")
 TESSERA_UNARY(sigmoid, "sigmoid")
 TESSERA_UNARY(tanh, "tanh")
 TESSERA_UNARY(softplus, "softplus")
@@ -298,6 +299,10 @@ const Record& slice(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
     if (!steps.empty()) p.steps[d] = static_cast<std::int32_t>(steps[static_cast<std::size_t>(d)]);
   }
   return run(rt, kernel_name("slice", out.dtype), {x}, {out}, p);
+}
+
+const Record& expand(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out) {
+  return run(rt, kernel_name("broadcast", out.dtype), {x}, {out});
 }
 
 const Record& gather(Runtime& rt, const DeviceTensor& data, const DeviceTensor& indices,

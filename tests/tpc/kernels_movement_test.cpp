@@ -24,6 +24,25 @@ TEST_P(Movement, PadConstantAndCrop) {
   }
 }
 
+TEST_P(Movement, PadReflectAndEdge) {
+  const DType dt = GetParam();
+  const Tensor x = random_tensor(dt, Shape{70, 3, 2}, -50, 50, 2);
+  const std::vector<std::vector<std::int64_t>> cases = {
+      {3, 1, 0, 2, 0, 1}, {65, 2, 1, 70, 4, 3}, {-5, 0, 1, 2, -1, 0}, {0, 0, 0, 64, 0, 0}};
+  for (const auto& pads : cases)
+    for (auto mode : {kernels::PadMode::reflect, kernels::PadMode::edge}) {
+      ops::PadParams rp;
+      rp.pads = pads;
+      rp.mode = mode == kernels::PadMode::edge ? ops::PadMode::edge : ops::PadMode::reflect;
+      const Tensor expected = ops::pad(x, rp);
+      const DeviceTensor out = alloc(dt, expected.shape());
+      top::pad(rt(), upload(x), out, pads, 0.0, mode);
+      expect_close(download(out), expected, 0, 0,
+                   fmt::format("pad {} {} mode {}", dtype_name(dt), expected.shape().to_string(),
+                               static_cast<int>(mode)));
+    }
+}
+
 TEST_P(Movement, TransposeKeepingAndMovingDimensionZero) {
   const DType dt = GetParam();
   struct Case {

@@ -63,10 +63,13 @@ struct Pool2dParams {
   std::int32_t ceil_mode = 0;
   std::int32_t count_include_pad = 0;  // avgpool only
 };
-// Constant padding: begins for dims 0..4, then ends; negative values crop.
+// Padding: begins for dims 0..4, then ends; negative values crop. Reflect mirrors without
+// repeating the edge (NumPy 'reflect', repeatedly when pads exceed the dim); edge repeats it.
+enum class PadMode : std::int32_t { constant = 0, reflect = 1, edge = 2 };
 struct PadParams {
   std::int32_t pads[10] = {};
-  double value = 0.0;
+  double value = 0.0;  // constant mode
+  PadMode mode = PadMode::constant;
 };
 // Output dimension j is input dimension perm[j] (the default is the identity: a copy).
 struct TransposeParams {
@@ -186,9 +189,10 @@ const Record& global_avg_pool_2d(Runtime& rt, const DeviceTensor& x, const Devic
 const Record& global_max_pool_2d(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out);
 
 // Data movement: every dtype of 1, 2 or 4 bytes (f32, bf16, i32, u32, i16, u16, i8, u8).
-// pads: begins for dims 0..r-1 then ends (Tessera order, as ops::PadParams); constant mode.
+// pads: begins for dims 0..r-1 then ends (Tessera order, as ops::PadParams).
 const Record& pad(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
-                  const std::vector<std::int64_t>& pads, double value = 0.0);
+                  const std::vector<std::int64_t>& pads, double value = 0.0,
+                  kernels::PadMode mode = kernels::PadMode::constant);
 // Output dim j is input dim perm[j]; an empty perm copies (unlike ops/reference, it does not
 // reverse).
 const Record& transpose(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,

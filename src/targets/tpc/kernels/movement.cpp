@@ -26,12 +26,44 @@ inline int5 dims_of(tensor t) {
   return s;
 }
 
+// Source index of output index i of a dim of size n padded by `begin` (reflect / edge modes).
+inline int pad_source(int i, int n, int mode) {
+  if (mode == static_cast<int>(PadMode::edge)) return i < 0 ? 0 : (i >= n ? n - 1 : i);
+  if (n == 1) return 0;
+  const int period = 2 * (n - 1);
+  int k = i % period;
+  if (k < 0) k += period;
+  return k < n ? k : period - k;
+}
+
 template <int B>
-void pad_kernel(tensor in, tensor out, int b0, int b1, int b2, int b3, int b4) {
+void pad_kernel(tensor in, tensor out, int b0, int b1, int b2, int b3, int b4, int mode) {
   const int5 begin = {{b0, b1, b2, b3, b4}};
+  int5 size;
+  for (int d = 0; d < 5; ++d)
+    size[d] = static_cast<int>(get_dim_size(in, static_cast<unsigned>(d)));
+  const int out0 = static_cast<int>(get_dim_size(out, 0));
   for_each_member([&](int5 c) {
     c[0] *= MV<B>::lanes;
-    MoveVec<B>::store(c, out, MoveVec<B>::load(c - begin, in));
+    int5 ic = c - begin;
+    if (mode == static_cast<int>(PadMode::constant)) {
+      // Lanes outside the input read the pad value (spec 000 §2.4.1).
+      MoveVec<B>::store(c, out, MoveVec<B>::load(ic, in));
+      return;
+    }
+    for (int d = 1; d < 5; ++d) ic[d] = pad_source(ic[d], size[d], mode);
+    if (ic[0] >= 0 && ic[0] + MV<B>::lanes <= size[0]) {
+      MoveVec<B>::store(c, out, MoveVec<B>::load(ic, in));
+      return;
+    }
+    MV<B> r;
+    const int n = std::min(MV<B>::lanes, out0 - c[0]);
+    int5 lc = ic;
+    for (int i = 0; i < n; ++i) {
+      lc[0] = pad_source(c[0] + i - b0, size[0], mode);
+      r[i] = scalar_at<B>(lc, in);
+    }
+    MoveVec<B>::store(c, out, r);
   });
 }
 
@@ -205,23 +237,30 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
   const std::string_view dt = dtype_name(dtype_of(type));
   const unsigned lanes = MV<B>::lanes;
 
-  set.add(fmt::format("pad_{}", dt), [=](const HabanaKernelParams_t* p,
-                                         HabanaKernelInstantiation_t* inst) {
-    PadParams pp;
-    if (auto rc = node_params(p, pp); rc != GLUE_SUCCESS) return rc;
-    if (auto rc = one_in_one_out(p, type); rc != GLUE_SUCCESS) return rc;
-    for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
-      const std::int64_t expect =
-          static_cast<std::int64_t>(dim_of(p->inputTensors[0], d)) + pp.pads[d] + pp.pads[d + 5];
-      if (expect != static_cast<std::int64_t>(dim_of(p->outputTensors[0], d)))
-        return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
-    }
-    vector_index_space(inst, p->outputTensors[0], lanes, 1, 1, false);
-    inst->inputPadValues[0] = pad_value(type, pp.value);
-    inst->kernel.kernel = tpc_kernel<&pad_kernel<B>>();
-    set_scalar_params(inst->kernel, pp.pads[0], pp.pads[1], pp.pads[2], pp.pads[3], pp.pads[4]);
-    return GLUE_SUCCESS;
-  });
+  set.add(fmt::format("pad_{}", dt),
+          [=](const HabanaKernelParams_t* p, HabanaKernelInstantiation_t* inst) {
+            PadParams pp;
+            if (auto rc = node_params(p, pp); rc != GLUE_SUCCESS) return rc;
+            if (auto rc = one_in_one_out(p, type); rc != GLUE_SUCCESS) return rc;
+            for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+              const std::int64_t expect = static_cast<std::int64_t>(dim_of(p->inputTensors[0], d)) +
+                                          pp.pads[d] + pp.pads[d + 5];
+              if (expect != static_cast<std::int64_t>(dim_of(p->outputTensors[0], d)))
+                return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
+            }
+            const int mode = static_cast<int>(pp.mode);
+            if (mode < 0 || mode > 2) return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
+            if (pp.mode != PadMode::constant)
+              for (int d = 0; d < MAX_TENSOR_DIM; ++d)
+                if (dim_of(p->inputTensors[0], d) == 0 && dim_of(p->outputTensors[0], d) > 0)
+                  return GLUE_INCOMPATIBLE_INPUT_SIZE;  // nothing to reflect or repeat
+            vector_index_space(inst, p->outputTensors[0], lanes, 1, 1, false);
+            inst->inputPadValues[0] = pad_value(type, pp.value);
+            inst->kernel.kernel = tpc_kernel<&pad_kernel<B>>();
+            set_scalar_params(inst->kernel, pp.pads[0], pp.pads[1], pp.pads[2], pp.pads[3],
+                              pp.pads[4], mode);
+            return GLUE_SUCCESS;
+          });
 
   set.add(fmt::format("slice_{}", dt), [=](const HabanaKernelParams_t* p,
                                            HabanaKernelInstantiation_t* inst) {

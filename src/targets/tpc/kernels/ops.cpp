@@ -247,7 +247,7 @@ const Record& global_max_pool_2d(Runtime& rt, const DeviceTensor& x, const Devic
 }
 
 const Record& pad(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
-                  const std::vector<std::int64_t>& pads, double value) {
+                  const std::vector<std::int64_t>& pads, double value, kernels::PadMode mode) {
   const int r = std::max(1, x.shape.rank());
   if (pads.size() != static_cast<std::size_t>(2 * r))
     throw_user_error(
@@ -260,6 +260,7 @@ const Record& pad(Runtime& rt, const DeviceTensor& x, const DeviceTensor& out,
     p.pads[d + 5] = static_cast<std::int32_t>(pads[static_cast<std::size_t>(d + r)]);
   }
   p.value = value;
+  p.mode = mode;
   return run(rt, kernel_name("pad", out.dtype), {x}, {out}, p);
 }
 

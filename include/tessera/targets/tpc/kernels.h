@@ -20,7 +20,8 @@
 namespace tessera::tpc {
 
 // The built-in library (one instance per process) and its registration with the global
-// registry; registering again does nothing. tpc::ops calls it before every launch.
+// registry; registering again does nothing. tpc::ops calls it before every launch; a Runtime
+// given its own RuntimeOptions::registry must add builtin_kernel_library() to it itself.
 std::shared_ptr<KernelLibrary> builtin_kernel_library();
 void register_builtin_kernels();
 

@@ -82,6 +82,43 @@ std::optional<std::vector<int>> reduce_axes(const Graph& g, const Node& n, int r
   return axes;
 }
 
+// An integer operand given as attribute (older opsets) or as a constant input; nullopt when
+// the input is not a constant.
+std::optional<std::vector<std::int64_t>> ints_operand(const Graph& g, const Node& n,
+                                                      const char* attr, std::size_t input) {
+  if (has_input(n, input)) {
+    const Tensor* t = constant(g, n, input);
+    if (!t) return std::nullopt;
+    return t->to_ints();
+  }
+  return n.attr_ints(attr);
+}
+
+// Slice's first element and step per Tessera dimension, with ONNX's clamping of starts.
+std::optional<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> slice_starts(
+    const Graph& g, const Node& n) {
+  const Shape& in = g.value(n.inputs[0]).shape;
+  const int r = in.rank();
+  const auto starts = ints_operand(g, n, "starts", 1);
+  const auto axes = ints_operand(g, n, "axes", 3);
+  const auto steps = ints_operand(g, n, "steps", 4);
+  if (!starts || !axes || !steps || (has_input(n, 2) && !constant(g, n, 2))) return std::nullopt;
+  std::vector<std::int64_t> first(static_cast<std::size_t>(r), 0),
+      step(static_cast<std::size_t>(r), 1);
+  for (std::size_t i = 0; i < starts->size(); ++i) {
+    const std::int64_t onnx_axis = axes->empty() ? static_cast<std::int64_t>(i) : (*axes)[i];
+    const auto d = static_cast<std::size_t>(compiler::tessera_axis(onnx_axis, r, n.describe()));
+    const std::int64_t dim = in[static_cast<int>(d)];
+    const std::int64_t st = steps->empty() ? 1 : (*steps)[i];
+    std::int64_t s0 = (*starts)[i];
+    if (s0 < 0) s0 += dim;
+    s0 = st > 0 ? std::clamp<std::int64_t>(s0, 0, dim) : std::clamp<std::int64_t>(s0, 0, dim - 1);
+    first[d] = s0;
+    step[d] = st;
+  }
+  return std::make_pair(first, step);
+}
+
 class GaudiBackend final : public compiler::Backend {
  public:
   std::string name() const override { return "gaudi"; }
@@ -209,6 +246,29 @@ class GaudiBackend final : public compiler::Backend {
     }
     if (n.op == "Transpose" || n.op == "Concat") {
       if (!movable_dtype(t)) return fmt::format("no TPC data movement for {}", dtype_name(t));
+      return std::nullopt;
+    }
+    if (n.op == "Sum" || n.op == "Max" || n.op == "Min") return need_compute();
+    if (n.op == "ArgMax") {
+      const DType in = g.value(n.inputs[0]).dtype;
+      if (!compute_dtype(in))
+        return fmt::format("argmax kernels read f32 and bf16, not {}", dtype_name(in));
+      if (n.attr_int("select_last_index", 0) != 0) return std::string("select_last_index");
+      return std::nullopt;
+    }
+    if (n.op == "Expand" || n.op == "Slice" || n.op == "Split" || n.op == "Gather" ||
+        n.op == "Pad") {
+      if (!movable_dtype(t)) return fmt::format("no TPC data movement for {}", dtype_name(t));
+      if (n.op == "Slice" && !slice_starts(g, n)) return std::string("non-constant slice bounds");
+      if (n.op == "Split" && has_input(n, 1) && !constant(g, n, 1))
+        return std::string("non-constant split sizes");
+      if (n.op == "Gather" && g.value(n.inputs[1]).dtype != DType::i32)
+        return std::string("indices that are not int32");
+      if (n.op == "Pad") {
+        if (!ints_operand(g, n, "pads", 1)) return std::string("non-constant pads");
+        if (has_input(n, 2) && !constant(g, n, 2)) return std::string("a non-constant pad value");
+        if (has_input(n, 3)) return std::string("the axes input");
+      }
       return std::nullopt;
     }
     if (n.op == "Cast") {
@@ -348,6 +408,66 @@ class GaudiStep final : public Step {
                   compiler::tessera_axis(n.attr_int("axis", 0), out.shape.rank(), n.describe()));
     } else if (op == "Cast") {
       ops::cast(rt, dt(n.inputs[0]), out);
+    } else if (op == "Sum" || op == "Max" || op == "Min") {
+      // Variadic: the first pair into the output, then each further input folded in place.
+      auto binary = [&](const DeviceTensor& a, const DeviceTensor& b) {
+        if (op == "Sum")
+          ops::add(rt, a, b, out);
+        else if (op == "Max")
+          ops::max(rt, a, b, out);
+        else
+          ops::min(rt, a, b, out);
+      };
+      if (n.inputs.size() == 1) {
+        ops::expand(rt, dt(n.inputs[0]), out);
+      } else {
+        binary(dt(n.inputs[0]), dt(n.inputs[1]));
+        for (std::size_t i = 2; i < n.inputs.size(); ++i) binary(out, dt(n.inputs[i]));
+      }
+    } else if (op == "ArgMax") {
+      const DeviceTensor x = dt(n.inputs[0]);
+      ops::argmax(rt, x, out,
+                  compiler::tessera_axis(n.attr_int("axis", 0), x.shape.rank(), n.describe()));
+    } else if (op == "Expand") {
+      ops::expand(rt, dt(n.inputs[0]), out);
+    } else if (op == "Slice") {
+      const auto [first, step] = *slice_starts(g, n);
+      ops::slice(rt, dt(n.inputs[0]), out, first, step);
+    } else if (op == "Split") {
+      // Each output is a slice along the axis, starting where the previous one ended.
+      const DeviceTensor x = dt(n.inputs[0]);
+      const int axis = compiler::tessera_axis(n.attr_int("axis", 0), x.shape.rank(), n.describe());
+      std::vector<std::int64_t> first(static_cast<std::size_t>(x.shape.rank()), 0);
+      for (ValueId v : n.outputs) {
+        if (v == kNoValue) continue;
+        const DeviceTensor piece = dt(v);
+        ops::slice(rt, x, piece, first);
+        first[static_cast<std::size_t>(axis)] += piece.shape[axis];
+      }
+    } else if (op == "Gather") {
+      const DeviceTensor data = dt(n.inputs[0]);
+      ops::gather(rt, data, dt(n.inputs[1]), out,
+                  compiler::tessera_axis(n.attr_int("axis", 0), data.shape.rank(), n.describe()));
+    } else if (op == "Pad") {
+      const DeviceTensor x = dt(n.inputs[0]);
+      const int r = x.shape.rank();
+      const auto onnx_pads = *ints_operand(g, n, "pads", 1);
+      if (onnx_pads.size() != static_cast<std::size_t>(2 * r))
+        throw_user_error("{}: pads must list {} values, got {}", n.describe(), 2 * r,
+                         onnx_pads.size());
+      std::vector<std::int64_t> pads(onnx_pads.size());
+      for (int d = 0; d < r; ++d) {
+        pads[static_cast<std::size_t>(d)] = onnx_pads[static_cast<std::size_t>(r - 1 - d)];
+        pads[static_cast<std::size_t>(r + d)] = onnx_pads[static_cast<std::size_t>(2 * r - 1 - d)];
+      }
+      double value = n.attr_float("value", 0.0f);
+      if (has_input(n, 2) && constant(g, n, 2)->element_count() > 0)
+        value = constant(g, n, 2)->at<double>(0);
+      const std::string mode = n.attr_string("mode", "constant");
+      const auto m = mode == "reflect" ? kernels::PadMode::reflect
+                     : mode == "edge"  ? kernels::PadMode::edge
+                                       : kernels::PadMode::constant;
+      ops::pad(rt, x, out, pads, value, m);
     } else {
       throw_internal_error("gaudi backend: {} was lowered but has no launch", n.describe());
     }

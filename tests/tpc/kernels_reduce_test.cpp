@@ -135,6 +135,21 @@ TEST_P(Reduce, BatchNormOnNhwcChannels) {
                fmt::format("batchnorm {}", dtype_name(dt)));
 }
 
+TEST_P(Reduce, InstanceNormOnNhwcChannels) {
+  const DType dt = GetParam();
+  for (const Shape& shape : {Shape::nhwc(2, 4, 5, 70), Shape::nhwc(3, 7, 3, 130)}) {
+    const Tensor x = random_tensor(dt, shape, -3, 3, 15);
+    const Tensor scale = random_tensor(dt, Shape{shape[0]}, 0.5, 1.5, 16);
+    const Tensor bias = random_tensor(dt, Shape{shape[0]}, -1, 1, 17);
+    const DeviceTensor out = alloc(dt, shape);
+    top::instance_norm(rt(), upload(x), upload(scale), upload(bias), out, 1e-4f);
+    const Tensor expected =
+        nchw_to_nhwc(ops::instance_normalization(nhwc_to_nchw(x), scale, bias, 1e-4f));
+    expect_close(download(out), expected, rtol_for(dt, 1e-4), atol_for(dt, 1e-5),
+                 fmt::format("instancenorm {} {}", dtype_name(dt), shape.to_string()));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Floats, Reduce, ::testing::Values(DType::f32, DType::bf16),
                          [](const auto& p) { return std::string(dtype_name(p.param)); });
 

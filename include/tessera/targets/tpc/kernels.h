@@ -51,7 +51,8 @@ struct LayerNormParams {
   std::int32_t axis = 0;
   float epsilon = 1e-5f;
 };
-// Inference batch norm on channels in dimension 0 (NHWC); scale/bias/mean/var have C elements.
+// Inference batch norm (and instance norm) on channels in dimension 0 (NHWC); scale/bias/mean/var
+// have C elements.
 struct BatchNormParams {
   float epsilon = 1e-5f;
 };
@@ -178,6 +179,11 @@ const Record& layer_norm(Runtime& rt, const DeviceTensor& x, const DeviceTensor&
 const Record& batch_norm(Runtime& rt, const DeviceTensor& x, const DeviceTensor& scale,
                          const DeviceTensor& bias, const DeviceTensor& mean,
                          const DeviceTensor& var, const DeviceTensor& out, float epsilon = 1e-5f);
+
+// Instance norm on NHWC {C, W, H, N} over W x H per channel and image; scale/bias {C}.
+const Record& instance_norm(Runtime& rt, const DeviceTensor& x, const DeviceTensor& scale,
+                            const DeviceTensor& bias, const DeviceTensor& out,
+                            float epsilon = 1e-5f);
 
 // Pooling on NHWC {C, W, H, N}. maxpool also i16/i8.
 Shape pool2d_output_shape(const Shape& x, const kernels::Pool2dParams& params);

@@ -1,5 +1,5 @@
-// Normalisation kernels: layer norm over dims 0..axis (one member per outer row, three passes)
-// and inference batch norm on NHWC channels (elementwise, per-channel vectors along dim 0).
+// Normalisation kernels: layer norm over dims 0..axis (one member per outer row, three passes),
+// instance norm and inference batch norm on NHWC channels (per-channel vectors along dim 0).
 #include "common.h"
 
 namespace tessera::tpc::kernels {
@@ -104,6 +104,77 @@ void batchnorm_kernel(tensor x, tensor scale, tensor bias, tensor mean, tensor v
   });
 }
 
+// Instance norm on NHWC {C, W, H, N}: channels are the lanes, so each member (a channel vector
+// of one image) accumulates mean and variance over W x H without lane reductions.
+template <DType DT>
+void instancenorm_kernel(tensor x, tensor scale, tensor bias, tensor out, float eps, float inv_n) {
+  using Io = FloatIo<DT>;
+  constexpr int G = Io::groups;
+  const int w = static_cast<int>(get_dim_size(x, 1));
+  const int h = static_cast<int>(get_dim_size(x, 2));
+  for_each_member([&](int5 c) {
+    c[0] *= Io::lanes;
+    const int5 pc = {{c[0], 0, 0, 0, 0}};
+    float64 v[G], mean[G], var[G], s[G], b[G];
+    for (int g = 0; g < G; ++g) mean[g] = var[g] = float64(0.0f);
+    int5 ic = c;
+    for (ic[2] = 0; ic[2] < h; ++ic[2])
+      for (ic[1] = 0; ic[1] < w; ++ic[1]) {
+        Io::load(ic, x, v);
+        for (int g = 0; g < G; ++g) mean[g] = v_f32_add_v_v(mean[g], v[g]);
+      }
+    for (int g = 0; g < G; ++g) mean[g] = v_f32_mul_v_s(mean[g], inv_n);
+    for (ic[2] = 0; ic[2] < h; ++ic[2])
+      for (ic[1] = 0; ic[1] < w; ++ic[1]) {
+        Io::load(ic, x, v);
+        for (int g = 0; g < G; ++g) {
+          const float64 d = v_f32_sub_v_v(v[g], mean[g]);
+          var[g] = v_f32_mac_v_v(d, d, var[g]);
+        }
+      }
+    Io::load(pc, scale, s);
+    Io::load(pc, bias, b);
+    for (int g = 0; g < G; ++g)
+      s[g] = v_f32_mul_v_v(v_rsqrt_f32(v_f32_add_v_s(v_f32_mul_v_s(var[g], inv_n), eps)), s[g]);
+    for (ic[2] = 0; ic[2] < h; ++ic[2])
+      for (ic[1] = 0; ic[1] < w; ++ic[1]) {
+        Io::load(ic, x, v);
+        for (int g = 0; g < G; ++g) v[g] = v_f32_mac_v_v(v_f32_sub_v_v(v[g], mean[g]), s[g], b[g]);
+        Io::store(ic, out, v);
+      }
+  });
+}
+
+KernelSet::Glue instancenorm_glue(TensorDataType_t type, KernelFunction fn) {
+  return [=](const HabanaKernelParams_t* p, HabanaKernelInstantiation_t* inst) {
+    BatchNormParams bp;
+    if (auto rc = node_params(p, bp); rc != GLUE_SUCCESS) return rc;
+    if (p->inputTensorNr != 3) return GLUE_INCOMPATIBLE_INPUT_COUNT;
+    if (p->outputTensorNr != 1) return GLUE_INCOMPATIBLE_OUTPUT_COUNT;
+    const Tensor_t& x = p->inputTensors[0];
+    for (unsigned i = 0; i < 3; ++i)
+      if (p->inputTensors[i].dataType != type) return GLUE_INCOMPATIBLE_DATA_TYPE;
+    if (p->outputTensors[0].dataType != type) return GLUE_INCOMPATIBLE_DATA_TYPE;
+    if (!same_sizes(x, p->outputTensors[0])) return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
+    if (x.geometry.dims < 3 || x.geometry.dims > 4) return GLUE_INCOMPATIBLE_INPUT_SIZE;
+    for (unsigned i = 1; i < 3; ++i) {
+      const Tensor_t& t = p->inputTensors[i];
+      if (dim_of(t, 0) != dim_of(x, 0)) return GLUE_INCOMPATIBLE_INPUT_SIZE;
+      for (int d = 1; d < MAX_TENSOR_DIM; ++d)
+        if (dim_of(t, d) != 1) return GLUE_INCOMPATIBLE_INPUT_SIZE;
+    }
+    Tensor_t images = x;
+    images.geometry.sizes[1] = images.geometry.sizes[2] = 1;
+    vector_index_space(inst, images, lanes_of(type), 3, 1, false);
+    inst->outputTensorAccessPattern[0].allRequired = 1;
+    inst->kernel.kernel = fn;
+    inst->flags.specialFunctionsUsed = 1;
+    const double n = static_cast<double>(dim_of(x, 1)) * dim_of(x, 2);
+    set_scalar_params(inst->kernel, bp.epsilon, n > 0 ? static_cast<float>(1.0 / n) : 0.0f);
+    return GLUE_SUCCESS;
+  };
+}
+
 // Bits of the dims where `t` broadcasts against `x` (size 1 there); false when it cannot.
 bool broadcast_mask(const Tensor_t& t, const Tensor_t& x, int last_dim, unsigned& mask) {
   mask = 0;
@@ -185,6 +256,10 @@ void add_norm_kernels(KernelSet& set) {
                                           tpc_kernel<&layernorm_nobias<DType::f32>>()));
   set.add("layernorm_bf16", layernorm_glue(DATA_BF16, tpc_kernel<&layernorm_bias<DType::bf16>>(),
                                            tpc_kernel<&layernorm_nobias<DType::bf16>>()));
+  set.add("instancenorm_f32",
+          instancenorm_glue(DATA_F32, tpc_kernel<&instancenorm_kernel<DType::f32>>()));
+  set.add("instancenorm_bf16",
+          instancenorm_glue(DATA_BF16, tpc_kernel<&instancenorm_kernel<DType::bf16>>()));
   set.add("batchnorm_f32", batchnorm_glue(DATA_F32, tpc_kernel<&batchnorm_kernel<DType::f32>>()));
   set.add("batchnorm_bf16",
           batchnorm_glue(DATA_BF16, tpc_kernel<&batchnorm_kernel<DType::bf16>>()));

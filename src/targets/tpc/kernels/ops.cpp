@@ -208,6 +208,12 @@ const Record& batch_norm(Runtime& rt, const DeviceTensor& x, const DeviceTensor&
              kernels::BatchNormParams{epsilon});
 }
 
+const Record& instance_norm(Runtime& rt, const DeviceTensor& x, const DeviceTensor& scale,
+                            const DeviceTensor& bias, const DeviceTensor& out, float epsilon) {
+  return run(rt, kernel_name("instancenorm", out.dtype), {x, scale, bias}, {out},
+             kernels::BatchNormParams{epsilon});
+}
+
 Shape pool2d_output_shape(const Shape& x, const kernels::Pool2dParams& p) {
   if (x.rank() < 3 || x.rank() > 4)
     throw_user_error("tpc pooling: input {} must be NHWC {{C, W, H, N}} (rank 3 or 4)",

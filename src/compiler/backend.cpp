@@ -48,7 +48,8 @@ class ReferenceBackend final : public Backend {
   }
   std::string default_device() const override { return "gaudi"; }
   std::optional<std::string> unsupported_reason(const Node& node, const Graph&) const override {
-    if (!supported_ops().count(node.op)) return fmt::format("op {} is not implemented", node.op);
+    if (!supported_ops().count(node.op))
+      return fmt::format("op {} is outside the supported op list", node.op);
     return std::nullopt;
   }
   std::unique_ptr<Step> lower(const Graph&, int node_index) const override {

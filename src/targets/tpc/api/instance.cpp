@@ -12,7 +12,8 @@
 namespace tessera::tpc {
 namespace detail {
 
-constinit thread_local InstanceContext* current_instance = nullptr;
+constinit thread_local InstanceContext* current_instance
+    __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 

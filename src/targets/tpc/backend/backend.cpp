@@ -26,7 +26,7 @@ using compiler::ValueId;
 
 const std::set<std::string> kUnary = {"Relu",       "LeakyRelu", "Elu", "Selu", "Sigmoid",
                                       "Tanh",       "Softplus",  "Exp", "Log",  "Sqrt",
-                                      "Reciprocal", "Abs",       "Neg", "Clip"};
+                                      "Reciprocal", "Abs",       "Neg", "Clip", "Erf"};
 const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow"};
 const std::set<std::string> kReduce = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
 
@@ -134,7 +134,7 @@ class GaudiBackend final : public compiler::Backend {
     if (!compute_dtype(t)) return Layout::nchw;
     if (n.op == "Conv") return has_input(n, 1) && constant(g, n, 1) ? Layout::nhwc : Layout::nchw;
     if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
-        n.op == "GlobalMaxPool" || n.op == "BatchNormalization")
+        n.op == "GlobalMaxPool" || n.op == "BatchNormalization" || n.op == "InstanceNormalization")
       return Layout::nhwc;
     // Elementwise ops stay NHWC between NHWC producers, so no transposes run between them.
     if (kUnary.count(n.op) || kBinary.count(n.op)) {
@@ -227,6 +227,18 @@ class GaudiBackend final : public compiler::Backend {
       if (n.layout != Layout::nhwc) return std::string("only 4-D NHWC");
       for (std::size_t i = 1; i < n.inputs.size(); ++i)
         if (!constant(g, n, i)) return std::string("non-constant normalisation parameters");
+      return std::nullopt;
+    }
+    if (n.op == "InstanceNormalization") {
+      if (auto r = need_compute()) return r;
+      if (n.layout != Layout::nhwc) return std::string("only 4-D NHWC");
+      return std::nullopt;
+    }
+    if (n.op == "LayerNormalization") {
+      if (auto r = need_compute()) return r;
+      for (std::size_t i = 1; i < n.outputs.size(); ++i)
+        if (n.outputs[i] != kNoValue) return std::string("the Mean and InvStdDev outputs");
+      if (n.attr_int("stash_type", 1) != 1) return std::string("stash_type other than float");
       return std::nullopt;
     }
     if (n.op == "Softmax" || n.op == "LogSoftmax") {
@@ -373,6 +385,16 @@ class GaudiStep final : public Step {
     } else if (op == "BatchNormalization") {
       ops::batch_norm(rt, dt(n.inputs[0]), dt(n.inputs[1]), dt(n.inputs[2]), dt(n.inputs[3]),
                       dt(n.inputs[4]), out, n.attr_float("epsilon", 1e-5f));
+    } else if (op == "InstanceNormalization") {
+      ops::instance_norm(rt, dt(n.inputs[0]), dt(n.inputs[1]), dt(n.inputs[2]), out,
+                         n.attr_float("epsilon", 1e-5f));
+    } else if (op == "LayerNormalization") {
+      const int axis =
+          compiler::tessera_axis(n.attr_int("axis", -1), out.shape.rank(), n.describe());
+      const bool has_bias = has_input(n, 2);
+      const DeviceTensor bias = has_bias ? dt(n.inputs[2]) : DeviceTensor{};
+      ops::layer_norm(rt, dt(n.inputs[0]), dt(n.inputs[1]), has_bias ? &bias : nullptr, out, axis,
+                      n.attr_float("epsilon", 1e-5f));
     } else if (op == "Softmax" || op == "LogSoftmax") {
       const int rank = out.shape.rank();
       const int axis =
@@ -513,6 +535,8 @@ class GaudiStep final : public Step {
       ops::abs(rt, x, out);
     else if (op == "Neg")
       ops::neg(rt, x, out);
+    else if (op == "Erf")
+      ops::erf(rt, x, out);
     else {
       const auto bounds = *clip_bounds(g, n);
       ops::clip(rt, x, out, bounds.first, bounds.second);

@@ -1,7 +1,6 @@
-// The MME: values through OpenBLAS sgemm on f32 copies of the operands, time from the preset.
+// The MME: values through the deterministic OpenBLAS-backed ops::sgemm on f32 copies of the
+// operands (the same bits for any host thread count), time from the preset.
 #include "tessera/targets/tpc/mme.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "tessera/core/error.h"
+#include "tessera/ops/gemm.h"
 
 namespace tessera::tpc {
 
@@ -180,11 +180,8 @@ const profile::KernelRecord& Mme::gemm(const DeviceTensor& a, const DeviceTensor
     bytes_read += elements(*bias) * dtype_size(dt);
   }
   if (m > 0 && n > 0 && k > 0)
-    cblas_sgemm(CblasRowMajor, params.trans_a ? CblasTrans : CblasNoTrans,
-                params.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                static_cast<int>(n), static_cast<int>(k), params.alpha, av.data(),
-                static_cast<int>(a.shape[0]), bv.data(), static_cast<int>(b.shape[0]), beta,
-                cv.data(), static_cast<int>(n));
+    tessera::ops::sgemm(params.trans_a, params.trans_b, m, n, k, params.alpha, av.data(),
+                        a.shape[0], bv.data(), b.shape[0], beta, cv.data(), n);
   else if (beta == 0.0f)
     std::fill(cv.begin(), cv.end(), 0.0f);
   write_f32(device_, out, cv);
@@ -253,12 +250,10 @@ const profile::KernelRecord& Mme::batch_gemm(const DeviceTensor& a, const Device
         };
         const std::int64_t ci = (i4 * batch[1] + i3) * batch[0] + i2;
         if (m > 0 && n > 0 && k > 0)
-          cblas_sgemm(CblasRowMajor, params.trans_a ? CblasTrans : CblasNoTrans,
-                      params.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                      static_cast<int>(n), static_cast<int>(k), params.alpha,
-                      av.data() + index(a.shape) * a_mat, static_cast<int>(a.shape[0]),
-                      bv.data() + index(b.shape) * b_mat, static_cast<int>(b.shape[0]), beta,
-                      cv.data() + ci * c_mat, static_cast<int>(n));
+          tessera::ops::sgemm(params.trans_a, params.trans_b, m, n, k, params.alpha,
+                              av.data() + index(a.shape) * a_mat, a.shape[0],
+                              bv.data() + index(b.shape) * b_mat, b.shape[0], beta,
+                              cv.data() + ci * c_mat, n);
         ++gemms;
       }
   write_f32(device_, out, cv);
@@ -342,10 +337,8 @@ const profile::KernelRecord& Mme::conv2d(const DeviceTensor& x, const DeviceTens
   std::uint64_t gemms = 0;
   if (pointwise && kdim > 0 && m > 0 && batch * pixels > 0) {
     // A 1x1 convolution is one GEMM over the NHWC activations as they lie.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(batch * pixels),
-                static_cast<int>(m), static_cast<int>(kdim), 1.0f, xv.data(),
-                static_cast<int>(c_in), wv.data(), static_cast<int>(m), beta, ov.data(),
-                static_cast<int>(m));
+    tessera::ops::sgemm(false, false, batch * pixels, m, kdim, 1.0f, xv.data(), c_in, wv.data(), m,
+                        beta, ov.data(), m);
     gemms = 1;
   } else if (kdim > 0 && mg > 0) {
     const std::int64_t rows_per_block = std::max<std::int64_t>(
@@ -371,10 +364,9 @@ const profile::KernelRecord& Mme::conv2d(const DeviceTensor& x, const DeviceTens
               }
             }
           }
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows),
-                      static_cast<int>(mg), static_cast<int>(kdim), 1.0f, col.data(),
-                      static_cast<int>(kdim), wv.data() + g * mg, static_cast<int>(m), beta,
-                      ov.data() + (n * pixels + r0) * m + g * mg, static_cast<int>(m));
+          tessera::ops::sgemm(false, false, rows, mg, kdim, 1.0f, col.data(), kdim,
+                              wv.data() + g * mg, m, beta,
+                              ov.data() + (n * pixels + r0) * m + g * mg, m);
           ++gemms;
         }
   }

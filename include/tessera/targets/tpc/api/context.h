@@ -76,8 +76,11 @@ struct InstanceContext {
   bool coherency_check = true;
 };
 
-// Set by the executor for the duration of a program instance on this host thread.
-extern constinit thread_local InstanceContext* current_instance;
+// Set by the executor for the duration of a program instance on this host thread. Every
+// intrinsic reads it, so it uses the initial-exec TLS model: one load instead of a
+// __tls_get_addr call from kernel libraries (libtessera_tpc is always loaded at start-up).
+extern constinit thread_local InstanceContext* current_instance
+    __attribute__((tls_model("initial-exec")));
 
 // The running instance; a UserError when an intrinsic that needs one is called outside a kernel.
 [[noreturn]] void no_instance_error(const char* intrinsic);

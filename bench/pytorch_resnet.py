@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Prints PyTorch's CPU seconds per inference of the network bench_models runs (random weights,
 same architecture as scripts/make_models.py). Used only when torch is installed."""
+import os
 import sys
 import time
 
@@ -44,6 +45,8 @@ def main():
         model, size = net(224, 64, [64, 128, 256, 512], [2, 2, 2, 2], 1000), 224
     else:
         model, size = net(32, 16, [16, 32, 64], [1, 1, 1], 10), 32
+    # The same number of host threads as Tessera's simulator uses (TESSERA_THREADS, else all).
+    torch.set_num_threads(int(os.environ.get("TESSERA_THREADS", os.cpu_count())))
     x = torch.randn(1, 3, size, size)
     with torch.no_grad():
         for _ in range(3):

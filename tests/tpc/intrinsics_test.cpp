@@ -166,6 +166,13 @@ TEST(TpcIntrinsics, ConversionsRoundBySwitchAndSaturate) {
   EXPECT_EQ(static_cast<float>(v_convert_f32_to_bf16_v(float64(-1.00390625f), SW_RD)[0]),
             -1.0078125f);
   EXPECT_EQ(static_cast<float>(v_convert_f32_to_bf16_v(float64(1.0078f), SW_RZ)[0]), 1.0f);
+  // Subnormal bf16 results keep bf16's step of 2^-133 in every rounding mode.
+  const float tiny = 0x1.03p-130f;  // 2^-130 + 3 * 2^-138: between 2^-130 and 2^-130 + 2^-133
+  EXPECT_EQ(static_cast<float>(v_convert_f32_to_bf16_v(float64(tiny), SW_RZ)[0]), 0x1p-130f);
+  EXPECT_EQ(static_cast<float>(v_convert_f32_to_bf16_v(float64(tiny), SW_RU)[0]),
+            0x1p-130f + 0x1p-133f);
+  EXPECT_EQ(static_cast<float>(v_convert_f32_to_bf16_v(float64(-tiny), SW_RD)[0]),
+            -(0x1p-130f + 0x1p-133f));
   const bfloat128 hi = v_convert_f32_to_bf16_v(float64(2.0f), SW_RHNE, 1, bfloat128(5.0f));
   EXPECT_EQ(static_cast<float>(hi[0]), 5.0f);
   EXPECT_EQ(static_cast<float>(hi[64]), 2.0f);

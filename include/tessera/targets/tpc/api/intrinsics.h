@@ -232,13 +232,15 @@ inline double round_by_mode(double x, int rm) {
       return std::nearbyint(x);
   }
 }
-// Rounds x to a float format with `bits` significant bits (24 for f32, 8 for bf16).
+// Rounds x to a float format with `bits` significant bits (24 for f32, 8 for bf16) and f32's
+// exponent range: below the smallest normal (2^-126) the step stays 2^(-125 - bits), so
+// subnormal results round in the mode asked for rather than keeping too many bits.
 inline float round_float(double x, int bits, int rm) {
   if (!std::isfinite(x) || x == 0) return static_cast<float>(x);
   int e = 0;
-  const double m = std::frexp(x, &e);  // x = m * 2^e, 0.5 <= |m| < 1
-  const double scaled = round_by_mode(std::ldexp(m, bits), rm);
-  return static_cast<float>(std::ldexp(scaled, e - bits));
+  (void)std::frexp(x, &e);  // x = m * 2^e, 0.5 <= |m| < 1
+  const int step = std::max(e, -125) - bits;
+  return static_cast<float>(std::ldexp(round_by_mode(std::ldexp(x, -step), rm), step));
 }
 template <typename To>
 inline To convert_lane(double x, int rm) {

@@ -53,7 +53,7 @@ Tensor batch_normalization(const Tensor& x_in, const Tensor& scale, const Tensor
 }
 
 Tensor layer_normalization(const Tensor& x_in, const Tensor& scale, const Tensor* bias, int axis_in,
-                           float epsilon) {
+                           float epsilon, LayerNormStats* stats) {
   detail::require_float("LayerNormalization", x_in, "X");
   detail::require_float("LayerNormalization", scale, "Scale");
   const int r = x_in.rank();
@@ -92,6 +92,16 @@ Tensor layer_normalization(const Tensor& x_in, const Tensor& scale, const Tensor
   const std::int64_t outer = detail::dims_product(x_in.shape(), axis + 1, r);
   Tensor y = detail::as_f32(x_in);
   float* p = y.data<float>();
+  float* mean_out = nullptr;
+  float* inv_out = nullptr;
+  if (stats != nullptr) {
+    Shape stat_shape = x_in.shape();
+    for (int d = 0; d <= axis; ++d) stat_shape[d] = 1;
+    stats->mean = Tensor::zeros(DType::f32, stat_shape);
+    stats->inv_std_dev = Tensor::zeros(DType::f32, stat_shape);
+    mean_out = stats->mean.data<float>();
+    inv_out = stats->inv_std_dev.data<float>();
+  }
   for (std::int64_t o = 0; o < outer; ++o) {
     float* q = p + o * inner;
     double sum = 0.0;
@@ -100,6 +110,10 @@ Tensor layer_normalization(const Tensor& x_in, const Tensor& scale, const Tensor
     double sq = 0.0;
     for (std::int64_t i = 0; i < inner; ++i) sq += (q[i] - mu) * (q[i] - mu);
     const double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + epsilon);
+    if (stats != nullptr) {
+      mean_out[o] = static_cast<float>(mu);
+      inv_out[o] = static_cast<float>(inv);
+    }
     for (std::int64_t i = 0; i < inner; ++i) {
       const float norm = static_cast<float>((q[i] - mu) * inv);
       q[i] = norm * ps[i] + (pb != nullptr ? pb[i] : 0.0f);

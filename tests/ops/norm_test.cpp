@@ -53,6 +53,18 @@ TEST(LayerNorm, LastAxisAndTwoAxes) {
                               {"LayerNormalization", "axis 2"}));
 }
 
+TEST(LayerNorm, MeanAndInvStdDevOutputs) {
+  // Rows [1,2,3] and [2,4,6]: means 2 and 4, variances 2/3 and 8/3 (epsilon 0).
+  const Tensor x = F(Shape{3, 2}, {1, 2, 3, 2, 4, 6});
+  ops::LayerNormStats stats;
+  ops::layer_normalization(x, Tensor::scalar(DType::f32, 1), nullptr, 0, 0.0f, &stats);
+  EXPECT_EQ(stats.mean.shape(), (Shape{1, 2}));
+  EXPECT_TRUE(Close(stats.mean, F(Shape{1, 2}, {2, 4}), 1e-6, 1e-6));
+  EXPECT_TRUE(Close(stats.inv_std_dev,
+                    F(Shape{1, 2}, {1.0f / std::sqrt(2.0f / 3.0f), 1.0f / std::sqrt(8.0f / 3.0f)}),
+                    1e-6, 1e-6));
+}
+
 TEST(InstanceNorm, PerInstanceAndChannel) {
   const Tensor x = F(Shape::nchw(1, 2, 1, 4), {1, 2, 3, 4, 5, 5, 5, 5});
   const Tensor scale = F(Shape{2}, {1, 3}), bias = F(Shape{2}, {0, 7});

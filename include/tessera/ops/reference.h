@@ -128,8 +128,14 @@ Tensor batch_normalization(const Tensor& x, const Tensor& scale, const Tensor& b
                            const Tensor& mean, const Tensor& var, float epsilon = 1e-5f);
 // Normalises over Tessera dims 0..axis (ONNX axes [a, r) with axis = r-1-a; ONNX default a=-1
 // is Tessera axis 0). scale (and bias) broadcast over those dims.
+// `stats`, when given, receives ONNX's optional Mean and InvStdDev outputs: f32, shaped like x
+// with dims 0..axis set to 1, holding each row's mean and 1 / sqrt(variance + epsilon).
+struct LayerNormStats {
+  Tensor mean;
+  Tensor inv_std_dev;
+};
 Tensor layer_normalization(const Tensor& x, const Tensor& scale, const Tensor* bias, int axis = 0,
-                           float epsilon = 1e-5f);
+                           float epsilon = 1e-5f, LayerNormStats* stats = nullptr);
 // Per instance and channel over the spatial dims; scale and bias have C elements.
 Tensor instance_normalization(const Tensor& x, const Tensor& scale, const Tensor& bias,
                               float epsilon = 1e-5f);

@@ -295,6 +295,11 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
       n.inputs = ids(jn.at("inputs"), true);
       n.outputs = ids(jn.at("outputs"), true);
       for (const auto& [k, a] : jn.at("attrs").items()) n.attrs[k] = decode_attr(a, blob, name);
+      if (n.has_attr("auto_pad") || n.has_attr("output_shape"))
+        throw_user_error(
+            "{}: {} carries auto_pad or output_shape, which this Tessera resolves into pads at "
+            "import; recompile the model",
+            name, n.describe());
       const auto act = jn.at("activation");
       const int kind = act.at(0).get<int>();
       if (kind < 0 || kind > static_cast<int>(Activation::Kind::tanh))

@@ -12,6 +12,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "tessera/compiler/passes.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
 #include "tessera/ops/reference.h"
@@ -606,6 +607,8 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
     graph.add_node(std::move(node));
   }
   for (const Node& node : graph.nodes) validate_node(graph, node, name);
+  // Shapes are static from here on: auto_pad becomes explicit pads once, for every backend.
+  resolve_auto_pad(graph);
   for (const auto& out : g->output()) {
     auto it = ids.find(out.name());
     if (it == ids.end())

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tessera/compiler/backend.h"
 #include "tessera/compiler/reference_exec.h"
@@ -417,6 +418,114 @@ int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
          fmt::format("layout: {} NHWC transposes inserted, {} cancelled", inserted, cancelled));
   if (report) report->layout_transposes += net;
   return net;
+}
+
+namespace {
+
+// Size of ONNX spatial axis i (outermost first) of an N-C-spatial value in ONNX (NCHW) layout.
+std::int64_t spatial_size(const Shape& shape, std::size_t i, std::size_t spatial) {
+  return shape[static_cast<int>(spatial - 1 - i)];
+}
+
+std::vector<std::int64_t> per_axis(const Node& n, const char* key, std::size_t spatial,
+                                   std::int64_t fallback, const std::string& where) {
+  std::vector<std::int64_t> v = n.attr_ints(key);
+  if (v.empty()) v.assign(spatial, fallback);
+  if (v.size() != spatial)
+    throw_user_error("{}: {} must list {} values, got {}", where, key, spatial, v.size());
+  return v;
+}
+
+// Splits a total SAME padding between the ends of an axis: SAME_UPPER puts the odd extra at
+// the end, SAME_LOWER (upper = false) at the beginning.
+void split_same_padding(std::int64_t total, bool upper, std::int64_t* begin, std::int64_t* end) {
+  const std::int64_t half = total / 2;
+  *begin = upper ? half : total - half;
+  *end = upper ? total - half : half;
+}
+
+}  // namespace
+
+int resolve_auto_pad(Graph& g, PassReport* report) {
+  int resolved = 0;
+  for (Node& n : g.nodes) {
+    const bool transpose = n.op == "ConvTranspose";
+    const bool pool = n.op == "MaxPool" || n.op == "AveragePool";
+    if (n.op != "Conv" && !transpose && !pool) continue;
+    const std::string where = fmt::format("{}: {}", g.source, n.describe());
+    const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+        auto_pad != "SAME_LOWER")
+      throw_user_error("{}: auto_pad '{}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER",
+                       where, auto_pad);
+    const bool has_output_shape = transpose && n.has_attr("output_shape");
+    n.attrs.erase("auto_pad");
+    if (auto_pad == "NOTSET" && !has_output_shape) continue;
+
+    if (n.inputs.empty() || n.inputs[0] == kNoValue)
+      throw_user_error("{}: input 0 is required", where);
+    const Shape& xs = g.value(n.inputs[0]).shape;
+    if (xs.rank() < 3)
+      throw_user_error("{}: input must have rank >= 3 (N, C, spatial...), got {}", where,
+                       xs.to_string());
+    const auto s = static_cast<std::size_t>(xs.rank() - 2);
+    std::vector<std::int64_t> kernel = n.attr_ints("kernel_shape");
+    if (kernel.empty() && !pool) {
+      if (n.inputs.size() < 2 || n.inputs[1] == kNoValue)
+        throw_user_error("{}: input 1 (the weights) is required", where);
+      const Shape& ws = g.value(n.inputs[1]).shape;
+      if (ws.rank() != xs.rank())
+        throw_user_error("{}: weights {} and input {} differ in rank", where, ws.to_string(),
+                         xs.to_string());
+      for (std::size_t i = 0; i < s; ++i) kernel.push_back(spatial_size(ws, i, s));
+    }
+    if (kernel.size() != s)
+      throw_user_error("{}: kernel_shape must list {} sizes, got {}", where, s, kernel.size());
+    const auto strides = per_axis(n, "strides", s, 1, where);
+    const auto dilations = per_axis(n, "dilations", s, 1, where);
+    const bool upper = auto_pad == "SAME_UPPER";
+    std::vector<std::int64_t> pads(2 * s, 0);
+
+    if (transpose) {
+      // ONNX ConvTranspose: an output_shape (or, for SAME, input size * stride) fixes the total
+      // padding; an output larger than the input reaches gets the rest as output padding.
+      auto output_padding = per_axis(n, "output_padding", s, 0, where);
+      std::vector<std::int64_t> output_shape = n.attr_ints("output_shape");
+      if (output_shape.size() > s)
+        output_shape.erase(output_shape.begin(),
+                           output_shape.end() - static_cast<std::ptrdiff_t>(s));
+      if (output_shape.empty() && auto_pad != "VALID")
+        for (std::size_t i = 0; i < s; ++i)
+          output_shape.push_back(spatial_size(xs, i, s) * strides[i]);
+      if (!output_shape.empty() && output_shape.size() != s)
+        throw_user_error("{}: output_shape must list {} sizes, got {}", where, s,
+                         output_shape.size());
+      for (std::size_t i = 0; i < output_shape.size(); ++i) {
+        const std::int64_t total = strides[i] * (spatial_size(xs, i, s) - 1) + output_padding[i] +
+                                   ((kernel[i] - 1) * dilations[i] + 1) - output_shape[i];
+        if (total < 0)
+          output_padding[i] -= total;
+        else
+          split_same_padding(total, upper, &pads[i], &pads[i + s]);
+      }
+      n.attrs.erase("output_shape");
+      n.attrs["output_padding"] = output_padding;
+    } else if (auto_pad != "VALID") {
+      // SAME: the output is ceil(input / stride) and the padding makes the windows reach it.
+      for (std::size_t i = 0; i < s; ++i) {
+        const std::int64_t in = spatial_size(xs, i, s);
+        const std::int64_t out = (in + strides[i] - 1) / strides[i];
+        const std::int64_t total = std::max<std::int64_t>(
+            0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in);
+        split_same_padding(total, upper, &pads[i], &pads[i + s]);
+      }
+    }
+    n.attrs["pads"] = pads;
+    ++resolved;
+    note(report, fmt::format("auto_pad: {} {} -> pads [{}]", n.describe(),
+                             has_output_shape ? "output_shape" : auto_pad, fmt::join(pads, ", ")));
+  }
+  return resolved;
 }
 
 PassReport run_passes(Graph& g, const Backend& backend, const PassOptions& options) {

@@ -104,29 +104,16 @@ std::vector<std::int64_t> filled(std::vector<std::int64_t> v, std::size_t n, std
   return v;
 }
 
-// Resolves auto_pad into explicit pads (ONNX order) for conv and pooling.
-std::vector<std::int64_t> resolve_pads(const Ctx& c, const Shape& xs,
-                                       const std::vector<std::int64_t>& kernel,
-                                       const std::vector<std::int64_t>& strides,
-                                       const std::vector<std::int64_t>& dilations) {
-  const std::size_t s = kernel.size();
+// Explicit pads (ONNX order). The importer resolves auto_pad (and ConvTranspose's
+// output_shape) into pads, so a node still carrying them was built some other way.
+std::vector<std::int64_t> explicit_pads(const Ctx& c, std::size_t spatial) {
   const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
-  if (auto_pad == "NOTSET") return filled(c.node.attr_ints("pads"), 2 * s, 0);
-  if (auto_pad == "VALID") return std::vector<std::int64_t>(2 * s, 0);
-  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
-    throw_user_error("{}: auto_pad '{}' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER",
-                     c.where, auto_pad);
-  std::vector<std::int64_t> pads(2 * s, 0);
-  for (std::size_t i = 0; i < s; ++i) {
-    const std::int64_t in = spatial_dim(xs, i, s);
-    const std::int64_t out = (in + strides[i] - 1) / strides[i];
-    const std::int64_t total =
-        std::max<std::int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in);
-    const std::int64_t small = total / 2, large = total - total / 2;
-    pads[i] = auto_pad == "SAME_UPPER" ? small : large;
-    pads[i + s] = auto_pad == "SAME_UPPER" ? large : small;
-  }
-  return pads;
+  if (auto_pad != "NOTSET" || c.node.has_attr("output_shape"))
+    throw_user_error(
+        "{}: auto_pad {} or output_shape is not resolved into explicit pads (the ONNX importer "
+        "resolves them with compiler::resolve_auto_pad)",
+        c.where, auto_pad);
+  return filled(c.node.attr_ints("pads"), 2 * spatial, 0);
 }
 
 std::size_t spatial_rank(const Ctx& c, const Tensor& x) {
@@ -147,7 +134,7 @@ Tensor run_conv(const Ctx& c) {
   for (std::size_t i = 0; i < s; ++i) p.kernel_shape.push_back(spatial_dim(w.shape(), i, s));
   p.strides = filled(c.node.attr_ints("strides"), s, 1);
   p.dilations = filled(c.node.attr_ints("dilations"), s, 1);
-  p.pads = resolve_pads(c, x.shape(), p.kernel_shape, p.strides, p.dilations);
+  p.pads = explicit_pads(c, s);
   p.group = c.node.attr_int("group", 1);
   return ops::conv(x, w, c.has(2) ? c.in[2] : nullptr, p);
 }
@@ -162,33 +149,7 @@ Tensor run_conv_transpose(const Ctx& c) {
   p.dilations = filled(c.node.attr_ints("dilations"), s, 1);
   p.output_padding = filled(c.node.attr_ints("output_padding"), s, 0);
   p.group = c.node.attr_int("group", 1);
-  const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
-  std::vector<std::int64_t> output_shape = c.node.attr_ints("output_shape");
-  if (output_shape.size() > s)
-    output_shape.erase(output_shape.begin(), output_shape.end() - static_cast<std::ptrdiff_t>(s));
-  if (output_shape.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER"))
-    for (std::size_t i = 0; i < s; ++i)
-      output_shape.push_back(spatial_dim(x.shape(), i, s) * p.strides[i]);
-  if (!output_shape.empty()) {
-    p.pads.assign(2 * s, 0);
-    for (std::size_t i = 0; i < s; ++i) {
-      const std::int64_t total = p.strides[i] * (spatial_dim(x.shape(), i, s) - 1) +
-                                 p.output_padding[i] +
-                                 ((p.kernel_shape[i] - 1) * p.dilations[i] + 1) - output_shape[i];
-      if (total < 0) {
-        // The asked-for output is larger than the input reaches: the rest is output padding.
-        p.output_padding[i] += -total;
-        continue;
-      }
-      const std::int64_t half = total / 2;
-      p.pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
-      p.pads[i + s] = auto_pad == "SAME_UPPER" ? total - half : half;
-    }
-  } else if (auto_pad == "VALID") {
-    p.pads.assign(2 * s, 0);
-  } else {
-    p.pads = filled(c.node.attr_ints("pads"), 2 * s, 0);
-  }
+  p.pads = explicit_pads(c, s);
   return ops::conv_transpose(x, w, c.has(2) ? c.in[2] : nullptr, p);
 }
 
@@ -202,7 +163,7 @@ Tensor run_pool(const Ctx& c, bool max) {
                      p.kernel_shape.size());
   p.strides = filled(c.node.attr_ints("strides"), s, 1);
   p.dilations = filled(c.node.attr_ints("dilations"), s, 1);
-  p.pads = resolve_pads(c, x.shape(), p.kernel_shape, p.strides, p.dilations);
+  p.pads = explicit_pads(c, s);
   p.ceil_mode = c.node.attr_int("ceil_mode", 0) != 0;
   p.count_include_pad = c.node.attr_int("count_include_pad", 0) != 0;
   return max ? ops::max_pool(x, p) : ops::average_pool(x, p);

@@ -64,9 +64,9 @@ TEST_F(Gaudi, ModelFileRoundTripIsBitIdentical) {
 
 TEST_F(Gaudi, NodesWithoutTpcKernelsFallBackWithAReason) {
   // TPC tensors hold no bool, so a compare has no TPC kernel and runs on the reference backend.
-  const auto bytes = testing::make_model(
-      {{"x", {"2", "8"}}}, {}, {{"Relu", {"x"}, {"r"}}, {"Equal", {"r", "r"}, {"y"}}},
-      {{"y", {"2", "8"}, 9}});
+  const auto bytes = testing::make_model({{"x", {"2", "8"}}}, {},
+                                         {{"Relu", {"x"}, {"r"}}, {"Equal", {"r", "r"}, {"y"}}},
+                                         {{"y", {"2", "8"}, 9}});
   Graph g = import_onnx_bytes(bytes, "equal.onnx");
   const auto gaudi = create_backend("gaudi");
   const Plan plan = compile(std::move(g), *gaudi);
@@ -82,6 +82,32 @@ TEST_F(Gaudi, NodesWithoutTpcKernelsFallBackWithAReason) {
   const Tensor& y = r.outputs.at("y");
   ASSERT_EQ(y.dtype(), DType::boolean);
   for (std::int64_t i = 0; i < y.element_count(); ++i) EXPECT_TRUE(y.at<bool>(i));
+}
+
+TEST_F(Gaudi, AutoPadConvAndPoolRunWithoutFallbackAndMatchReference) {
+  // SAME_UPPER conv at stride 2 (odd totals: 9 -> 5 with a 4x3 kernel), then a SAME_LOWER max
+  // pool and a VALID average pool: all lowered to device kernels with explicit pads.
+  std::vector<float> w(static_cast<std::size_t>(4 * 3 * 4 * 3));
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.03f * static_cast<float>(i % 11) - 0.15f;
+  testing::OnnxNode conv{"Conv", {"x", "w"}, {"c"}, {{"strides", {2, 2}}}};
+  conv.string_attrs = {{"auto_pad", "SAME_UPPER"}};
+  testing::OnnxNode max_pool{"MaxPool", {"c"}, {"m"}, {{"kernel_shape", {2, 3}}}};
+  max_pool.string_attrs = {{"auto_pad", "SAME_LOWER"}};
+  testing::OnnxNode avg_pool{
+      "AveragePool", {"m"}, {"y"}, {{"kernel_shape", {3, 2}}, {"strides", {2, 1}}}};
+  avg_pool.string_attrs = {{"auto_pad", "VALID"}};
+  const auto bytes = testing::make_model({{"x", {"1", "3", "9", "9"}}},
+                                         {{"w", Tensor::from_vector(Shape::nchw(4, 3, 4, 3), w)}},
+                                         {conv, max_pool, avg_pool}, {{"y", {"1", "4", "2", "4"}}});
+  const auto gaudi = create_backend("gaudi");
+  const Plan plan = compile(import_onnx_bytes(bytes, "auto_pad.onnx"), *gaudi);
+  EXPECT_EQ(plan.fallback_count(), 0);
+  for (const auto& info : plan.info) EXPECT_FALSE(info.fallback) << info.reason;
+  const auto reference = create_backend("reference");
+  const Plan ref = compile(import_onnx_bytes(bytes, "auto_pad.onnx"), *reference);
+  const RunResult device_run = run(plan), ref_run = run(ref);
+  const auto cmp = compare(device_run.outputs.at("y"), ref_run.outputs.at("y"), 1e-4, 1e-5);
+  EXPECT_TRUE(cmp.ok) << cmp.message;
 }
 
 TEST_F(Gaudi, RefusesDevicesOfAnotherFamily) {

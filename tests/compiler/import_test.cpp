@@ -136,6 +136,92 @@ TEST(Import, ShapeOperandInputCanBeBound) {
   EXPECT_EQ(g.inputs.size(), 1u);
 }
 
+// Weights with distinct values, so a misplaced pad changes the result.
+Tensor ramp(const Shape& shape) {
+  std::vector<float> v(static_cast<std::size_t>(shape.element_count()));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
+  return Tensor::from_vector(shape, v);
+}
+
+// The one node of a model imported from `node`, with input x and output y of the given dims.
+Node imported_node(const OnnxNode& node, const std::vector<std::string>& x_dims,
+                   const std::vector<std::pair<std::string, Tensor>>& initializers,
+                   const std::vector<std::string>& y_dims) {
+  const Graph g = import_onnx_bytes(
+      make_model({{"x", x_dims}}, initializers, {node}, {{"y", y_dims}}), "auto_pad.onnx");
+  EXPECT_EQ(g.nodes.size(), 1u);
+  return g.nodes.at(0);
+}
+
+TEST(Import, ConvAutoPadBecomesExplicitPads) {
+  // H 7, W 6, kernel 4x3, strides 2: SAME outputs are 4x3, totals 3 (odd) and 1.
+  const std::vector<std::pair<std::string, Tensor>> w = {{"w", ramp(Shape::nchw(2, 1, 4, 3))}};
+  const std::vector<std::string> x = {"1", "1", "7", "6"};
+  auto conv = [](const std::string& auto_pad) {
+    OnnxNode n{"Conv", {"x", "w"}, {"y"}, {{"strides", {2, 2}}}};
+    n.string_attrs = {{"auto_pad", auto_pad}};
+    return n;
+  };
+  const Node upper = imported_node(conv("SAME_UPPER"), x, w, {"1", "2", "4", "3"});
+  EXPECT_FALSE(upper.has_attr("auto_pad"));
+  EXPECT_EQ(upper.attr_ints("pads"), (std::vector<std::int64_t>{1, 0, 2, 1}));
+  const Node lower = imported_node(conv("SAME_LOWER"), x, w, {"1", "2", "4", "3"});
+  EXPECT_FALSE(lower.has_attr("auto_pad"));
+  EXPECT_EQ(lower.attr_ints("pads"), (std::vector<std::int64_t>{2, 1, 1, 0}));
+  const Node valid = imported_node(conv("VALID"), x, w, {"1", "2", "2", "2"});
+  EXPECT_FALSE(valid.has_attr("auto_pad"));
+  EXPECT_EQ(valid.attr_ints("pads"), (std::vector<std::int64_t>{0, 0, 0, 0}));
+  // Explicit pads stay as written.
+  const Node given = imported_node({"Conv", {"x", "w"}, {"y"}, {{"pads", {1, 0, 0, 1}}}}, x, w,
+                                   {"1", "2", "5", "5"});
+  EXPECT_EQ(given.attr_ints("pads"), (std::vector<std::int64_t>{1, 0, 0, 1}));
+}
+
+TEST(Import, PoolAutoPadBecomesExplicitPads) {
+  const std::vector<std::string> x = {"1", "1", "8", "5"};
+  auto pool = [](const std::string& op, const std::string& auto_pad,
+                 std::vector<std::pair<std::string, std::vector<std::int64_t>>> ints) {
+    OnnxNode n{op, {"x"}, {"y"}, std::move(ints)};
+    n.string_attrs = {{"auto_pad", auto_pad}};
+    return n;
+  };
+  // Kernel 3, stride 2: H 8 -> 4 (total 1), W 5 -> 3 (total 2).
+  const Node lower = imported_node(
+      pool("AveragePool", "SAME_LOWER", {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}}), x, {},
+      {"1", "1", "4", "3"});
+  EXPECT_FALSE(lower.has_attr("auto_pad"));
+  EXPECT_EQ(lower.attr_ints("pads"), (std::vector<std::int64_t>{1, 1, 0, 1}));
+  // Dilation 2 widens the H window to 5: total 4; W kernel 2 at stride 1: total 1.
+  const Node upper = imported_node(
+      pool("MaxPool", "SAME_UPPER", {{"kernel_shape", {3, 2}}, {"dilations", {2, 1}}}), x, {},
+      {"1", "1", "8", "5"});
+  EXPECT_EQ(upper.attr_ints("pads"), (std::vector<std::int64_t>{2, 0, 2, 1}));
+  const Node valid =
+      imported_node(pool("MaxPool", "VALID", {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}}), x,
+                    {}, {"1", "1", "3", "2"});
+  EXPECT_FALSE(valid.has_attr("auto_pad"));
+  EXPECT_EQ(valid.attr_ints("pads"), (std::vector<std::int64_t>{0, 0, 0, 0}));
+}
+
+TEST(Import, ConvTransposeAutoPadAndOutputShapeBecomePads) {
+  // 3x3 input, 3x3 kernel, strides 2: the full output is 7x7.
+  const std::vector<std::pair<std::string, Tensor>> w = {{"w", ramp(Shape::nchw(1, 1, 3, 3))}};
+  const std::vector<std::string> x = {"1", "1", "3", "3"};
+  OnnxNode same{"ConvTranspose", {"x", "w"}, {"y"}, {{"strides", {2, 2}}}};
+  same.string_attrs = {{"auto_pad", "SAME_UPPER"}};
+  // SAME: output 6x6, total 1, at the end.
+  const Node upper = imported_node(same, x, w, {"1", "1", "6", "6"});
+  EXPECT_FALSE(upper.has_attr("auto_pad"));
+  EXPECT_EQ(upper.attr_ints("pads"), (std::vector<std::int64_t>{0, 0, 1, 1}));
+  // output_shape 5x8: H total 2 (1 each side), W 1 short of 8 (output padding 1).
+  const Node shaped = imported_node(
+      {"ConvTranspose", {"x", "w"}, {"y"}, {{"strides", {2, 2}}, {"output_shape", {5, 8}}}}, x, w,
+      {"1", "1", "5", "8"});
+  EXPECT_FALSE(shaped.has_attr("output_shape"));
+  EXPECT_EQ(shaped.attr_ints("pads"), (std::vector<std::int64_t>{1, 0, 1, 0}));
+  EXPECT_EQ(shaped.attr_ints("output_padding"), (std::vector<std::int64_t>{0, 1}));
+}
+
 TEST(Import, TensorPbRoundTripAndGarbage) {
   EXPECT_NE(user_error_of([] { load_tensor_file("x.txt"); }).find("x.txt"), std::string::npos);
   std::vector<std::byte> junk(5, std::byte{0xff});

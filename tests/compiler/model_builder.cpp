@@ -63,6 +63,12 @@ std::vector<std::byte> make_model(const std::vector<OnnxInput>& inputs,
         for (auto v : values) a->add_ints(v);
       }
     }
+    for (const auto& [key, value] : n.string_attrs) {
+      auto* a = node->add_attribute();
+      a->set_name(key);
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(value);
+    }
   }
   for (const auto& out : outputs) declare(g->add_output(), out);
   std::string bytes;

@@ -16,6 +16,7 @@ struct OnnxNode {
   std::vector<std::string> outputs;
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> int_attrs;  // ints (or one int)
   bool scalar_attrs = false;  // int_attrs of one value are written as INT, not INTS
+  std::vector<std::pair<std::string, std::string>> string_attrs;
 };
 
 struct OnnxInput {

@@ -68,5 +68,20 @@ TEST(ModelFile, DamagedFilesAreUserErrors) {
   EXPECT_NE(user_error_of(newer).find("newer"), std::string::npos);
 }
 
+TEST(ModelFile, UnresolvedAutoPadIsAUserError) {
+  // Import resolves auto_pad into pads; a file whose node still carries it (an older Tessera
+  // wrote it) would run with the wrong pads, so loading it asks for a recompile.
+  register_builtin_backends();
+  Plan plan = load_plan(kSmall, {});
+  for (Node& n : plan.graph.nodes)
+    if (n.op == "Conv") {
+      n.attrs["auto_pad"] = std::string("SAME_UPPER");
+      break;
+    }
+  const std::string message = user_error_of(encode_model(plan));
+  EXPECT_NE(message.find("auto_pad"), std::string::npos) << message;
+  EXPECT_NE(message.find("recompile"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace tessera::compiler

@@ -31,6 +31,11 @@ struct PassReport {
   std::vector<std::string> log;  // one line per rewrite
 };
 
+// Turns auto_pad (SAME_UPPER, SAME_LOWER, VALID) of Conv, ConvTranspose, MaxPool and AveragePool,
+// and ConvTranspose's output_shape, into explicit `pads` (and `output_padding`), removing those
+// attributes, so every backend sees explicit pads. Needs the static input (and weight) shapes in
+// ONNX layout: the importer runs it on every graph. Returns the nodes rewritten.
+int resolve_auto_pad(Graph& graph, PassReport* report = nullptr);
 // Evaluates every node whose inputs are all constant (and Shape of statically shaped values)
 // with ops/reference; the node's outputs become constants.
 int fold_constants(Graph& graph, PassReport* report = nullptr);

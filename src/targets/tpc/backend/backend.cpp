@@ -185,8 +185,6 @@ class GaudiBackend final : public compiler::Backend {
       if (auto r = need_compute()) return r;
       if (n.layout != Layout::nhwc)
         return std::string("the MME convolves NHWC activations; this Conv is not 2-D NHWC");
-      const std::string ap = n.attr_string("auto_pad", "NOTSET");
-      if (ap != "NOTSET" && ap != "VALID") return fmt::format("auto_pad {} is not lowered", ap);
       if (has_input(n, 2) && !constant(g, n, 2)) return std::string("a non-constant bias");
       return std::nullopt;
     }
@@ -218,8 +216,6 @@ class GaudiBackend final : public compiler::Backend {
       if (auto r = need_compute()) return r;
       if (n.layout != Layout::nhwc || n.attr_ints("kernel_shape").size() != 2)
         return std::string("only 2-D NHWC pooling");
-      const std::string ap = n.attr_string("auto_pad", "NOTSET");
-      if (ap != "NOTSET" && ap != "VALID") return fmt::format("auto_pad {} is not lowered", ap);
       return std::nullopt;
     }
     if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool" || n.op == "BatchNormalization") {
@@ -322,7 +318,7 @@ class GaudiStep final : public Step {
         if (strides.size() == 2) p.strides[j] = strides[static_cast<std::size_t>(j)];
         if (dil.size() == 2) p.dilations[j] = dil[static_cast<std::size_t>(j)];
       }
-      if (pads.size() == 4 && n.attr_string("auto_pad", "NOTSET") == "NOTSET")
+      if (pads.size() == 4)
         for (int j = 0; j < 4; ++j) p.pads[j] = pads[static_cast<std::size_t>(j)];
       p.group = n.attr_int("group", 1);
       DeviceTensor bias;
@@ -369,7 +365,7 @@ class GaudiStep final : public Step {
         if (d.size() == 2)
           p.dilations[j] = static_cast<std::int32_t>(d[static_cast<std::size_t>(j)]);
       }
-      if (pads.size() == 4 && n.attr_string("auto_pad", "NOTSET") == "NOTSET")
+      if (pads.size() == 4)
         for (int j = 0; j < 4; ++j)
           p.pads[j] = static_cast<std::int32_t>(pads[static_cast<std::size_t>(j)]);
       p.ceil_mode = static_cast<std::int32_t>(n.attr_int("ceil_mode", 0));

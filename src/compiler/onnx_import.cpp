@@ -404,9 +404,6 @@ void validate_node(const Graph& graph, const Node& node, const std::string& file
   if (op == "BatchNormalization" &&
       (node.attr_int("training_mode", 0) != 0 || used_outputs(node) > 1))
     unsupported("training-mode BatchNormalization (running mean/var outputs)");
-  if (op == "LayerNormalization" && used_outputs(node) > 1)
-    unsupported("the Mean and InvStdDev outputs");
-  if (op == "MaxPool" && used_outputs(node) > 1) unsupported("the Indices output of MaxPool");
   if (op == "Dropout" && node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
     const Value& t = graph.value(node.inputs[2]);
     if (!t.constant) unsupported("a training_mode input that is not a constant");

@@ -153,9 +153,8 @@ Tensor run_conv_transpose(const Ctx& c) {
   return ops::conv_transpose(x, w, c.has(2) ? c.in[2] : nullptr, p);
 }
 
-Tensor run_pool(const Ctx& c, bool max) {
-  const Tensor& x = c.x(0);
-  const std::size_t s = spatial_rank(c, x);
+ops::PoolParams pool_params(const Ctx& c) {
+  const std::size_t s = spatial_rank(c, c.x(0));
   ops::PoolParams p;
   p.kernel_shape = c.node.attr_ints("kernel_shape");
   if (p.kernel_shape.size() != s)
@@ -166,7 +165,7 @@ Tensor run_pool(const Ctx& c, bool max) {
   p.pads = explicit_pads(c, s);
   p.ceil_mode = c.node.attr_int("ceil_mode", 0) != 0;
   p.count_include_pad = c.node.attr_int("count_include_pad", 0) != 0;
-  return max ? ops::max_pool(x, p) : ops::average_pool(x, p);
+  return p;
 }
 
 ops::ReduceParams reduce_params(const Ctx& c, int rank) {
@@ -372,13 +371,15 @@ std::vector<Tensor> dispatch(const Ctx& c) {
   if (op == "Conv") return {run_conv(c)};
   if (op == "ConvTranspose") return {run_conv_transpose(c)};
   if (op == "MaxPool") {
-    if (n.outputs.size() > 1 && n.outputs[1] != kNoValue)
-      throw_user_error("{}: the Indices output of MaxPool is not supported", c.where);
-    if (n.attr_int("storage_order", 0) != 0)
-      throw_user_error("{}: storage_order=1 is not supported", c.where);
-    return {run_pool(c, true)};
+    // storage_order only changes how the Indices output flattens positions.
+    if (n.outputs.size() > 1 && n.outputs[1] != kNoValue) {
+      ops::MaxPoolResult r =
+          ops::max_pool_with_indices(c.x(0), pool_params(c), n.attr_int("storage_order", 0) != 0);
+      return {std::move(r.values), std::move(r.indices)};
+    }
+    return {ops::max_pool(c.x(0), pool_params(c))};
   }
-  if (op == "AveragePool") return {run_pool(c, false)};
+  if (op == "AveragePool") return {ops::average_pool(c.x(0), pool_params(c))};
   if (op == "GlobalAveragePool") return {ops::global_average_pool(c.x(0))};
   if (op == "GlobalMaxPool") return {ops::global_max_pool(c.x(0))};
   if (op == "BatchNormalization") {
@@ -391,14 +392,17 @@ std::vector<Tensor> dispatch(const Ctx& c) {
                                      n.attr_float("epsilon", 1e-5f))};
   }
   if (op == "LayerNormalization") {
-    if (std::count_if(n.outputs.begin(), n.outputs.end(), [](ValueId v) { return v != kNoValue; }) >
-        1)
-      throw_user_error("{}: the Mean and InvStdDev outputs are not supported", c.where);
     if (n.attr_int("stash_type", 1) != 1)
       throw_user_error("{}: only stash_type=1 (float) is supported", c.where);
     const int ax = c.axis(n.attr_int("axis", -1), c.x(0).rank());
-    return {ops::layer_normalization(c.x(0), c.x(1), c.has(2) ? c.in[2] : nullptr, ax,
-                                     n.attr_float("epsilon", 1e-5f))};
+    const bool stats_used = std::any_of(n.outputs.begin() + 1, n.outputs.end(),
+                                        [](ValueId v) { return v != kNoValue; });
+    ops::LayerNormStats stats;
+    Tensor y =
+        ops::layer_normalization(c.x(0), c.x(1), c.has(2) ? c.in[2] : nullptr, ax,
+                                 n.attr_float("epsilon", 1e-5f), stats_used ? &stats : nullptr);
+    if (!stats_used) return {std::move(y)};
+    return {std::move(y), std::move(stats.mean), std::move(stats.inv_std_dev)};
   }
   if (op == "InstanceNormalization")
     return {ops::instance_normalization(c.x(0), c.x(1), c.x(2), n.attr_float("epsilon", 1e-5f))};

@@ -110,6 +110,28 @@ TEST_F(Gaudi, AutoPadConvAndPoolRunWithoutFallbackAndMatchReference) {
   EXPECT_TRUE(cmp.ok) << cmp.message;
 }
 
+TEST_F(Gaudi, MaxPoolIndicesFallBackToReference) {
+  // The TPC maxpool kernel returns values only; a MaxPool whose Indices output is used runs on
+  // the reference backend, and its indices are those ONNX defines (row-major positions).
+  const auto bytes = testing::make_model(
+      {{"x", {"1", "1", "2", "4"}}}, {},
+      {{"MaxPool", {"x"}, {"y", "i"}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}}}},
+      {{"y", {"1", "1", "1", "2"}}, {"i", {"1", "1", "1", "2"}, 7}});
+  const auto gaudi = create_backend("gaudi");
+  const Plan plan = compile(import_onnx_bytes(bytes, "argmax.onnx"), *gaudi);
+  ASSERT_EQ(plan.fallback_count(), 1);
+  auto device = runtime::Device::open(plan.device);
+  PlanRunner runner(plan, *device);
+  const Tensor x = Tensor::from_vector(Shape::nchw(1, 1, 2, 4), {1, 9, 2, 3, 4, 5, 8, 6});
+  const RunResult r = runner.run({{"x", x}});
+  const Tensor& y = r.outputs.at("y");
+  const Tensor& i = r.outputs.at("i");
+  EXPECT_EQ(y.at<float>(0), 9.0f);
+  EXPECT_EQ(y.at<float>(1), 8.0f);
+  EXPECT_EQ(i.at<std::int32_t>(0), 1);
+  EXPECT_EQ(i.at<std::int32_t>(1), 6);
+}
+
 TEST_F(Gaudi, RefusesDevicesOfAnotherFamily) {
   LoadOptions options;
   options.target = "gaudi";

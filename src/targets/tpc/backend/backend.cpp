@@ -213,6 +213,8 @@ class GaudiBackend final : public compiler::Backend {
       return std::nullopt;
     }
     if (n.op == "MaxPool" || n.op == "AveragePool") {
+      if (n.outputs.size() > 1 && n.outputs[1] != kNoValue)
+        return std::string("the Indices output of MaxPool");
       if (auto r = need_compute()) return r;
       if (n.layout != Layout::nhwc || n.attr_ints("kernel_shape").size() != 2)
         return std::string("only 2-D NHWC pooling");

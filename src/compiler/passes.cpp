@@ -10,6 +10,7 @@
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
+#include "tessera/ops/reference.h"
 
 namespace tessera::compiler {
 namespace {
@@ -353,6 +354,8 @@ int count_transposes(const Graph& g) {
 
 int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
   const std::vector<std::int64_t> to_nhwc{0, 2, 3, 1}, to_nchw{0, 3, 1, 2};
+  // ONNX perm of the Transpose node giving kHwioPerm's reordering.
+  const std::vector<std::int64_t> to_hwio{2, 3, 1, 0};
   const int transposes_before = count_transposes(g);
   std::vector<Node> nodes;
   int inserted = 0;
@@ -365,10 +368,32 @@ int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
       nodes.push_back(std::move(node));
       continue;
     }
-    // Every 4-D activation input is transposed; constants (weights) stay as they are.
+    // An NHWC Conv reads HWIO weights {M, C/g, kW, kH}: constant weights are reordered now,
+    // others by a Transpose that runs before the Conv on the device.
+    if (node.op == "Conv" && node.inputs.size() > 1 && node.inputs[1] != kNoValue &&
+        node.attr_string("tessera.weights_layout", "") != "hwio") {
+      const ValueId w = node.inputs[1];
+      if (g.value(w).shape.rank() != 4)
+        throw_user_error("{}: 4-D Conv weights must be 4-D, got {}", node.describe(),
+                         g.value(w).shape.to_string());
+      if (const Tensor* t = const_of(g, w)) {
+        node.inputs[1] = g.add_constant(node.name + ".hwio", ops::transpose(*t, kHwioPerm));
+      } else {
+        Value w_t = g.value(w);
+        w_t.name += ".hwio";
+        w_t.shape = permuted(w_t.shape, to_hwio);
+        const ValueId w_id = g.add_value(w_t);
+        nodes.push_back(make_transpose(node.name + ".weights_to_hwio", w, w_id, to_hwio));
+        node.inputs[1] = w_id;
+        ++inserted;
+      }
+      node.attrs["tessera.weights_layout"] = std::string("hwio");
+    }
+    // Every other 4-D activation input is transposed; constants stay as they are.
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId v = node.inputs[i];
       if (v == kNoValue || g.value(v).is_constant() || g.value(v).shape.rank() != 4) continue;
+      if (i == 1 && node.attr_string("tessera.weights_layout", "") == "hwio") continue;
       Value in_t = g.value(v);
       in_t.name += ".nhwc";
       in_t.shape = permuted(in_t.shape, to_nhwc);

@@ -110,6 +110,38 @@ TEST_F(Gaudi, AutoPadConvAndPoolRunWithoutFallbackAndMatchReference) {
   EXPECT_TRUE(cmp.ok) << cmp.message;
 }
 
+TEST_F(Gaudi, ConvWithWeightsAsGraphInputRunsOnDeviceAndMatchesReference) {
+  // Weights that are a graph input go HWIO through a TPC Transpose before the MME conv: a
+  // grouped, dilated, strided, padded Conv with a constant bias, all on the device.
+  std::vector<float> bias{0.5f, -0.25f, 0.125f, 1.0f, -1.0f, 0.0f};
+  testing::OnnxNode conv{
+      "Conv",
+      {"x", "w", "b"},
+      {"y"},
+      {{"group", {2}}, {"dilations", {2, 1}}, {"strides", {1, 2}}, {"pads", {1, 0, 1, 1}}}};
+  conv.scalar_attrs = true;
+  const auto bytes = testing::make_model({{"x", {"1", "4", "7", "7"}}, {"w", {"6", "2", "3", "2"}}},
+                                         {{"b", Tensor::from_vector(Shape{6}, bias)}}, {conv},
+                                         {{"y", {"1", "6", "5", "4"}}});
+  const auto gaudi = create_backend("gaudi");
+  const Plan plan = compile(import_onnx_bytes(bytes, "conv_w_input.onnx"), *gaudi);
+  EXPECT_EQ(plan.fallback_count(), 0);
+  for (const auto& info : plan.info) EXPECT_FALSE(info.fallback) << info.reason;
+  bool hwio_conv = false, weights_transpose = false;
+  for (const Node& n : plan.graph.nodes) {
+    if (n.op == "Conv")
+      hwio_conv = n.layout == Layout::nhwc && n.attr_string("tessera.weights_layout", "") == "hwio";
+    if (n.op == "Transpose" && n.inputs[0] == *plan.graph.find_value("w")) weights_transpose = true;
+  }
+  EXPECT_TRUE(hwio_conv);
+  EXPECT_TRUE(weights_transpose);
+  const auto reference = create_backend("reference");
+  const Plan ref = compile(import_onnx_bytes(bytes, "conv_w_input.onnx"), *reference);
+  const RunResult device_run = run(plan), ref_run = run(ref);
+  const auto cmp = compare(device_run.outputs.at("y"), ref_run.outputs.at("y"), 1e-4, 1e-5);
+  EXPECT_TRUE(cmp.ok) << cmp.message;
+}
+
 TEST_F(Gaudi, MaxPoolIndicesFallBackToReference) {
   // The TPC maxpool kernel returns values only; a MaxPool whose Indices output is used runs on
   // the reference backend, and its indices are those ONNX defines (row-major positions).

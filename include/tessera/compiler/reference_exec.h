@@ -10,6 +10,11 @@
 
 namespace tessera::compiler {
 
+// An NHWC Conv (layout pass) reads HWIO weights {M, C/g, kW, kH} and carries the attribute
+// `tessera.weights_layout=hwio`; run_reference reads them back as ONNX's {kW, kH, C/g, M}.
+// kHwioPerm is the ops::transpose permutation from ONNX's weights to HWIO.
+inline const std::vector<int> kHwioPerm = {3, 2, 0, 1};
+
 // inputs[i] is nullptr for an omitted optional input. Returns one tensor per node output
 // (omitted outputs get an empty f32 scalar). The fused activation, if any, is applied to
 // output 0. `opset` selects attribute forms that changed across opsets (Softmax axis, Split,

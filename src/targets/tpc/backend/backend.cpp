@@ -9,7 +9,6 @@
 
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
-#include "tessera/ops/reference.h"
 #include "tessera/targets/tpc/kernels.h"
 
 namespace tessera::tpc {
@@ -132,7 +131,8 @@ class GaudiBackend final : public compiler::Backend {
   Layout preferred_layout(const Node& n, const Graph& g) const override {
     const DType t = g.value(n.outputs[0]).dtype;
     if (!compute_dtype(t)) return Layout::nchw;
-    if (n.op == "Conv") return has_input(n, 1) && constant(g, n, 1) ? Layout::nhwc : Layout::nchw;
+    // Weights that are not constants go HWIO through a TPC transpose before the MME conv.
+    if (n.op == "Conv") return has_input(n, 1) ? Layout::nhwc : Layout::nchw;
     if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
         n.op == "GlobalMaxPool" || n.op == "BatchNormalization" || n.op == "InstanceNormalization")
       return Layout::nhwc;
@@ -155,17 +155,6 @@ class GaudiBackend final : public compiler::Backend {
       return nhwc_producer ? Layout::nhwc : Layout::nchw;
     }
     return Layout::nchw;
-  }
-
-  // NHWC convolutions read HWIO weights {M, C/g, kW, kH}: reorder the constants once.
-  void prepare(Graph& g) const override {
-    for (Node& n : g.nodes) {
-      if (n.op != "Conv" || n.layout != Layout::nhwc || !constant(g, n, 1)) continue;
-      if (n.attr_string("tessera.weights_layout", "") == "hwio") continue;
-      Tensor hwio = tessera::ops::transpose(*constant(g, n, 1), {3, 2, 0, 1});
-      n.inputs[1] = g.add_constant(n.name + ".hwio", std::move(hwio));
-      n.attrs["tessera.weights_layout"] = std::string("hwio");
-    }
   }
 
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {

@@ -81,6 +81,23 @@ void read_pads(std::string_view op, const std::vector<std::int64_t>& pads, Geome
   }
 }
 
+// Kernel size from the weights (checked against kernel_shape when given), then strides,
+// dilations and pads: the window attributes Conv and ConvTranspose share.
+template <typename Params>
+void read_window(std::string_view op, const Params& params, const Tensor& w, int s, Geometry& g) {
+  for (int i = 0; i < s; ++i) g.kernel[static_cast<std::size_t>(3 - s + i)] = w.dim(s - 1 - i);
+  if (!params.kernel_shape.empty()) {
+    Triple ks{1, 1, 1};
+    read_list(op, "kernel_shape", params.kernel_shape, s, ks, 1);
+    if (ks != g.kernel)
+      throw_user_error("{}: kernel_shape {} does not match the weights {}", op,
+                       detail::list_to_string(params.kernel_shape), w.shape().to_string());
+  }
+  read_list(op, "strides", params.strides, s, g.stride, 1);
+  read_list(op, "dilations", params.dilations, s, g.dilation, 1);
+  read_pads(op, params.pads, g);
+}
+
 Shape output_shape(const Geometry& g, std::int64_t channels) {
   std::vector<std::int64_t> dims;
   for (int i = g.spatial - 1; i >= 0; --i)
@@ -197,17 +214,7 @@ Tensor conv(const Tensor& x_in, const Tensor& w_in, const Tensor* bias, const Co
         "in {} group(s) (expected {} per group)",
         w_in.shape().to_string(), cg, x_in.shape().to_string(), g.channels, group,
         g.channels / group);
-  for (int i = 0; i < s; ++i) g.kernel[static_cast<std::size_t>(3 - s + i)] = w_in.dim(s - 1 - i);
-  if (!params.kernel_shape.empty()) {
-    Triple ks{1, 1, 1};
-    read_list("Conv", "kernel_shape", params.kernel_shape, s, ks, 1);
-    if (ks != g.kernel)
-      throw_user_error("Conv: kernel_shape {} does not match the weights {}",
-                       detail::list_to_string(params.kernel_shape), w_in.shape().to_string());
-  }
-  read_list("Conv", "strides", params.strides, s, g.stride, 1);
-  read_list("Conv", "dilations", params.dilations, s, g.dilation, 1);
-  read_pads("Conv", params.pads, g);
+  read_window("Conv", params, w_in, s, g);
   check_bias("Conv", bias, x_in, m);
   sliding_output("Conv", x_in, g, false);
 
@@ -260,17 +267,7 @@ Tensor conv_transpose(const Tensor& x_in, const Tensor& w_in, const Tensor* bias
     throw_user_error("ConvTranspose: group {} must be >= 1 and divide the input channels {}", group,
                      g.channels);
   const std::int64_t mg = w_in.dim(s), m = mg * group, cg = g.channels / group;
-  for (int i = 0; i < s; ++i) g.kernel[static_cast<std::size_t>(3 - s + i)] = w_in.dim(s - 1 - i);
-  if (!params.kernel_shape.empty()) {
-    Triple ks{1, 1, 1};
-    read_list("ConvTranspose", "kernel_shape", params.kernel_shape, s, ks, 1);
-    if (ks != g.kernel)
-      throw_user_error("ConvTranspose: kernel_shape {} does not match the weights {}",
-                       detail::list_to_string(params.kernel_shape), w_in.shape().to_string());
-  }
-  read_list("ConvTranspose", "strides", params.strides, s, g.stride, 1);
-  read_list("ConvTranspose", "dilations", params.dilations, s, g.dilation, 1);
-  read_pads("ConvTranspose", params.pads, g);
+  read_window("ConvTranspose", params, w_in, s, g);
   Triple out_pad{0, 0, 0};
   read_list("ConvTranspose", "output_padding", params.output_padding, s, out_pad, 0);
   check_bias("ConvTranspose", bias, x_in, m);

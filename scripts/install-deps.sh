@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config
+  ccache               # compiler cache: rebuilds in seconds
   nlohmann-json3-dev   # JSON: machine presets, profiles
   libcli11-dev         # the tessera command line
   libfmt-dev           # formatting of messages and reports

@@ -88,7 +88,8 @@ std::string to_json(const Profile& p, int indent) {
                        {"cycles_per_core", k.cycles_per_core},
                        {"metrics", k.metrics},
                        {"bytes_read", k.bytes_read},
-                       {"bytes_written", k.bytes_written}});
+                       {"bytes_written", k.bytes_written},
+                       {"engine", k.engine}});
   }
   j["kernels"] = std::move(kernels);
   j["memory_high_water"] = p.memory_high_water;
@@ -136,6 +137,7 @@ Profile from_json(std::string_view text) {
       r.metrics = optional_field<std::map<std::string, double>>(k, "metrics", path, {});
       r.bytes_read = optional_field<std::uint64_t>(k, "bytes_read", path, 0);
       r.bytes_written = optional_field<std::uint64_t>(k, "bytes_written", path, 0);
+      r.engine = optional_field<std::string>(k, "engine", path, "");
       p.kernels.push_back(std::move(r));
     }
   }

@@ -10,6 +10,7 @@
 
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
+#include "tessera/sim/bandwidth.h"
 #include "tessera/sim/cost_model.h"
 #include "tessera/sim/dma.h"
 #include "tessera/sim/memory.h"
@@ -39,7 +40,8 @@ struct Device::Impl {
       : spec(std::move(machine)),
         cost(spec),
         global(global_spec(spec), "device"),
-        allocator(global) {
+        allocator(global),
+        channel(global.name(), global_spec(spec).bandwidth_bytes_per_cycle.value) {
     reset_profile_locked();
   }
 
@@ -52,8 +54,15 @@ struct Device::Impl {
   std::uint64_t next_id = 1;
   std::map<std::string, std::uint64_t> bytes_by_tag;
   profile::Profile profile;
-  std::uint64_t now = 0;
+  std::uint64_t now = 0;  // the end of the latest work: where in-order work starts
   bool trace = false;
+  // The device's engines as pipes of one timeline, and the global memory's bandwidth.
+  sim::Timeline queues{"device", std::vector<std::string>{"host-link"}};
+  std::map<std::string, sim::PipeId, std::less<>> engines;
+  sim::BandwidthChannel channel;
+  bool scoped = false;
+  std::vector<sim::Event> scope_after;
+  sim::Event scope_last;
 
   void reset_profile_locked() {
     profile = profile::Profile{};
@@ -61,6 +70,13 @@ struct Device::Impl {
     profile.target = spec.target;
     profile.clock_hz = spec.clock_hz.value;
     now = 0;
+    queues = sim::Timeline("device", std::vector<std::string>{"host-link"});
+    engines.clear();
+    engines.emplace("host-link", 0);
+    channel.clear();
+    scoped = false;
+    scope_after.clear();
+    scope_last = {};
     allocator.reset_high_water();
     note_usage_locked();
   }
@@ -87,14 +103,56 @@ struct Device::Impl {
     return e.storage.data();
   }
 
+  // Host copies are synchronous: they start after all earlier work.
   void advance_host_link_locked(std::string_view name, std::size_t bytes) {
     std::uint64_t cycles = cost.host_link_cycles(bytes);
     if (trace)
       profile.trace.push_back(profile::Interval{"host-link", std::string(name), now, now + cycles});
     profile.pipe_busy_cycles["host-link"] += cycles;
     profile.bytes_moved["host-link"] += bytes;
+    queues.issue_at(0, name, now, cycles);
     now += cycles;
     profile.total_cycles = std::max(profile.total_cycles, now);
+  }
+
+  sim::PipeId engine_locked(std::string_view name) {
+    const std::string_view key = name.empty() ? std::string_view("device") : name;
+    auto it = engines.find(key);
+    if (it != engines.end()) return it->second;
+    const sim::PipeId pipe = queues.add_pipe(std::string(key));
+    engines.emplace(std::string(key), pipe);
+    return pipe;
+  }
+
+  std::vector<sim::Event> deps_locked() const {
+    std::vector<sim::Event> deps;
+    if (!scoped) return deps;
+    deps = scope_after;
+    if (scope_last) deps.push_back(scope_last);
+    return deps;
+  }
+
+  std::uint64_t start_locked(sim::PipeId engine) {
+    const auto deps = deps_locked();
+    const std::uint64_t ready = queues.ready_cycle(engine, deps);
+    return scoped ? ready : std::max(ready, now);
+  }
+
+  // Places work that ends at `end` on its engine; returns the stored record.
+  const profile::KernelRecord& place_locked(profile::KernelRecord record, sim::PipeId engine,
+                                            std::uint64_t start, std::uint64_t end) {
+    record.start_cycle = start;
+    record.cycles = end - start;
+    const sim::Event e = queues.issue_at(engine, record.name, start, record.cycles);
+    if (scoped) scope_last = e;
+    now = std::max(now, end);
+    profile.total_cycles = std::max(profile.total_cycles, now);
+    if (!record.engine.empty()) {
+      profile.pipe_busy_cycles[record.engine] += record.cycles;
+      if (trace) profile.trace.push_back(profile::Interval{record.engine, record.name, start, end});
+    }
+    profile.kernels.push_back(std::move(record));
+    return profile.kernels.back();
   }
 };
 
@@ -199,13 +257,17 @@ std::uint64_t Device::global_bytes_free() const {
   return impl_->allocator.free_bytes();
 }
 
-const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record) {
+const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
+                                                   std::uint64_t global_bytes,
+                                                   std::uint64_t setup_cycles) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  record.start_cycle = impl_->now;
-  impl_->now += record.cycles;
-  impl_->profile.total_cycles = std::max(impl_->profile.total_cycles, impl_->now);
-  impl_->profile.kernels.push_back(std::move(record));
-  return impl_->profile.kernels.back();
+  const sim::PipeId engine = impl_->engine_locked(record.engine);
+  const std::uint64_t start = impl_->start_locked(engine);
+  const std::uint64_t streaming = start + setup_cycles;
+  const std::uint64_t end = global_bytes > 0
+                                ? impl_->channel.reserve(streaming, {global_bytes, record.cycles})
+                                : streaming + record.cycles;
+  return impl_->place_locked(std::move(record), engine, start, end);
 }
 
 void Device::record_interval(profile::Interval interval) {
@@ -248,18 +310,65 @@ void Device::record_timeline(const sim::Timeline& timeline, std::uint64_t start_
 }
 
 const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
-                                                   std::span<const sim::Timeline> cores) {
-  record.cycles = 0;
-  record.cycles_per_core.clear();
-  for (const auto& core : cores) {
+                                                   std::span<sim::Timeline> cores,
+                                                   std::span<const std::uint64_t> global_bytes) {
+  if (!global_bytes.empty() && global_bytes.size() != cores.size())
+    throw_user_error("record_kernel '{}': {} global byte counts for {} cores", record.name,
+                     global_bytes.size(), cores.size());
+  for (const auto& core : cores)
     core.finish();  // before anything is recorded, so a deadlock leaves the profile untouched
-    record.cycles_per_core.push_back(core.end_cycle());
-    record.cycles = std::max(record.cycles, core.end_cycle());
+  std::uint64_t start = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    const sim::PipeId engine = impl_->engine_locked(record.engine);
+    start = impl_->start_locked(engine);
+    std::vector<sim::ChannelDemand> demands;
+    for (std::size_t i = 0; i < cores.size(); ++i)
+      demands.push_back({global_bytes.empty() ? 0 : global_bytes[i], cores[i].end_cycle()});
+    const std::vector<std::uint64_t> ends = impl_->channel.reserve(start, demands);
+    record.cycles_per_core.clear();
+    std::uint64_t end = start;
+    for (std::size_t i = 0; i < cores.size(); ++i) {
+      cores[i].extend_to(ends[i] - start);  // waiting on the shared global memory
+      record.cycles_per_core.push_back(cores[i].end_cycle());
+      end = std::max(end, ends[i]);
+    }
+    impl_->place_locked(std::move(record), engine, start, end);
   }
-  std::uint64_t start = record_kernel(std::move(record)).start_cycle;
   for (const auto& core : cores) record_timeline(core, start);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->profile.kernels.back();
+}
+
+void Device::begin_scope(std::span<const sim::Event> after) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (impl_->scoped)
+    throw_user_error("begin_scope: a dependency scope is open already; end it with end_scope");
+  impl_->scoped = true;
+  impl_->scope_after.assign(after.begin(), after.end());
+  impl_->scope_last = {};
+}
+
+sim::Event Device::end_scope() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (!impl_->scoped) throw_user_error("end_scope without begin_scope");
+  impl_->scoped = false;
+  if (impl_->scope_last) return impl_->scope_last;
+  // Nothing ran on the device in the scope (host work): it completes with its latest
+  // dependency.
+  sim::Event latest;
+  for (const sim::Event& e : impl_->scope_after)
+    if (!latest || impl_->queues.end_of(e) > impl_->queues.end_of(latest)) latest = e;
+  return latest;
+}
+
+std::uint64_t Device::next_start(std::string_view engine) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->start_locked(impl_->engine_locked(engine));
+}
+
+sim::BandwidthChannel& Device::global_channel() {
+  return impl_->channel;
 }
 
 void Device::synchronize() {

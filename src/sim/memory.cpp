@@ -324,6 +324,12 @@ std::uint64_t StackAllocator::allocate(std::uint64_t bytes, std::uint64_t alignm
   return start;
 }
 
+std::uint64_t StackAllocator::top_frame() const {
+  if (frames_.empty())
+    throw_user_error("{} of {}: the stack has no live allocation", memory_, where_);
+  return frames_.back().address;
+}
+
 void StackAllocator::free(std::uint64_t address) {
   if (frames_.empty())
     throw DeviceFault(where_, fmt::format("freeing 0x{:x} in {} but the stack is empty; free each "

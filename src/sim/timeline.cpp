@@ -96,6 +96,48 @@ Event Timeline::issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
   return push(op, name, std::move(pending));
 }
 
+Event Timeline::issue_at(PipeId pipe, std::string_view name, std::uint64_t not_before,
+                         std::uint64_t cycles, std::span<const Event> deps) {
+  check_pipe(pipe, "issue_at");
+  Op op;
+  op.kind = Kind::compute;
+  op.pipe = pipe;
+  op.cycles = cycles;
+  op.start = not_before;
+  std::vector<std::uint64_t> pending;
+  for (const Event& d : deps) {
+    const Op& dep = op_of(d, "issue_at");
+    if (dep.resolved)
+      op.start = std::max(op.start, dep.end);
+    else
+      pending.push_back(d.index);
+  }
+  return push(op, name, std::move(pending));
+}
+
+std::uint64_t Timeline::ready_cycle(PipeId pipe, std::span<const Event> deps) const {
+  check_pipe(pipe, "ready_cycle");
+  const Pipe& p = pipes_[pipe];
+  if (!p.pending.empty())
+    throw_user_error("{}: pipe '{}' is blocked, so the start of new work on it is not known yet",
+                     core_, p.name);
+  std::uint64_t ready = p.free;
+  for (const Event& d : deps) {
+    const Op& dep = op_of(d, "ready_cycle");
+    if (!dep.resolved)
+      throw_user_error("{}: a dependency of new work on '{}' is still blocked", core_, p.name);
+    ready = std::max(ready, dep.end);
+  }
+  return ready;
+}
+
+PipeId Timeline::add_pipe(std::string name) {
+  for (const auto& p : pipes_)
+    if (p.name == name) throw_user_error("timeline of {}: pipe '{}' exists already", core_, name);
+  pipes_.push_back(Pipe{std::move(name), 0, 0, {}});
+  return static_cast<PipeId>(pipes_.size() - 1);
+}
+
 FlagId Timeline::flag(std::string name) {
   flags_.push_back(Flag{std::move(name), {}, {}, {}});
   return FlagId{static_cast<std::uint32_t>(flags_.size() - 1)};
@@ -443,7 +485,7 @@ std::uint64_t Timeline::end_of(Event event) const {
 }
 
 std::uint64_t Timeline::end_cycle() const {
-  std::uint64_t end = 0;
+  std::uint64_t end = extent_;
   for (const Pipe& p : pipes_) end = std::max(end, p.free);
   return end;
 }

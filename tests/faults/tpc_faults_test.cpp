@@ -109,6 +109,15 @@ TEST_F(TpcFaults, VectorLocalMemoryOverflow) {
   expect_fault([&] { rt.launch("small_vlm_f32", {t}, {t}); },
                {"small_vlm_f32", "16640", "16384", "specialFunctionsUsed"});
   expect_fault([&] { rt.launch("big_slm_f32", {t}, {t}); }, {"big_slm_f32", "slm", "1028", "1024"});
+  // Glue that does not declare special functions (as Habana's never does): the program's call
+  // decides, and its vector local memory is then too large.
+  lib->add("undeclared_vlm_f32",
+           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             one_member(inst, tpc_kernel<&small_vlm>());
+             return gcapi::GLUE_SUCCESS;
+           });
+  expect_fault([&] { rt.launch("undeclared_vlm_f32", {t}, {t}); },
+               {"undeclared_vlm_f32", "special functions", "16 KiB", "16,640 B"});
 }
 
 TEST_F(TpcFaults, MoreTensorsThanTheProgramCanAddress) {

@@ -195,5 +195,31 @@ TEST_F(KernelTest, LaunchGoesThroughTheRuntimeAndCostModel) {
   EXPECT_GT(e.metrics.at("special_function_calls"), 0.0);
 }
 
+// A kernel with no variant for a dtype runs its f32 variant between the library's TPC cast
+// kernels, each a real launch with its own cycles (spec 000 §2.9), never a host cast.
+TEST_F(KernelTest, MissingDtypeVariantRunsBetweenTpcCasts) {
+  tpc::register_builtin_kernels();
+  std::vector<std::int32_t> host;
+  for (int i = 0; i < 200; ++i) host.push_back(i % 5 - 2);
+  auto in = tpc::make_device_tensor(device(), DType::i32, Shape{200}, host.data());
+  auto out = tpc::make_device_tensor(device(), DType::i32, Shape{200});
+  const auto before = device().profile().kernels.size();
+  // erf has no integer variant in the built-in library.
+  const auto& rec = rt().launch("erf_i32", {in}, {out});
+  EXPECT_EQ(rec.name, "erf_f32");
+  std::vector<std::int32_t> got(200);
+  device().copy_to_host(got.data(), out.buffer, 800);
+  for (int i = 0; i < 200; ++i)
+    EXPECT_EQ(got[i], static_cast<std::int32_t>(std::erf(host[i]))) << i;  // ONNX Cast truncates
+  const auto& ks = device().profile().kernels;
+  ASSERT_EQ(ks.size(), before + 3);
+  EXPECT_EQ(ks[before].name, "cast_i32_to_f32");
+  EXPECT_EQ(ks[before + 2].name, "cast_f32_to_i32");
+  for (std::size_t k = before; k < before + 3; ++k) {
+    EXPECT_GT(ks[k].cycles, 0u);
+    EXPECT_GT(ks[k].metrics.at("slot.vpu.issues"), 0.0);  // ran on the TPCs
+  }
+}
+
 }  // namespace
 }  // namespace kernels_test

@@ -1,6 +1,7 @@
 // The TPC executor: index-space split, pad/cull, glue validation, the f32 fallback, printf,
 // local memory, LFSR, coherency warnings, check-order, cost-model properties and determinism.
 #include <gtest/gtest.h>
+#include <set>
 
 #include <cmath>
 #include <sstream>
@@ -193,22 +194,18 @@ TEST_F(Fixture, GlueRejectionBecomesAUserErrorNamingKernelAndCode) {
   EXPECT_THROW(rt.launch("no_such_kernel_f32", {a}, {a}), UserError);
 }
 
-TEST_F(Fixture, MissingDtypeVariantFallsBackToF32WithCasts) {
+TEST_F(Fixture, MissingDtypeVariantWithoutCastKernelsIsAUserError) {
   lib->add("abs_f32", glue_for(tpc_kernel<&abs_f32>()));
   Runtime rt(*dev, options());
-  std::vector<tessera::bf16> host;
-  for (int i = 0; i < 70; ++i) host.emplace_back(static_cast<float>(i) * -0.5f);
-  auto in = upload(*dev, DType::bf16, Shape{70}, host);
+  auto in = make_device_tensor(*dev, DType::bf16, Shape{70});
   auto out = make_device_tensor(*dev, DType::bf16, Shape{70});
-  const auto kernels_before = dev->profile().kernels.size();
-  const auto& rec = rt.launch("abs_bf16", {in}, {out});
-  EXPECT_EQ(rec.name, "abs_f32");
-  const auto got = download<tessera::bf16>(*dev, out);
-  for (int i = 0; i < 70; ++i) EXPECT_EQ(static_cast<float>(got[i]), static_cast<float>(i) * 0.5f);
-  const auto& ks = dev->profile().kernels;
-  ASSERT_EQ(ks.size(), kernels_before + 3);
-  EXPECT_EQ(ks[kernels_before].name, "cast_bf16_to_f32");
-  EXPECT_EQ(ks[kernels_before + 2].name, "cast_f32_to_bf16");
+  try {
+    rt.launch("abs_bf16", {in}, {out});
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("cast_bf16_to_f32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("abs_f32"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(Fixture, FirstLibraryWithANameWins) {
@@ -281,11 +278,13 @@ TEST_F(Fixture, PrintfProducesTheSpecExampleOutput) {
   EXPECT_EQ(rt.last_printf_output(), expected);
 }
 
-TEST_F(Fixture, PrintfWithoutTheFlagIsAUserError) {
+TEST_F(Fixture, PrintfNeedsNoGlueFlag) {
+  // The hardware's loader sees printf in the binary; Habana's glue never sets printfUsed.
   lib->add("print_test", glue_for(tpc_kernel<&printf_kernel>()));
   Runtime rt(*dev, options());
   auto t = make_device_tensor(*dev, DType::f32, Shape{64});
-  EXPECT_THROW(rt.launch("print_test", {t}, {t}), UserError);
+  rt.launch("print_test", {t}, {t});
+  EXPECT_NE(rt.last_printf_output().find("Test string!"), std::string::npos);
 }
 
 void local_dump(tensor in, tensor out, tensor out2) {
@@ -448,7 +447,7 @@ void tanh_kernel(tensor in, tensor out) {
   f32_st_tnsr_i_v(c, out, v_tanh_f32(v_f32_ld_tnsr_i(c, in)));
 }
 
-TEST_F(Fixture, SpecialFunctionsCostMoreAndNeedTheFlag) {
+TEST_F(Fixture, SpecialFunctionsCostMoreWithOrWithoutTheFlag) {
   lib->add("tanh_f32", glue_for(tpc_kernel<&tanh_kernel>(), {.special = true}));
   lib->add("tanh_noflag_f32", glue_for(tpc_kernel<&tanh_kernel>()));
   Runtime rt(*dev, options());
@@ -459,7 +458,9 @@ TEST_F(Fixture, SpecialFunctionsCostMoreAndNeedTheFlag) {
             dev->spec().param("tpc.special_function_vpu_cycles").value);
   const auto got = download<float>(*dev, out);
   for (int i = 0; i < 64; ++i) EXPECT_NEAR(got[i], std::tanh(-3.0 + 0.1 * i), 1e-6);
-  EXPECT_THROW(rt.launch("tanh_noflag_f32", {in}, {out}), DeviceFault);
+  // Without the glue flag the kernel still runs: the use is found from what it calls.
+  const auto& again = rt.launch("tanh_noflag_f32", {in}, {out});
+  EXPECT_EQ(again.metrics.at("special_function_calls"), 1.0);
 }
 
 TEST_F(Fixture, ResultsAndCyclesDoNotDependOnHostThreads) {
@@ -491,10 +492,17 @@ TEST_F(Fixture, TracingRecordsIntervalsPerCore) {
   auto in = make_device_tensor(*dev, DType::f32, Shape{64 * 16});
   auto out = make_device_tensor(*dev, DType::f32, Shape{64 * 16});
   rt.launch("abs_f32", {in}, {out});
+  // One interval per core and slot that issued (load, spu for the index space, vpu, store,
+  // the global port), and one for the kernel on the device's "tpc" engine.
+  std::set<std::string> tracks;
   int intervals = 0;
   for (const auto& iv : dev->profile().trace)
-    if (iv.name == "abs_f32") ++intervals;
-  EXPECT_EQ(intervals, 8);
+    if (iv.name == "abs_f32") {
+      ++intervals;
+      tracks.insert(iv.track);
+    }
+  EXPECT_EQ(intervals, 8 * 5 + 1);
+  EXPECT_TRUE(tracks.count("tpc") && tracks.count("tpc7/vpu") && tracks.count("tpc0/global-port"));
   EXPECT_GT(dev->profile().pipe_busy_cycles.at("tpc0/load"), 0u);
 }
 

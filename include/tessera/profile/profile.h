@@ -27,6 +27,7 @@ struct KernelRecord {
   std::map<std::string, double> metrics;       // e.g. "slot.vpu.utilisation", "members"
   std::uint64_t bytes_read = 0;                // from global memory
   std::uint64_t bytes_written = 0;
+  std::string engine;  // the device queue it ran on ("tpc", "mme"); empty: the default queue
 };
 
 struct Profile {

@@ -13,11 +13,12 @@
 
 #include "tessera/arch/machine_spec.h"
 #include "tessera/profile/profile.h"
+#include "tessera/sim/timeline.h"
 
 namespace tessera::sim {
 class WorkScheduler;
 class CostModel;
-class Timeline;
+class BandwidthChannel;
 struct DmaEndpoint;
 }  // namespace tessera::sim
 
@@ -66,10 +67,39 @@ class Device {
   std::uint64_t global_bytes_in_use() const;
   std::uint64_t global_bytes_free() const;
 
-  // Records work a target has executed on the device. It starts when the device is free
-  // (work is issued in order on the device's queue) and the device clock advances past it.
-  // Returns the record as stored, with start_cycle filled in.
-  const profile::KernelRecord& record_kernel(profile::KernelRecord record);
+  // ---- recording work ----
+  // Work runs on an engine: a device-level queue of the device's timeline ("tpc" for a cluster
+  // of vector cores, "mme" for a GEMM engine; an empty engine name is the default queue),
+  // created on first use. Outside a dependency scope, work starts after all earlier work: one
+  // in-order stream. Inside one (begin_scope), it waits only for the scope's `after` events,
+  // its engine's earlier work and the scope's own earlier work, so independent graph nodes on
+  // different engines overlap. Every engine draws on the global memory's bandwidth
+  // (global_channel), so overlapping work shares it.
+
+  // Records work on `record.engine`: `setup_cycles` that move no data, then `record.cycles`
+  // that move `global_bytes` through global memory (longer when the bandwidth is not there:
+  // shared with overlapping work, or too small for the bytes). Returns the record as stored,
+  // with start_cycle and cycles (setup included) filled in.
+  const profile::KernelRecord& record_kernel(profile::KernelRecord record,
+                                             std::uint64_t global_bytes = 0,
+                                             std::uint64_t setup_cycles = 0);
+  // A kernel that ran one Timeline per core (cycle 0 = the kernel's start, as if the global
+  // memory were the core's alone) and moved `global_bytes[i]` through global memory from core
+  // i (empty: none). The cores share the global channel with each other and with overlapping
+  // work; a core that cannot draw its bytes at its own rate ends later (its timeline is
+  // extended). cycles = the latest core's end, cycles_per_core = each core's end; then each
+  // core's pipe busy time as "<core>/<pipe>", bytes moved and trace intervals are added.
+  // `record` supplies the name, engine, metrics and bytes.
+  const profile::KernelRecord& record_kernel(profile::KernelRecord record,
+                                             std::span<sim::Timeline> cores,
+                                             std::span<const std::uint64_t> global_bytes = {});
+  // Dependency scopes (how a graph runtime gives node dependencies): work recorded until
+  // end_scope waits only for `after` (plus its engine and the scope's earlier work).
+  // end_scope returns the event of the scope's completion. Scopes do not nest.
+  void begin_scope(std::span<const sim::Event> after);
+  sim::Event end_scope();
+  // The cycle at which work recorded now on `engine` would start.
+  std::uint64_t next_start(std::string_view engine);
   // Adds a trace interval (kept only while tracing is on; UserError if it ends before it
   // starts) / pipe busy time / bytes moved / a high-water mark (the peak is kept) to the
   // run's profile. Safe to call from several host threads.
@@ -83,11 +113,6 @@ class Device {
   // Does not advance the device clock: record the kernel with record_kernel. Runs
   // timeline.finish() first, so a deadlocked timeline raises its DeviceFault here.
   void record_timeline(const sim::Timeline& timeline, std::uint64_t start_cycle);
-  // A kernel that ran one Timeline per core, in one call: cycles = the latest core's end,
-  // cycles_per_core = each core's end, then record_kernel and record_timeline for each core.
-  // `record` supplies the name, metrics and bytes; its cycle fields are filled in here.
-  const profile::KernelRecord& record_kernel(profile::KernelRecord record,
-                                             std::span<const sim::Timeline> cores);
 
   // Waits for all issued work: in the model, closes the profile (total cycles, the global
   // memory's high-water mark under "device").
@@ -101,6 +126,9 @@ class Device {
   sim::WorkScheduler& scheduler();
   // The cost model of the preset, shared by everything that runs on this device.
   const sim::CostModel& cost_model() const;
+  // The global memory's bandwidth over time, shared by every engine and core (used by
+  // record_kernel; exposed for targets that move data outside kernels, e.g. DMA engines).
+  sim::BandwidthChannel& global_channel();
 
  private:
   struct Impl;

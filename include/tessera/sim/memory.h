@@ -163,6 +163,8 @@ class StackAllocator {
   void reset();  // frees everything; keeps the high-water mark
 
   std::uint64_t top() const { return top_; }  // first free address
+  // Address of the most recent live allocation (the only one free() takes); UserError if none.
+  std::uint64_t top_frame() const;
   std::uint64_t free_bytes() const { return base_ + stats_.capacity - top_; }
   const AllocatorStats& stats() const { return stats_; }
 

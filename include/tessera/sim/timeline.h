@@ -74,6 +74,20 @@ class Timeline {
   Event issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
               std::initializer_list<Event> deps);
 
+  // As issue, but not starting before cycle `not_before` (work that becomes available then:
+  // an instruction stream placed after the fact, a transfer that arrives).
+  Event issue_at(PipeId pipe, std::string_view name, std::uint64_t not_before, std::uint64_t cycles,
+                 std::span<const Event> deps = {});
+  // The cycle an operation issued now on `pipe` after `deps` would start. UserError when the
+  // pipe or a dependency is still blocked (the start is not known yet).
+  std::uint64_t ready_cycle(PipeId pipe, std::span<const Event> deps = {}) const;
+  // Adds a pipe (device-level queues appear as engines are first used). UserError if the name
+  // is taken.
+  PipeId add_pipe(std::string name);
+  // The core's work extends to `cycle` even though no pipe is busy then (results still in
+  // flight, a pipeline draining): end_cycle() is at least `cycle`.
+  void extend_to(std::uint64_t cycle) { extent_ = std::max(extent_, cycle); }
+
   // Flags: binary, as the hardware's flag bits. set_flag on the producing pipe sets it once all
   // earlier work of that pipe is done; wait_flag on the consuming pipe blocks that pipe until the
   // flag is set, then clears it. Setting a flag that is still set is a DeviceFault (the signal
@@ -191,6 +205,7 @@ class Timeline {
   std::map<std::string, std::uint64_t> bytes_moved_;
   bool trace_ = false;
   std::vector<PipeInterval> intervals_;
+  std::uint64_t extent_ = 0;
 };
 
 }  // namespace tessera::sim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "local_memory_impl.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
 #include "tessera/targets/tpc/api/context.h"
@@ -121,8 +122,7 @@ void* gen_addr(const int5& coord, tensor t, const char* intrinsic) {
   if (static_cast<unsigned>(t.id) >= static_cast<unsigned>(c.tensor_count))
     bad_tensor_fault(c, t.id, intrinsic);
   const TensorSlot& s = c.tensors[t.id];
-  c.counters.spu += 1;
-  c.counters.load += 1;
+  c.clock.issue(kSpu, 0);
   std::int64_t off = 0;
   for (int d = 0; d < 5; ++d) {
     if (coord.v[d] < 0 || coord.v[d] >= s.size[d])
@@ -132,42 +132,52 @@ void* gen_addr(const int5& coord, tensor t, const char* intrinsic) {
                                     intrinsic, t.id, coord_text(coord), d, s.size[d]));
     off += coord.v[d] * s.stride[d];
   }
+  // The address is for one scalar access through the scalar cache: a global transaction of one
+  // element, one cycle of the port (spec 000 §2.8).
+  global_read(c, 0, 1);
+  c.counters.bytes_read += s.elem_bytes;
   return s.base + off * s.elem_bytes;
 }
 
 // ---- local memory ----
 namespace {
 constexpr std::uint8_t kPoison[4] = {0xEF, 0xBE, 0xAD, 0xDE};  // 0xDEADBEEF little-endian
-}
+constexpr std::align_val_t kHostAlign{64};
+}  // namespace
 
-void* local_allocate(std::size_t bytes, bool vector) {
+void* local_allocate(std::size_t host_bytes, std::size_t modeled_bytes, bool vector) {
   InstanceContext& c = instance("__local__ allocation");
-  LocalArena& a = vector ? c.vlm : c.slm;
-  const std::size_t start = (a.used + a.alignment - 1) / a.alignment * a.alignment;
-  if (start + bytes > a.capacity) {
-    const bool shrunk = vector && c.special_functions_allowed;
+  LocalMemory* m = vector ? c.vlm : c.slm;
+  if (m == nullptr)
+    throw_user_error("__local__ allocation outside a TPC program instance's local memories");
+  // The message a kernel writer needs (which kernel, how much, the limit and why); the
+  // allocator below makes the same decision from the same state.
+  const std::uint64_t align = m->stack.stats().capacity ? m->memory.alignment() : 1;
+  const std::uint64_t start = (m->stack.top() + align - 1) / align * align;
+  const std::uint64_t limit = m->memory.base() + m->stack.stats().capacity;
+  if (start + modeled_bytes > limit) {
+    const bool shrunk = vector && m->stack.stats().capacity < m->memory.capacity();
     throw DeviceFault(
         where(c),
         fmt::format("__local__ allocation of {} bytes in {} ({} memory) needs {} bytes but the "
                     "limit is {} bytes{}; use less local memory or keep the data in tensors",
-                    bytes, a.name, vector ? "vector local" : "scalar local", start + bytes,
-                    a.capacity,
+                    modeled_bytes, m->memory.name(), vector ? "vector local" : "scalar local",
+                    start + modeled_bytes - m->memory.base(), limit - m->memory.base(),
                     shrunk ? " (reduced because the glue sets specialFunctionsUsed)" : ""));
   }
-  std::byte* p = a.storage + start;
-  for (std::size_t i = 0; i < bytes; ++i) p[i] = static_cast<std::byte>(kPoison[(start + i) % 4]);
-  a.used = start + bytes;
-  a.high_water = std::max(a.high_water, a.used);
+  (void)m->stack.allocate(modeled_bytes);
+  auto* p =
+      static_cast<std::byte*>(::operator new(std::max<std::size_t>(host_bytes, 1), kHostAlign));
+  for (std::size_t i = 0; i < host_bytes; ++i) p[i] = static_cast<std::byte>(kPoison[i % 4]);
   return p;
 }
 
-void local_release(void* p, std::size_t bytes, bool vector) {
+void local_release(void* p, bool vector) {
+  ::operator delete(p, kHostAlign);
   InstanceContext* c = current_instance;
-  if (c == nullptr) return;  // the instance has ended; its arena was reset
-  LocalArena& a = vector ? c->vlm : c->slm;
-  const auto start = static_cast<std::size_t>(static_cast<std::byte*>(p) - a.storage);
-  // local_array lives on the kernel's stack, so releases come in reverse order.
-  if (start + bytes == a.used) a.used = start;
+  if (c == nullptr) return;  // the instance has ended; its memories are gone
+  LocalMemory* m = vector ? c->vlm : c->slm;
+  if (m != nullptr && m->stack.stats().live_allocations > 0) m->stack.free(m->stack.top_frame());
 }
 
 // ---- LFSR (spec 000 §2.5.3): a 32-bit Galois LFSR per lane, and one for the scalar unit ----
@@ -185,7 +195,7 @@ inline std::uint32_t nonzero(std::uint32_t x) {
 
 void lfsr_read(std::uint32_t out[64], bool advance) {
   InstanceContext& c = instance("LFSR");
-  c.counters.vpu += 1;
+  c.clock.issue(kVpu, 0);
   for (int i = 0; i < 64; ++i) {
     const std::uint32_t next = lfsr_step(c.lfsr[i]);
     out[i] = next;
@@ -195,13 +205,13 @@ void lfsr_read(std::uint32_t out[64], bool advance) {
 
 void lfsr_seed(const std::uint32_t lanes[64]) {
   InstanceContext& c = instance("LFSR");
-  c.counters.vpu += 1;
+  c.clock.issue(kVpu, 0);
   for (int i = 0; i < 64; ++i) c.lfsr[i] = nonzero(lanes[i]);
 }
 
 std::uint32_t s_lfsr_read(bool advance) {
   InstanceContext& c = instance("S_LFSR");
-  c.counters.spu += 1;
+  c.clock.issue(kSpu, 0);
   const std::uint32_t next = lfsr_step(c.s_lfsr);
   if (advance) c.s_lfsr = next;
   return next;
@@ -209,7 +219,7 @@ std::uint32_t s_lfsr_read(bool advance) {
 
 void s_lfsr_seed(std::uint32_t seed) {
   InstanceContext& c = instance("S_LFSR");
-  c.counters.spu += 1;
+  c.clock.issue(kSpu, 0);
   c.s_lfsr = nonzero(seed);
 }
 
@@ -219,7 +229,7 @@ unsigned int get_dim_size(tensor a, unsigned int dim) {
   detail::InstanceContext& c = detail::instance("get_dim_size");
   if (static_cast<unsigned>(a.id) >= static_cast<unsigned>(c.tensor_count))
     detail::bad_tensor_fault(c, a.id, "get_dim_size");
-  c.counters.spu += 1;
+  c.clock.issue(detail::kSpu, 0);
   if (dim >= 5)
     throw DeviceFault(detail::where(c), fmt::format("get_dim_size of tensor {} asks for dimension "
                                                     "{}; tensors have dimensions 0..4",
@@ -231,7 +241,7 @@ unsigned int get_dim_stride(tensor a, unsigned int dim) {
   detail::InstanceContext& c = detail::instance("get_dim_stride");
   if (static_cast<unsigned>(a.id) >= static_cast<unsigned>(c.tensor_count))
     detail::bad_tensor_fault(c, a.id, "get_dim_stride");
-  c.counters.spu += 1;
+  c.clock.issue(detail::kSpu, 0);
   if (dim >= 5)
     throw DeviceFault(detail::where(c), fmt::format("get_dim_stride of tensor {} asks for "
                                                     "dimension {}; tensors have dimensions 0..4",
@@ -241,7 +251,10 @@ unsigned int get_dim_stride(tensor a, unsigned int dim) {
 
 void aso() {
   detail::InstanceContext& c = detail::instance("aso");
-  c.counters.spu += 1;
+  // The scalar pipe, and with it the whole VLIW bundle stream, stalls until every earlier
+  // vector store has reached global memory (spec 000 §2.8).
+  c.clock.stall_until(c.stores_done);
+  c.clock.issue(detail::kSpu, 0);
   for (int i = 0; i < c.tensor_count; ++i) {
     c.tensors[i].stored = false;
     c.tensors[i].stored_ranges.clear();

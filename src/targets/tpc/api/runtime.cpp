@@ -3,15 +3,19 @@
 #include "tessera/targets/tpc/api/runtime.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <numeric>
 #include <random>
 
+#include "local_memory_impl.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
+#include "tessera/sim/memory.h"
 #include "tessera/sim/scheduler.h"
+#include "tessera/sim/timeline.h"
 #include "tessera/targets/tpc/api/context.h"
 
 namespace tessera::tpc {
@@ -33,10 +37,13 @@ struct Machine {
   std::uint64_t global_cycles_per_vector = 1;
   std::uint64_t special_issues = 1;
   std::uint64_t reduction_issues = 1;
-  std::uint64_t lat_load = 0, lat_spu = 0, lat_vpu = 0, lat_store = 0;
-  std::size_t slm_bytes = 0, slm_align = 1;
-  std::size_t vlm_bytes = 0, vlm_align = 1, vlm_special_bytes = 0;
-  std::string slm_name, vlm_name, global_name;
+  std::uint64_t global_latency = 0;
+  std::array<std::uint64_t, 5> latencies{};  // per detail::Slot; the port's is the load slot's
+  std::array<std::string, 4> slot_pipes{"load", "spu", "vpu", "store"};
+  const arch::MemorySpec* slm = nullptr;
+  const arch::MemorySpec* vlm = nullptr;
+  std::size_t vlm_special_bytes = 0;
+  std::string global_name;
 };
 
 std::uint64_t positive(const arch::MachineSpec& spec, const char* key) {
@@ -67,18 +74,22 @@ Machine read_machine(const arch::MachineSpec& spec) {
   m.global_cycles_per_vector = positive(spec, "tpc.global_access_cycles_per_vector");
   m.special_issues = positive(spec, "tpc.special_function_vpu_cycles");
   m.reduction_issues = positive(spec, "tpc.reduction_vpu_cycles");
-  m.lat_load = static_cast<std::uint64_t>(spec.pipe("load").latency_cycles.as_int());
-  m.lat_spu = static_cast<std::uint64_t>(spec.pipe("spu").latency_cycles.as_int());
-  m.lat_vpu = static_cast<std::uint64_t>(spec.pipe("vpu").latency_cycles.as_int());
-  m.lat_store = static_cast<std::uint64_t>(spec.pipe("store").latency_cycles.as_int());
-  const auto& slm = spec.memory("slm");
-  const auto& vlm = spec.memory("vlm");
-  m.slm_name = slm.name;
-  m.vlm_name = vlm.name;
-  m.slm_bytes = static_cast<std::size_t>(slm.capacity_bytes.as_int());
-  m.slm_align = static_cast<std::size_t>(std::max<std::int64_t>(1, slm.alignment_bytes.as_int()));
-  m.vlm_bytes = static_cast<std::size_t>(vlm.capacity_bytes.as_int());
-  m.vlm_align = static_cast<std::size_t>(std::max<std::int64_t>(1, vlm.alignment_bytes.as_int()));
+  for (int s = 0; s < 4; ++s) {
+    const std::int64_t lat =
+        spec.pipe(m.slot_pipes[static_cast<std::size_t>(s)]).latency_cycles.as_int();
+    if (lat < 0 || lat > 1'000'000)
+      throw_user_error("preset {}: pipe {} latency_cycles is {}; it must be 0 to 1,000,000",
+                       spec.name, m.slot_pipes[static_cast<std::size_t>(s)], lat);
+    m.latencies[static_cast<std::size_t>(s)] = static_cast<std::uint64_t>(lat);
+  }
+  m.latencies[detail::kGlobalPort] = m.latencies[detail::kLoad];
+  const std::int64_t global_latency = spec.global().latency_cycles.as_int();
+  if (global_latency < 0 || global_latency > 1'000'000)
+    throw_user_error("preset {}: {} latency_cycles is {}; it must be 0 to 1,000,000", spec.name,
+                     spec.global_memory, global_latency);
+  m.global_latency = static_cast<std::uint64_t>(global_latency);
+  m.slm = &spec.memory("slm");
+  m.vlm = &spec.memory("vlm");
   m.vlm_special_bytes = positive(spec, "tpc.vlm_bytes_with_special_functions");
   m.global_name = spec.global_memory;
   if (m.max_tensors > detail::kMaxTensorSlots || m.max_tensors_printf > m.max_tensors)
@@ -97,26 +108,18 @@ std::string shape_text(const DeviceTensor& t) {
   return fmt::format("{} {}", dtype_name(t.dtype), t.shape.to_string());
 }
 
-// Per-core results of one execution.
-struct CoreResult {
-  std::uint64_t cycles = 0;
+// What one program instance did: its instruction stream's timing (cycle 0 = the instance's
+// start) and its traffic. Instances are composed onto their cores' timelines afterwards, in
+// index-space order, so the host thread that ran them never matters.
+struct InstanceResult {
+  std::uint64_t makespan = 0;
+  std::array<std::uint64_t, 5> issues{};
+  std::array<std::uint64_t, 5> last_free{};  // the cycle after each slot's last issue
   detail::Counters counters;
-  std::uint64_t members = 0;
-  std::uint64_t instances = 0;
-  std::size_t slm_high = 0, vlm_high = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;  // [start, end) per instance
+  std::uint64_t slm_high = 0, vlm_high = 0;
+  bool special_functions = false;
+  bool printf_used = false;
 };
-
-std::uint64_t instance_cycles(const Machine& m, const detail::Counters& c) {
-  const std::uint64_t slots = std::max({c.load, c.spu, c.vpu, c.store});
-  const std::uint64_t memory = c.global_vectors * m.global_cycles_per_vector;
-  // The compiler software-pipelines the loop, so the load -> VPU -> store latency chain is
-  // exposed once per instance (pipeline fill), not per iteration.
-  std::uint64_t fill =
-      (c.load ? m.lat_load : 0) + (c.vpu ? m.lat_vpu : 0) + (c.store ? m.lat_store : 0);
-  if (fill == 0 && c.spu) fill = m.lat_spu;
-  return std::max(slots, memory) + fill;
-}
 
 std::uint32_t mix(std::uint32_t x) {
   x ^= x >> 16;
@@ -146,7 +149,8 @@ struct Runtime::Impl {
 
   std::vector<InstanceBox> split(const gcapi::TensorGeometry_t& g, std::uint64_t target) const;
   void execute(const KernelLaunch& launch, const std::vector<InstanceBox>& boxes, bool parallel,
-               bool shuffled, std::vector<CoreResult>& cores, std::vector<std::string>* printf_out);
+               bool shuffled, std::vector<InstanceResult>& results,
+               std::vector<std::string>* printf_out);
   const profile::KernelRecord& run(const KernelLaunch& launch);
 };
 
@@ -216,7 +220,7 @@ struct CurrentInstance {
 }  // namespace
 
 void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<InstanceBox>& boxes,
-                            bool parallel, bool shuffled, std::vector<CoreResult>& cores,
+                            bool parallel, bool shuffled, std::vector<InstanceResult>& results,
                             std::vector<std::string>* printf_out) {
   // The tensor table every instance starts from.
   std::vector<detail::TensorSlot> table;
@@ -246,84 +250,71 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
   args.scalars = launch.scalar_params.data();
   args.scalar_dwords = static_cast<unsigned>(launch.scalar_params.size());
 
-  // Units of host work: one per core normally (instances of a core run in order); in the
-  // shuffled check run, every instance in a fixed random order on this thread.
-  std::vector<std::vector<std::size_t>> per_unit;
-  if (shuffled) {
-    std::vector<std::size_t> order(boxes.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::mt19937 rng(0x7e55e7a);
-    std::shuffle(order.begin(), order.end(), rng);
-    per_unit.push_back(order);
-  } else {
-    per_unit.resize(m.cores);
-    for (std::size_t i = 0; i < boxes.size(); ++i) per_unit[boxes[i].core].push_back(i);
-  }
-  cores.assign(m.cores, CoreResult{});
+  // One unit of host work per program instance. The host threads share the instances as the
+  // scheduler decides (it depends on the thread count); each instance starts from the same
+  // state and writes only its own result, so results and cycles never depend on that split.
+  // The shuffled check run goes through them in a fixed random order on this thread.
+  std::vector<std::size_t> order(boxes.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (shuffled) std::shuffle(order.begin(), order.end(), std::mt19937(0x7e55e7a));
+  results.assign(boxes.size(), InstanceResult{});
   if (printf_out) printf_out->assign(boxes.size(), std::string());
 
-  const std::size_t vlm_capacity = launch.special_functions ? m.vlm_special_bytes : m.vlm_bytes;
-  auto run_unit = [&](std::size_t unit) {
-    std::vector<std::byte> slm(m.slm_bytes), vlm(m.vlm_bytes);
+  const std::uint64_t vlm_limit = launch.special_functions
+                                      ? m.vlm_special_bytes
+                                      : static_cast<std::uint64_t>(m.vlm->capacity_bytes.as_int());
+  auto run_instance = [&](std::size_t unit) {
+    const std::size_t index = order[unit];
+    const InstanceBox& box = boxes[index];
+    const unsigned core = shuffled ? static_cast<unsigned>(index % m.cores) : box.core;
+    const std::string core_name = fmt::format("tpc{} kernel {}", core, launch.name);
+    detail::LocalMemory slm(*m.slm, core_name, static_cast<std::uint64_t>(-1));
+    detail::LocalMemory vlm(*m.vlm, core_name, vlm_limit);
     auto ctx = std::make_unique<detail::InstanceContext>();
-    for (std::size_t index : per_unit[unit]) {
-      const InstanceBox& box = boxes[index];
-      CoreResult& core = cores[shuffled ? index % m.cores : box.core];
-      detail::InstanceContext& c = *ctx;
-      for (std::size_t i = 0; i < table.size(); ++i) {
-        c.tensors[i] = table[i];
-        c.tensors[i].stored = false;
-        c.tensors[i].stored_ranges.clear();
-      }
-      c.tensor_count = static_cast<int>(table.size());
-      c.offset = box.offset;
-      c.size = box.size;
-      c.counters = detail::Counters{};
-      c.special_function_issues = m.special_issues;
-      c.reduction_issues = m.reduction_issues;
-      c.special_functions_allowed = launch.special_functions;
-      c.printf_allowed = launch.printf_used;
-      c.kernel_name = launch.name.c_str();
-      c.core = shuffled ? static_cast<unsigned>(index % m.cores) : box.core;
-      c.slm = detail::LocalArena{m.slm_name.c_str(), slm.data(), m.slm_bytes, m.slm_align, 0, 0};
-      c.vlm = detail::LocalArena{m.vlm_name.c_str(), vlm.data(), vlm_capacity, m.vlm_align, 0, 0};
-      // Each instance's random stream starts from its place in the index space.
-      std::uint32_t seed = 0x9e3779b9u;
-      for (int d = 0; d < 5; ++d) seed = mix(seed ^ static_cast<std::uint32_t>(box.offset.v[d]));
-      for (int i = 0; i < 64; ++i) c.lfsr[i] = mix(seed + static_cast<std::uint32_t>(i)) | 1u;
-      c.s_lfsr = mix(seed ^ 0x5bd1e995u) | 1u;
-      c.printf_out = printf_out ? &(*printf_out)[index] : nullptr;
-      c.coherency_check = options.coherency_check && !shuffled;  // warned in the first run
-      {
-        CurrentInstance guard(&c);
-        launch.kernel.invoke(args);
-      }
-      std::uint64_t members = 1;
-      for (int d = 0; d < 5; ++d) members *= static_cast<std::uint64_t>(box.size.v[d]);
-      c.counters.spu += members;  // loop bookkeeping: one branch per member
-      const std::uint64_t cycles = instance_cycles(m, c.counters);
-      core.intervals.emplace_back(core.cycles, core.cycles + cycles);
-      core.cycles += cycles;
-      core.members += members;
-      core.instances += 1;
-      core.counters.load += c.counters.load;
-      core.counters.spu += c.counters.spu;
-      core.counters.vpu += c.counters.vpu;
-      core.counters.store += c.counters.store;
-      core.counters.global_vectors += c.counters.global_vectors;
-      core.counters.bytes_read += c.counters.bytes_read;
-      core.counters.bytes_written += c.counters.bytes_written;
-      core.counters.coherency_warnings += c.counters.coherency_warnings;
-      core.counters.special_function_calls += c.counters.special_function_calls;
-      core.slm_high = std::max(core.slm_high, c.slm.high_water);
-      core.vlm_high = std::max(core.vlm_high, c.vlm.high_water);
+    detail::InstanceContext& c = *ctx;
+    for (std::size_t i = 0; i < table.size(); ++i) c.tensors[i] = table[i];
+    c.tensor_count = static_cast<int>(table.size());
+    c.offset = box.offset;
+    c.size = box.size;
+    c.clock = detail::CoreClock(m.latencies);
+    c.global_port_cycles = m.global_cycles_per_vector;
+    c.global_latency = m.global_latency;
+    c.special_function_issues = m.special_issues;
+    c.reduction_issues = m.reduction_issues;
+    c.special_functions_allowed = launch.special_functions;
+    c.kernel_name = launch.name.c_str();
+    c.core = core;
+    c.slm = &slm;
+    c.vlm = &vlm;
+    // Each instance's random stream starts from its place in the index space.
+    std::uint32_t seed = 0x9e3779b9u;
+    for (int d = 0; d < 5; ++d) seed = mix(seed ^ static_cast<std::uint32_t>(box.offset.v[d]));
+    for (int i = 0; i < 64; ++i) c.lfsr[i] = mix(seed + static_cast<std::uint32_t>(i)) | 1u;
+    c.s_lfsr = mix(seed ^ 0x5bd1e995u) | 1u;
+    c.printf_out = printf_out ? &(*printf_out)[index] : nullptr;
+    c.coherency_check = options.coherency_check && !shuffled;  // warned in the first run
+    {
+      CurrentInstance guard(&c);
+      launch.kernel.invoke(args);
     }
+    c.clock.note_done(c.stores_done);  // the program ends when its stores have landed
+    InstanceResult& r = results[index];
+    r.makespan = c.clock.makespan();
+    for (int s = 0; s < detail::CoreClock::slot_count; ++s) {
+      r.issues[static_cast<std::size_t>(s)] = c.clock.issues(s);
+      r.last_free[static_cast<std::size_t>(s)] = c.clock.free_cycle(s);
+    }
+    r.counters = c.counters;
+    r.slm_high = slm.stack.stats().high_water;
+    r.vlm_high = vlm.stack.stats().high_water;
+    r.special_functions = c.special_functions_called;
+    r.printf_used = c.printf_called;
   };
   if (parallel && !shuffled) {
     sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
-    pool.parallel_for(per_unit.size(), run_unit);
+    pool.parallel_for(order.size(), run_instance);
   } else {
-    for (std::size_t u = 0; u < per_unit.size(); ++u) run_unit(u);
+    for (std::size_t u = 0; u < order.size(); ++u) run_instance(u);
   }
 }
 
@@ -400,9 +391,29 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
     }
   }
 
-  std::vector<CoreResult> cores;
+  std::vector<InstanceResult> results;
   std::vector<std::string> printf_parts;
-  execute(launch, boxes, true, false, cores, &printf_parts);
+  execute(launch, boxes, true, false, results, &printf_parts);
+
+  // What the hardware's loader decides from the kernel binary: a program that calls special
+  // functions has less vector local memory, one that prints has one tensor less (spec 000
+  // §2.3.3, §2.4.2).
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const InstanceResult& r = results[i];
+    if (r.special_functions && r.vlm_high > m.vlm_special_bytes)
+      throw DeviceFault(
+          fmt::format("tpc{} kernel {}", boxes[i].core, launch.name),
+          fmt::format("the program calls special functions, whose tables leave {} of vector "
+                      "local memory (tpc.vlm_bytes_with_special_functions, spec 000 §2.3.3), but "
+                      "its __local__ vector arrays take {}; use less vector local memory",
+                      sim::format_bytes(m.vlm_special_bytes), sim::format_bytes(r.vlm_high)));
+    if (r.printf_used && tensors > m.max_tensors_printf)
+      throw DeviceFault(where, fmt::format("the program prints, which takes a tensor slot, and "
+                                           "uses {} tensors; a printing TPC program can address "
+                                           "at most {} (spec 000 §2.4.2, "
+                                           "tpc.max_tensors_with_printf); split the kernel",
+                                           tensors, m.max_tensors_printf));
+  }
 
   if (options.check_order) {
     std::vector<std::vector<std::byte>> result;
@@ -418,7 +429,7 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
     std::vector<InstanceBox> other = split(launch.index_space, fine);
     if (other.size() == boxes.size() && other.size() > 1)
       other = split(launch.index_space, boxes.size() - 1);
-    std::vector<CoreResult> scratch;
+    std::vector<InstanceResult> scratch;
     execute(launch, other, false, true, scratch, nullptr);
     for (std::size_t i = 0; i < before.size(); ++i) {
       std::byte* p = device.data(before[i].first);
@@ -446,45 +457,68 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
     out.flush();
   }
 
+  // Each core is a timeline of the preset's four slots and its global-memory port; its
+  // instances run one after another, each slot's issues placed where the instruction stream
+  // put them (spec 000 §2.3.1).
+  const bool trace = device.trace_enabled();
+  std::vector<sim::Timeline> timelines;
+  timelines.reserve(m.cores);
+  std::vector<sim::PipeId> pipe_of(detail::CoreClock::slot_count);
+  for (unsigned k = 0; k < m.cores; ++k) {
+    std::vector<std::string> pipes(m.slot_pipes.begin(), m.slot_pipes.end());
+    pipes.push_back("global-port");
+    timelines.emplace_back(fmt::format("tpc{}", k), std::move(pipes), &device.cost_model());
+    timelines.back().set_trace(trace);
+  }
+  for (int sl = 0; sl < detail::CoreClock::slot_count; ++sl)
+    pipe_of[static_cast<std::size_t>(sl)] = static_cast<sim::PipeId>(sl);
+  std::vector<std::uint64_t> core_start(m.cores, 0), global_bytes(m.cores, 0);
+  std::array<std::uint64_t, 5> issues{};
+  detail::Counters total;
+  std::uint64_t members = 0;
+  std::uint64_t slm_high = 0, vlm_high = 0;
+  std::vector<std::uint64_t> slm_core(m.cores, 0), vlm_core(m.cores, 0);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const InstanceResult& r = results[i];
+    const unsigned k = boxes[i].core;
+    sim::Timeline& tl = timelines[k];
+    const std::uint64_t t0 = core_start[k];
+    for (int sl = 0; sl < detail::CoreClock::slot_count; ++sl) {
+      const auto u = static_cast<std::size_t>(sl);
+      issues[u] += r.issues[u];
+      if (r.issues[u] == 0) continue;
+      tl.issue_at(pipe_of[u], launch.name,
+                  t0 + r.last_free[u] - std::min(r.last_free[u], r.issues[u]), r.issues[u]);
+    }
+    core_start[k] = t0 + r.makespan;
+    tl.extend_to(core_start[k]);
+    global_bytes[k] += r.counters.bytes_read + r.counters.bytes_written;
+    total.global_transactions += r.counters.global_transactions;
+    total.bytes_read += r.counters.bytes_read;
+    total.bytes_written += r.counters.bytes_written;
+    total.coherency_warnings += r.counters.coherency_warnings;
+    total.special_function_calls += r.counters.special_function_calls;
+    std::uint64_t n = 1;
+    for (int d = 0; d < 5; ++d) n *= static_cast<std::uint64_t>(boxes[i].size.v[d]);
+    members += n;
+    slm_core[k] = std::max(slm_core[k], r.slm_high);
+    vlm_core[k] = std::max(vlm_core[k], r.vlm_high);
+    slm_high = std::max(slm_high, r.slm_high);
+    vlm_high = std::max(vlm_high, r.vlm_high);
+  }
+
   profile::KernelRecord rec;
   rec.name = launch.name;
-  detail::Counters total;
-  std::uint64_t members = 0, instances = 0, busy = 0;
-  std::size_t slm_high = 0, vlm_high = 0;
-  for (const auto& c : cores) {
-    rec.cycles_per_core.push_back(c.cycles);
-    rec.cycles = std::max(rec.cycles, c.cycles);
-    busy += c.cycles;
-    total.load += c.counters.load;
-    total.spu += c.counters.spu;
-    total.vpu += c.counters.vpu;
-    total.store += c.counters.store;
-    total.global_vectors += c.counters.global_vectors;
-    total.bytes_read += c.counters.bytes_read;
-    total.bytes_written += c.counters.bytes_written;
-    total.coherency_warnings += c.counters.coherency_warnings;
-    total.special_function_calls += c.counters.special_function_calls;
-    members += c.members;
-    instances += c.instances;
-    slm_high = std::max(slm_high, c.slm_high);
-    vlm_high = std::max(vlm_high, c.vlm_high);
-  }
+  rec.engine = "tpc";
   rec.bytes_read = total.bytes_read;
   rec.bytes_written = total.bytes_written;
-  auto util = [&](std::uint64_t issues) {
-    return busy > 0 ? static_cast<double>(issues) / static_cast<double>(busy) : 0.0;
-  };
   rec.metrics["members"] = static_cast<double>(members);
-  rec.metrics["instances"] = static_cast<double>(instances);
-  rec.metrics["slot.load.issues"] = static_cast<double>(total.load);
-  rec.metrics["slot.spu.issues"] = static_cast<double>(total.spu);
-  rec.metrics["slot.vpu.issues"] = static_cast<double>(total.vpu);
-  rec.metrics["slot.store.issues"] = static_cast<double>(total.store);
-  rec.metrics["slot.load.utilisation"] = util(total.load);
-  rec.metrics["slot.spu.utilisation"] = util(total.spu);
-  rec.metrics["slot.vpu.utilisation"] = util(total.vpu);
-  rec.metrics["slot.store.utilisation"] = util(total.store);
-  rec.metrics["global.vector_accesses"] = static_cast<double>(total.global_vectors);
+  rec.metrics["instances"] = static_cast<double>(results.size());
+  for (int sl = 0; sl < 4; ++sl)
+    rec.metrics[fmt::format("slot.{}.issues", m.slot_pipes[static_cast<std::size_t>(sl)])] =
+        static_cast<double>(issues[static_cast<std::size_t>(sl)]);
+  rec.metrics["global.transactions"] = static_cast<double>(total.global_transactions);
+  rec.metrics["global.port_cycles"] = static_cast<double>(issues[detail::kGlobalPort]);
   rec.metrics["coherency_warnings"] = static_cast<double>(total.coherency_warnings);
   rec.metrics["special_function_calls"] = static_cast<double>(total.special_function_calls);
   rec.metrics["local.slm.high_water_bytes"] = static_cast<double>(slm_high);
@@ -496,22 +530,21 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
         "after a vector store to the same address, spec 000 §2.8)",
         launch.name, total.coherency_warnings);
 
-  const profile::KernelRecord& stored = device.record_kernel(std::move(rec));
-  const std::uint64_t start = stored.start_cycle;
-  const bool trace = device.trace_enabled();
-  for (unsigned c = 0; c < cores.size(); ++c) {
-    const std::string core = fmt::format("tpc{}", c);
-    const auto& r = cores[c];
-    if (r.instances == 0) continue;
-    device.add_pipe_busy(core + "/load", r.counters.load);
-    device.add_pipe_busy(core + "/spu", r.counters.spu);
-    device.add_pipe_busy(core + "/vpu", r.counters.vpu);
-    device.add_pipe_busy(core + "/store", r.counters.store);
-    device.note_memory_high_water(core, "scalar-local", r.slm_high);
-    device.note_memory_high_water(core, "vector-local", r.vlm_high);
-    if (trace)
-      for (const auto& iv : r.intervals)
-        device.record_interval({core, launch.name, start + iv.first, start + iv.second});
+  // Utilisation of each slot over the cores' own time (before waiting on shared memory).
+  std::uint64_t busy = 0;
+  for (std::uint64_t c : core_start) busy += c;
+  for (int sl = 0; sl < 4; ++sl)
+    rec.metrics[fmt::format("slot.{}.utilisation", m.slot_pipes[static_cast<std::size_t>(sl)])] =
+        busy > 0
+            ? static_cast<double>(issues[static_cast<std::size_t>(sl)]) / static_cast<double>(busy)
+            : 0.0;
+  const profile::KernelRecord& stored =
+      device.record_kernel(std::move(rec), timelines, global_bytes);
+  for (unsigned k = 0; k < m.cores; ++k) {
+    if (core_start[k] == 0) continue;
+    const std::string core = fmt::format("tpc{}", k);
+    device.note_memory_high_water(core, "scalar-local", slm_core[k]);
+    device.note_memory_high_water(core, "vector-local", vlm_core[k]);
   }
   device.add_bytes_moved(m.global_name, total.bytes_read + total.bytes_written);
   return stored;
@@ -598,12 +631,21 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
           kernel, f32.empty() ? "" : fmt::format(" or its f32 variant '{}'", f32),
           searched.empty() ? "no libraries" : searched);
     }
+    // The f32 variant runs between TPC cast kernels, with their real cycles (spec 000 §2.9).
+    const std::string narrow(kernel.substr(kernel.rfind('_') + 1));
+    for (const std::string& cast :
+         {fmt::format("cast_{}_to_f32", narrow), fmt::format("cast_f32_to_{}", narrow)})
+      if (im.registry().find(cast, m.name_limit, device_id) == nullptr)
+        throw_user_error(
+            "no TPC kernel library exports '{}'; its f32 variant '{}' exists, but running it "
+            "needs the cast kernel '{}', which no library exports either; add a '{}' variant or "
+            "the cast kernels (TESSERA_KERNEL_PATH)",
+            kernel, f32, cast, kernel);
     fallback = true;
     run_name = f32;
     log(LogLevel::info, "tpc",
-        "kernel {} not found; running {} with casts to and from f32 "
-        "(spec 000 §2.9)",
-        kernel, f32);
+        "kernel {} not found; running {} between TPC casts to and from f32 (spec 000 §2.9)", kernel,
+        f32);
   }
   const int tensors = static_cast<int>(inputs.size() + outputs.size());
   if (tensors > m.max_tensors || inputs.size() > gcapi::MAX_TENSOR_NR ||
@@ -615,44 +657,45 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   if (params_size > 0 && params == nullptr)
     throw_user_error("kernel {}: params_size is {} but params is null", kernel, params_size);
 
-  // f32 fallback: cast inputs to f32 buffers and run into f32 outputs.
-  std::vector<DeviceTensor> ins(inputs.begin(), inputs.end());
-  std::vector<DeviceTensor> outs(outputs.begin(), outputs.end());
-  std::vector<runtime::Buffer> temps;
-  struct Cleanup {
-    runtime::Device& d;
-    std::vector<runtime::Buffer>& b;
-    ~Cleanup() {
-      for (const auto& x : b) d.free(x);
-    }
-  } cleanup{im.device, temps};
-  std::uint64_t cast_elements = 0;
-  auto to_f32 = [&](const DeviceTensor& t, bool copy) {
-    DeviceTensor f;
-    f.dtype = DType::f32;
-    f.shape = t.shape;
-    const auto n = static_cast<std::size_t>(t.shape.element_count());
-    f.buffer = im.device.allocate(std::max<std::size_t>(n, 1) * 4, "tpc-f32-fallback");
-    temps.push_back(f.buffer);
-    if (copy) {
-      const std::byte* src = im.device.data(t.buffer) + t.byte_offset;
-      std::byte* dst = im.device.data(f.buffer);
-      for (std::size_t i = 0; i < n; ++i)
-        store_from_double(dst, DType::f32, i, load_as_double(src, t.dtype, i));
-      cast_elements += n;
-    }
-    return f;
-  };
   if (fallback) {
+    // Cast on the device into f32 scratch tensors, run the f32 kernel, cast the outputs back.
+    std::vector<DeviceTensor> ins(inputs.begin(), inputs.end());
+    std::vector<DeviceTensor> outs(outputs.begin(), outputs.end());
+    std::vector<runtime::Buffer> temps;
+    struct Cleanup {
+      runtime::Device& d;
+      std::vector<runtime::Buffer>& b;
+      ~Cleanup() {
+        for (const auto& x : b) d.free(x);
+      }
+    } cleanup{im.device, temps};
+    auto scratch = [&](const DeviceTensor& t) {
+      DeviceTensor f = make_device_tensor(im.device, DType::f32, t.shape);
+      temps.push_back(f.buffer);
+      return f;
+    };
+    auto cast_name = [](DType from, DType to) {
+      return fmt::format("cast_{}_to_{}", dtype_name(from), dtype_name(to));
+    };
     for (auto& t : ins)
       if (t.dtype != DType::f32) {
-        if (t.strides.rank() != 0 && !(t.strides == Strides(t.shape)))
-          throw_user_error("kernel {}: the f32 fallback needs dense tensors", kernel);
-        t = to_f32(t, true);
+        const DeviceTensor f = scratch(t);
+        launch(cast_name(t.dtype, DType::f32), std::span<const DeviceTensor>(&t, 1),
+               std::span<const DeviceTensor>(&f, 1));
+        t = f;
       }
     for (auto& t : outs)
-      if (t.dtype != DType::f32) t = to_f32(t, false);
+      if (t.dtype != DType::f32) t = scratch(t);
+    launch(run_name, ins, outs, params, params_size);
+    const std::size_t kernel_index = im.device.profile().kernels.size() - 1;
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      if (outputs[i].dtype != DType::f32)
+        launch(cast_name(DType::f32, outputs[i].dtype), std::span<const DeviceTensor>(&outs[i], 1),
+               std::span<const DeviceTensor>(&outputs[i], 1));
+    return im.device.profile().kernels[kernel_index];
   }
+  std::vector<DeviceTensor> ins(inputs.begin(), inputs.end());
+  std::vector<DeviceTensor> outs(outputs.begin(), outputs.end());
 
   gcapi::HabanaKernelParams_t p;
   std::snprintf(p.nodeName, sizeof p.nodeName, "%s", run_name.c_str());
@@ -723,40 +766,7 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   l.special_functions = inst.flags.specialFunctionsUsed != 0;
   l.printf_used = inst.flags.printfUsed != 0;
 
-  if (!fallback) return im.run(l);
-
-  // Casts around the f32 kernel, charged as memory-bound passes over the cores.
-  auto cast_record = [&](const std::string& name, std::uint64_t elements, std::size_t in_bytes,
-                         std::size_t out_bytes) {
-    profile::KernelRecord r;
-    r.name = name;
-    const std::uint64_t vectors = (elements + 63) / 64;
-    const std::uint64_t per_core =
-        (vectors + m.cores - 1) / m.cores * 2 * m.global_cycles_per_vector;
-    r.cycles_per_core.assign(m.cores, per_core);
-    r.cycles = per_core;
-    r.bytes_read = elements * in_bytes;
-    r.bytes_written = elements * out_bytes;
-    r.metrics["fallback_for"] = 1;
-    im.device.record_kernel(std::move(r));
-  };
-  const std::string from = std::string(kernel.substr(kernel.rfind('_') + 1));
-  const std::size_t narrow = dtype_size(parse_dtype(from).value_or(DType::f32));
-  if (cast_elements > 0) cast_record(fmt::format("cast_{}_to_f32", from), cast_elements, narrow, 4);
-  im.run(l);
-  const std::size_t kernel_index = im.device.profile().kernels.size() - 1;
-  std::uint64_t out_elements = 0;
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    if (outputs[i].dtype == DType::f32) continue;
-    const auto n = static_cast<std::size_t>(outputs[i].shape.element_count());
-    const std::byte* src = im.device.data(outs[i].buffer);
-    std::byte* dst = im.device.data(outputs[i].buffer) + outputs[i].byte_offset;
-    for (std::size_t k = 0; k < n; ++k)
-      store_from_double(dst, outputs[i].dtype, k, load_as_double(src, DType::f32, k));
-    out_elements += n;
-  }
-  if (out_elements > 0) cast_record(fmt::format("cast_f32_to_{}", from), out_elements, 4, narrow);
-  return im.device.profile().kernels[kernel_index];
+  return im.run(l);
 }
 
 DeviceTensor make_device_tensor(runtime::Device& device, DType dtype, const Shape& shape,

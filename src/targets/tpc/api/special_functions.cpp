@@ -11,36 +11,35 @@
 namespace tessera::tpc {
 namespace {
 
-// Charges the VPU and checks the glue declared special functions (they take vector local
-// memory for their tables, spec 000 §2.5.3).
-void charge(const char* name) {
+// A special function is a sequence of tpc.special_function_vpu_cycles VPU issues. Calling one
+// marks the program as using special functions: their tables take vector local memory (spec
+// 000 §2.5.3), which the executor checks after the instance, as the hardware's loader decides
+// it from the kernel binary.
+std::uint64_t charge(std::uint64_t operands_ready) {
   detail::InstanceContext* c = detail::current_instance;
-  if (c == nullptr) return;
-  if (!c->special_functions_allowed)
-    throw DeviceFault(
-        fmt::format("tpc{} kernel {}", c->core, c->kernel_name),
-        fmt::format("{} is a special function but the glue code did not set "
-                    "specialFunctionsUsed; set instance->flags.specialFunctionsUsed = 1 (the "
-                    "vector local memory then shrinks, spec 000 §2.5.3)",
-                    name));
-  c->counters.vpu += c->special_function_issues;
+  if (c == nullptr) return 0;
+  c->special_functions_called = true;
   c->counters.special_function_calls += 1;
+  return c->clock.issue(detail::kVpu, operands_ready, c->special_function_issues);
 }
 
 template <typename F>
 float64 map(const float64& x, const char* name, F f) {
-  charge(name);
+  (void)name;
   float64 r(detail::no_init_t{});
+  r.ready = charge(x.ready);
   for (int i = 0; i < 64; ++i) r.v[i] = static_cast<float>(f(static_cast<double>(x.v[i])));
   return r;
 }
 
 template <typename F>
 float64 map2(const float64& x, const float64& y, const char* name, F f) {
-  charge(name);
+  (void)name;
+  const std::uint64_t ready = charge(std::max(x.ready, y.ready));
   float64 r(detail::no_init_t{});
   for (int i = 0; i < 64; ++i)
     r.v[i] = static_cast<float>(f(static_cast<double>(x.v[i]), static_cast<double>(y.v[i])));
+  r.ready = ready;
   return r;
 }
 
@@ -51,9 +50,10 @@ double sigmoid(double x) {
 // Fixed-point lanes: `in_frac` fractional bits in, `out_frac` out, round to nearest, saturate.
 template <typename V, typename F>
 V fixed_map(const V& x, int in_frac, int out_frac, const char* name, F f) {
-  charge(name);
+  (void)name;
   using T = typename V::lane_type;
   V r(detail::no_init_t{});
+  r.ready = charge(x.ready);
   for (int i = 0; i < V::lanes; ++i) {
     const double in = std::ldexp(static_cast<double>(x.v[i]), -in_frac);
     r.v[i] = detail::convert_lane<T>(std::ldexp(f(in), out_frac), SW_RHNE);

@@ -240,8 +240,8 @@ void binary_int(tensor a, tensor b, tensor out, unsigned mask_a, unsigned mask_b
 // ---- cast: a member covers the lanes of the wider vector (more lanes) of the two types ----
 template <typename To, typename From>
 inline To convert(const From& a, int rounding, int group, const To& income) {
-  tpc::detail::count_vpu(1);  // one CONVERT issue, as v_convert_<from>_to_<to>_v
-  return tpc::detail::convert<To, From>(a, rounding, group, income);
+  // one CONVERT issue, as v_convert_<from>_to_<to>_v
+  return tpc::detail::on_vpu(tpc::detail::convert<To, From>(a, rounding, group, income), a, income);
 }
 
 template <typename From, typename To>

@@ -4,12 +4,14 @@
 // Internal to the TPC target; kernels never use it directly.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tessera/core/dtype.h"
+#include "tessera/sim/issue_clock.h"
 #include "tessera/targets/tpc/api/types.h"
 
 namespace tessera::tpc::detail {
@@ -32,28 +34,22 @@ struct TensorSlot {
   std::vector<std::pair<std::int64_t, std::int64_t>> stored_ranges;
 };
 
-// Issue counts of the four VLIW slots (spec 000 §2.3.1) and global-memory traffic.
+// The four VLIW slots of spec 000 §2.3.1 and the core's port to global memory, as slots of the
+// instance's IssueClock. The port takes a vector every tpc.global_access_cycles_per_vector
+// cycles (spec 000 §2.3.3); scalar and gathered accesses take it for one cycle each.
+enum Slot : int { kLoad = 0, kSpu = 1, kVpu = 2, kStore = 3, kGlobalPort = 4 };
+using CoreClock = sim::IssueClock<5>;
+
+// Global-memory traffic and events of one instance.
 struct Counters {
-  std::uint64_t load = 0;
-  std::uint64_t spu = 0;
-  std::uint64_t vpu = 0;
-  std::uint64_t store = 0;
-  std::uint64_t global_vectors = 0;  // vector accesses to global memory (the memory bound)
+  std::uint64_t global_transactions = 0;  // accesses to global memory (vector, scalar, gather)
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;
   std::uint64_t coherency_warnings = 0;
   std::uint64_t special_function_calls = 0;
 };
 
-// A bump allocator over one local memory of the core (spec 000 §2.5.3).
-struct LocalArena {
-  const char* name = "";         // preset memory name ("slm", "vlm")
-  std::byte* storage = nullptr;  // capacity bytes, owned by the executor
-  std::size_t capacity = 0;      // what the program may use (VLM shrinks with special functions)
-  std::size_t alignment = 1;
-  std::size_t used = 0;
-  std::size_t high_water = 0;
-};
+struct LocalMemory;  // one core-local memory of the instance (runtime.cpp)
 
 struct InstanceContext {
   TensorSlot tensors[kMaxTensorSlots];
@@ -61,6 +57,10 @@ struct InstanceContext {
   int5 offset{{0, 0, 0, 0, 0}};
   int5 size{{1, 1, 1, 1, 1}};
   Counters counters;
+  CoreClock clock;
+  std::uint64_t global_port_cycles = 4;  // port occupancy of one vector access
+  std::uint64_t global_latency = 0;      // the global memory's latency behind the port
+  std::uint64_t stores_done = 0;         // when the last global store reaches memory (aso)
   // Cost parameters from the preset, in VPU issues.
   std::uint64_t special_function_issues = 1;
   std::uint64_t reduction_issues = 1;
@@ -68,8 +68,10 @@ struct InstanceContext {
   bool printf_allowed = false;
   const char* kernel_name = "";
   unsigned core = 0;
-  LocalArena slm;
-  LocalArena vlm;
+  LocalMemory* slm = nullptr;
+  LocalMemory* vlm = nullptr;
+  bool special_functions_called = false;  // what the glue's specialFunctionsUsed should say
+  bool printf_called = false;
   std::uint32_t lfsr[64] = {};
   std::uint32_t s_lfsr = 1;
   std::string* printf_out = nullptr;
@@ -91,15 +93,68 @@ inline InstanceContext& instance(const char* intrinsic) {
   return *c;
 }
 
-// Counting is tolerant: vector arithmetic also works outside kernels (e.g. in test oracles).
-inline void count_vpu(std::uint64_t issues) {
-  if (InstanceContext* c = current_instance) c->counters.vpu += issues;
+// ---- timing (spec 000 §2.3.1) ----
+// Every intrinsic issues on its slot once its operands are ready and stamps its result with
+// the cycle it is ready. Timing is tolerant: intrinsics also work outside kernels (e.g. in test
+// oracles), where they cost nothing.
+inline std::uint64_t issue(Slot slot, std::uint64_t operands_ready = 0,
+                           std::uint64_t occupancy = 1) {
+  InstanceContext* c = current_instance;
+  return c ? c->clock.issue(slot, operands_ready, occupancy) : 0;
 }
-inline void count_spu(std::uint64_t issues) {
-  if (InstanceContext* c = current_instance) c->counters.spu += issues;
+inline std::uint64_t vpu_issue(std::uint64_t operands_ready) {
+  return issue(kVpu, operands_ready);
 }
-inline void count_load_slot(std::uint64_t issues) {
-  if (InstanceContext* c = current_instance) c->counters.load += issues;
+// The latest ready cycle of the operands that carry one (vectors, predicates); scalars are
+// ready at once.
+template <typename T>
+inline std::uint64_t ready_of_one(const T& x) {
+  if constexpr (requires { x.ready; })
+    return x.ready;
+  else
+    return 0;
+}
+template <typename... Ops>
+inline std::uint64_t ready_of(const Ops&... ops) {
+  std::uint64_t r = 0;
+  ((r = std::max(r, ready_of_one(ops))), ...);
+  return r;
+}
+// `result` of one instruction on `slot` whose operands are `ops`.
+template <typename R, typename... Ops>
+inline R on_slot(Slot slot, R result, const Ops&... ops) {
+  result.ready = issue(slot, ready_of(ops...));
+  return result;
+}
+template <typename R, typename... Ops>
+inline R on_vpu(R result, const Ops&... ops) {
+  return on_slot(kVpu, std::move(result), ops...);
+}
+// A multi-issue VPU operation (special functions, reductions): `occupancy` cycles on the slot.
+template <typename R, typename... Ops>
+inline R on_vpu_long(std::uint64_t occupancy, R result, const Ops&... ops) {
+  result.ready = issue(kVpu, ready_of(ops...), occupancy);
+  return result;
+}
+// A global-memory read issued from the load slot when `operands_ready`: the slot, then the
+// port, then the memory's latency. `port_cycles` 0 takes a vector's occupancy. Returns when
+// the data is in the register.
+inline std::uint64_t global_read(InstanceContext& c, std::uint64_t operands_ready,
+                                 std::uint64_t port_cycles = 0) {
+  const std::uint64_t issued = c.clock.issue(kLoad, operands_ready) - c.clock.latency(kLoad);
+  const std::uint64_t occupancy = port_cycles ? port_cycles : c.global_port_cycles;
+  c.counters.global_transactions += 1;
+  return c.clock.issue(kGlobalPort, issued, occupancy, c.global_latency);
+}
+// A global-memory write of a value ready at `value_ready`, from the store slot. The core does
+// not wait for it, but the program ends (and aso() returns) only when it has reached memory.
+inline void global_write(InstanceContext& c, std::uint64_t value_ready,
+                         std::uint64_t port_cycles = 0) {
+  const std::uint64_t issued = c.clock.issue(kStore, value_ready) - c.clock.latency(kStore);
+  const std::uint64_t occupancy = port_cycles ? port_cycles : c.global_port_cycles;
+  c.counters.global_transactions += 1;
+  const std::uint64_t done = c.clock.issue(kGlobalPort, issued, occupancy, c.global_latency);
+  c.stores_done = std::max(c.stores_done, done);
 }
 
 // Slow paths and faults of tensor access, out of line.

@@ -301,10 +301,8 @@ inline V load(const int5& coord, tensor t, const char* intrinsic) {
   using T = lane_t<V>;
   InstanceContext& c = instance(intrinsic);
   TensorSlot& s = slot(c, t, sizeof(T), intrinsic);
-  c.counters.load += 1;
-  c.counters.spu += 1;  // coordinate update in the index register file
-  c.counters.global_vectors += 1;
   V r(no_init_t{});
+  r.ready = global_read(c, 0);
   const std::int64_t outer = outer_offset(s, coord);
   const std::int64_t x0 = coord.v[0];
   if (outer >= 0 && x0 >= 0 && x0 + V::lanes <= s.size[0] && s.stride[0] == 1) [[likely]] {
@@ -323,9 +321,7 @@ inline void store(const int5& coord, tensor t, const V& value, const char* intri
   using T = lane_t<V>;
   InstanceContext& c = instance(intrinsic);
   TensorSlot& s = slot(c, t, sizeof(T), intrinsic);
-  c.counters.store += 1;
-  c.counters.spu += 1;
-  c.counters.global_vectors += 1;
+  global_write(c, value.ready);
   const std::int64_t outer = outer_offset(s, coord);
   const std::int64_t x0 = coord.v[0];
   if (outer >= 0 && x0 >= 0 && x0 + V::lanes <= s.size[0] && s.stride[0] == 1) [[likely]] {
@@ -351,12 +347,12 @@ inline void set_pad(tensor t, T value, const char* intrinsic) {
   TensorSlot& s = slot(c, t, sizeof(T), intrinsic);
   s.pad_bits = 0;
   std::memcpy(&s.pad_bits, &value, sizeof(T));
-  c.counters.spu += 1;
+  c.clock.issue(kSpu, 0);
 }
 template <typename T>
 inline T get_pad(tensor t, const char* intrinsic) {
   InstanceContext& c = instance(intrinsic);
-  c.counters.spu += 1;
+  c.clock.issue(kSpu, 0);
   return pad_as<T>(slot(c, t, sizeof(T), intrinsic));
 }
 
@@ -369,92 +365,94 @@ void* gen_addr(const int5& coord, tensor t, const char* intrinsic);
 // Per-dtype intrinsics. D: dtype suffix, V: vector type.
 // ---------------------------------------------------------------------------------------------
 
-#define TESSERA_TPC_BINARY(D, V, NAME, OP)                                                     \
-  inline V v_##D##_##NAME##_v_v(const V& a, const V& b) {                                      \
-    detail::count_vpu(1);                                                                      \
-    return detail::map2(a, b, detail::OP{});                                                   \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_s(const V& a, detail::scalar_t<V> b) {                           \
-    detail::count_vpu(1);                                                                      \
-    return detail::map2s(a, b, detail::OP{});                                                  \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_v_b(const V& a, const V& b, const V& income, bool p, bool pol) { \
-    detail::count_vpu(1);                                                                      \
-    return detail::enabled(p, pol) ? detail::map2(a, b, detail::OP{}) : income;                \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_v_b(const V& a, const V& b, bool p, bool pol) {                  \
-    return v_##D##_##NAME##_v_v_b(a, b, V(), p, pol);                                          \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, const V& income, bool p,  \
-                                  bool pol) {                                                  \
-    detail::count_vpu(1);                                                                      \
-    return detail::enabled(p, pol) ? detail::map2s(a, b, detail::OP{}) : income;               \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, bool p, bool pol) {       \
-    return v_##D##_##NAME##_v_s_b(a, b, V(), p, pol);                                          \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_v_vb(const V& a, const V& b, const V& income, const bool256& p,  \
-                                   bool pol) {                                                 \
-    detail::count_vpu(1);                                                                      \
-    return detail::blend(detail::map2(a, b, detail::OP{}), income, p, pol);                    \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_v_vb(const V& a, const V& b, const bool256& p, bool pol) {       \
-    return v_##D##_##NAME##_v_v_vb(a, b, V(), p, pol);                                         \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const V& income,         \
-                                   const bool256& p, bool pol) {                               \
-    detail::count_vpu(1);                                                                      \
-    return detail::blend(detail::map2s(a, b, detail::OP{}), income, p, pol);                   \
-  }                                                                                            \
-  inline V v_##D##_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const bool256& p,        \
-                                   bool pol) {                                                 \
-    return v_##D##_##NAME##_v_s_vb(a, b, V(), p, pol);                                         \
+#define TESSERA_TPC_BINARY(D, V, NAME, OP)                                                         \
+  inline V v_##D##_##NAME##_v_v(const V& a, const V& b) {                                          \
+    return detail::on_vpu(detail::map2(a, b, detail::OP{}), a, b);                                 \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_s(const V& a, detail::scalar_t<V> b) {                               \
+    return detail::on_vpu(detail::map2s(a, b, detail::OP{}), a);                                   \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_v_b(const V& a, const V& b, const V& income, bool p, bool pol) {     \
+    return detail::on_vpu(detail::enabled(p, pol) ? detail::map2(a, b, detail::OP{}) : income, a,  \
+                          b, income);                                                              \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_v_b(const V& a, const V& b, bool p, bool pol) {                      \
+    return v_##D##_##NAME##_v_v_b(a, b, V(), p, pol);                                              \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, const V& income, bool p,      \
+                                  bool pol) {                                                      \
+    return detail::on_vpu(detail::enabled(p, pol) ? detail::map2s(a, b, detail::OP{}) : income, a, \
+                          income);                                                                 \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, bool p, bool pol) {           \
+    return v_##D##_##NAME##_v_s_b(a, b, V(), p, pol);                                              \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_v_vb(const V& a, const V& b, const V& income, const bool256& p,      \
+                                   bool pol) {                                                     \
+    return detail::on_vpu(detail::blend(detail::map2(a, b, detail::OP{}), income, p, pol), a, b,   \
+                          income, p);                                                              \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_v_vb(const V& a, const V& b, const bool256& p, bool pol) {           \
+    return v_##D##_##NAME##_v_v_vb(a, b, V(), p, pol);                                             \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const V& income,             \
+                                   const bool256& p, bool pol) {                                   \
+    return detail::on_vpu(detail::blend(detail::map2s(a, b, detail::OP{}), income, p, pol), a,     \
+                          income, p);                                                              \
+  }                                                                                                \
+  inline V v_##D##_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const bool256& p,            \
+                                   bool pol) {                                                     \
+    return v_##D##_##NAME##_v_s_vb(a, b, V(), p, pol);                                             \
   }
 
-#define TESSERA_TPC_UNARY(D, V, NAME, EXPR)                                                      \
-  inline V v_##D##_##NAME##_v(const V& a) {                                                      \
-    detail::count_vpu(1);                                                                        \
-    return detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; });                          \
-  }                                                                                              \
-  inline V v_##D##_##NAME##_v_b(const V& a, const V& income, bool p, bool pol) {                 \
-    detail::count_vpu(1);                                                                        \
-    return detail::enabled(p, pol) ? detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }) \
-                                   : income;                                                     \
-  }                                                                                              \
-  inline V v_##D##_##NAME##_v_vb(const V& a, const V& income, const bool256& p, bool pol) {      \
-    detail::count_vpu(1);                                                                        \
-    return detail::blend(detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }), income, p, \
-                         pol);                                                                   \
+#define TESSERA_TPC_UNARY(D, V, NAME, EXPR)                                                   \
+  inline V v_##D##_##NAME##_v(const V& a) {                                                   \
+    return detail::on_vpu(detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }), a);    \
+  }                                                                                           \
+  inline V v_##D##_##NAME##_v_b(const V& a, const V& income, bool p, bool pol) {              \
+    return detail::on_vpu(detail::enabled(p, pol)                                             \
+                              ? detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; })   \
+                              : income,                                                       \
+                          a, income);                                                         \
+  }                                                                                           \
+  inline V v_##D##_##NAME##_v_vb(const V& a, const V& income, const bool256& p, bool pol) {   \
+    return detail::on_vpu(                                                                    \
+        detail::blend(detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }), income, p, \
+                      pol),                                                                   \
+        a, income, p);                                                                        \
   }
 
 #define TESSERA_TPC_CMP(D, V, NAME)                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v(const V& a, const V& b) {                               \
-    detail::count_vpu(1);                                                                          \
-    return detail::compare(a, b, detail::cmp_##NAME{});                                            \
+    return detail::on_vpu(detail::compare(a, b, detail::cmp_##NAME{}), a, b);                      \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_s(const V& a, detail::scalar_t<V> b) {                    \
-    return bv_##D##_cmp_##NAME##_v_v(a, V(b));                                                     \
+    return detail::on_vpu(detail::compare(a, V(b), detail::cmp_##NAME{}), a);                      \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v_b(const V& a, const V& b, const bool256& income,        \
                                              bool p, bool pol) {                                   \
-    detail::count_vpu(1);                                                                          \
-    return detail::enabled(p, pol) ? detail::compare(a, b, detail::cmp_##NAME{}) : income;         \
+    return detail::on_vpu(                                                                         \
+        detail::enabled(p, pol) ? detail::compare(a, b, detail::cmp_##NAME{}) : income, a, b,      \
+        income);                                                                                   \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v_b(const V& a, const V& b, bool p, bool pol) {           \
     return bv_##D##_cmp_##NAME##_v_v_b(a, b, bool256(), p, pol);                                   \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b,                    \
                                              const bool256& income, bool p, bool pol) {            \
-    return bv_##D##_cmp_##NAME##_v_v_b(a, V(b), income, p, pol);                                   \
+    return detail::on_vpu(                                                                         \
+        detail::enabled(p, pol) ? detail::compare(a, V(b), detail::cmp_##NAME{}) : income, a,      \
+        income);                                                                                   \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, bool p,            \
                                              bool pol) {                                           \
-    return bv_##D##_cmp_##NAME##_v_v_b(a, V(b), bool256(), p, pol);                                \
+    return bv_##D##_cmp_##NAME##_v_s_b(a, b, bool256(), p, pol);                                   \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v_vb(const V& a, const V& b, const bool256& income,       \
                                               const bool256& p, bool pol) {                        \
-    detail::count_vpu(1);                                                                          \
-    return detail::mask(detail::compare(a, b, detail::cmp_##NAME{}), income, p, pol);              \
+    return detail::on_vpu(                                                                         \
+        detail::mask(detail::compare(a, b, detail::cmp_##NAME{}), income, p, pol), a, b, income,   \
+        p);                                                                                        \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v_vb(const V& a, const V& b, const bool256& p,            \
                                               bool pol) {                                          \
@@ -462,32 +460,35 @@ void* gen_addr(const int5& coord, tensor t, const char* intrinsic);
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b,                   \
                                               const bool256& income, const bool256& p, bool pol) { \
-    return bv_##D##_cmp_##NAME##_v_v_vb(a, V(b), income, p, pol);                                  \
+    return detail::on_vpu(                                                                         \
+        detail::mask(detail::compare(a, V(b), detail::cmp_##NAME{}), income, p, pol), a, income,   \
+        p);                                                                                        \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const bool256& p, \
                                               bool pol) {                                          \
-    return bv_##D##_cmp_##NAME##_v_v_vb(a, V(b), bool256(), p, pol);                               \
+    return bv_##D##_cmp_##NAME##_v_s_vb(a, b, bool256(), p, pol);                                  \
   }                                                                                                \
   /* sel: (a NAME b) ? c : d, lane by lane */                                                      \
   inline V v_##D##_sel_##NAME##_v_v_v_v(const V& a, const V& b, const V& c, const V& d) {          \
-    detail::count_vpu(1);                                                                          \
-    return detail::select(a, b, c, d, detail::cmp_##NAME{});                                       \
+    return detail::on_vpu(detail::select(a, b, c, d, detail::cmp_##NAME{}), a, b, c, d);           \
   }                                                                                                \
   inline V v_##D##_sel_##NAME##_v_s_v_v(const V& a, detail::scalar_t<V> b, const V& c,             \
                                         const V& d) {                                              \
-    return v_##D##_sel_##NAME##_v_v_v_v(a, V(b), c, d);                                            \
+    return detail::on_vpu(detail::select(a, V(b), c, d, detail::cmp_##NAME{}), a, c, d);           \
   }
 
 namespace detail {
-inline void count_reduction() {
-  if (InstanceContext* c = current_instance) c->counters.vpu += c->reduction_issues;
+// A reduction is a sequence of tpc.reduction_vpu_cycles VPU issues (shuffles and operations).
+template <typename R, typename V>
+inline R on_reduction(R result, const V& a) {
+  InstanceContext* c = current_instance;
+  return on_vpu_long(c ? c->reduction_issues : 1, std::move(result), a);
 }
 }  // namespace detail
 
-#define TESSERA_TPC_REDUCE(D, V, NAME, OP)     \
-  inline V v_##D##_reduce_##NAME(const V& a) { \
-    detail::count_reduction();                 \
-    return detail::reduce(a, detail::OP{});    \
+#define TESSERA_TPC_REDUCE(D, V, NAME, OP)                           \
+  inline V v_##D##_reduce_##NAME(const V& a) {                       \
+    return detail::on_reduction(detail::reduce(a, detail::OP{}), a); \
   }
 
 // Everything every dtype has: arithmetic, min/max, mac, compare, select, move, tensor access,
@@ -510,52 +511,44 @@ inline void count_reduction() {
   TESSERA_TPC_REDUCE(D, V, max, op_max)                                                           \
   /* acc + a * b */                                                                               \
   inline V v_##D##_mac_v_v(const V& a, const V& b, const V& acc) {                                \
-    detail::count_vpu(1);                                                                         \
     V r(detail::no_init_t{});                                                                     \
     for (int i = 0; i < V::lanes; ++i)                                                            \
       r.v[i] = static_cast<detail::lane_t<V>>(                                                    \
           detail::op_add{}(static_cast<detail::scalar_t<V>>(acc.v[i]),                            \
                            detail::op_mul{}(static_cast<detail::scalar_t<V>>(a.v[i]),             \
                                             static_cast<detail::scalar_t<V>>(b.v[i]))));          \
-    return r;                                                                                     \
+    return detail::on_vpu(r, a, b, acc);                                                          \
   }                                                                                               \
   inline V v_##D##_mac_v_s(const V& a, detail::scalar_t<V> b, const V& acc) {                     \
     return v_##D##_mac_v_v(a, V(b), acc);                                                         \
   }                                                                                               \
   inline V v_##D##_mac_v_v_b(const V& a, const V& b, const V& acc, bool p, bool pol) {            \
-    if (!detail::enabled(p, pol)) {                                                               \
-      detail::count_vpu(1);                                                                       \
-      return acc;                                                                                 \
-    }                                                                                             \
+    if (!detail::enabled(p, pol)) return detail::on_vpu(acc, a, b, acc);                          \
     return v_##D##_mac_v_v(a, b, acc);                                                            \
   }                                                                                               \
   inline V v_##D##_mac_v_v_vb(const V& a, const V& b, const V& acc, const bool256& p, bool pol) { \
-    return detail::blend(v_##D##_mac_v_v(a, b, acc), acc, p, pol);                                \
+    V r = detail::blend(v_##D##_mac_v_v(a, b, acc), acc, p, pol);                                 \
+    r.ready = std::max(r.ready, p.ready);                                                         \
+    return r;                                                                                     \
   }                                                                                               \
   /* moves (spec 000 §2.5.3 example: v_f32_mov_s_vb(s, income, mask, 0)) */                      \
   inline V v_##D##_mov_v(const V& a) {                                                            \
-    detail::count_vpu(1);                                                                         \
-    return a;                                                                                     \
+    return detail::on_vpu(a, a);                                                                  \
   }                                                                                               \
   inline V v_##D##_mov_s(detail::scalar_t<V> s) {                                                 \
-    detail::count_vpu(1);                                                                         \
-    return V(s);                                                                                  \
+    return detail::on_vpu(V(s));                                                                  \
   }                                                                                               \
   inline V v_##D##_mov_v_b(const V& a, const V& income, bool p, bool pol) {                       \
-    detail::count_vpu(1);                                                                         \
-    return detail::enabled(p, pol) ? a : income;                                                  \
+    return detail::on_vpu(detail::enabled(p, pol) ? a : income, a, income);                       \
   }                                                                                               \
   inline V v_##D##_mov_s_b(detail::scalar_t<V> s, const V& income, bool p, bool pol) {            \
-    detail::count_vpu(1);                                                                         \
-    return detail::enabled(p, pol) ? V(s) : income;                                               \
+    return detail::on_vpu(detail::enabled(p, pol) ? V(s) : income, income);                       \
   }                                                                                               \
   inline V v_##D##_mov_v_vb(const V& a, const V& income, const bool256& p, bool pol) {            \
-    detail::count_vpu(1);                                                                         \
-    return detail::blend(a, income, p, pol);                                                      \
+    return detail::on_vpu(detail::blend(a, income, p, pol), a, income, p);                        \
   }                                                                                               \
   inline V v_##D##_mov_s_vb(detail::scalar_t<V> s, const V& income, const bool256& p, bool pol) { \
-    detail::count_vpu(1);                                                                         \
-    return detail::blend(V(s), income, p, pol);                                                   \
+    return detail::on_vpu(detail::blend(V(s), income, p, pol), income, p);                        \
   }                                                                                               \
   /* tensor access (spec 000 §2.4.1): pad outside on reads, culled outside on writes */          \
   inline V v_##D##_ld_tnsr_i(const int5& coord, tensor t) {                                       \
@@ -565,10 +558,7 @@ inline void count_reduction() {
     return detail::load<V>(coord, t, "v_" #D "_ld_tnsr");                                         \
   }                                                                                               \
   inline V v_##D##_ld_tnsr_i_b(const int5& coord, tensor t, const V& income, bool p, bool pol) {  \
-    if (!detail::enabled(p, pol)) {                                                               \
-      detail::count_load_slot(1);                                                                 \
-      return income;                                                                              \
-    }                                                                                             \
+    if (!detail::enabled(p, pol)) return detail::on_slot(detail::kLoad, income, income);          \
     return detail::load<V>(coord, t, "v_" #D "_ld_tnsr_i_b");                                     \
   }                                                                                               \
   inline V v_##D##_ld_tnsr_b(const int5& coord, tensor t, const V& income, bool p, bool pol) {    \
@@ -576,20 +566,21 @@ inline void count_reduction() {
   }                                                                                               \
   inline V v_##D##_ld_tnsr_i_vb(const int5& coord, tensor t, const V& income, const bool256& p,   \
                                 bool pol) {                                                       \
-    return detail::blend(detail::load<V>(coord, t, "v_" #D "_ld_tnsr_i_vb"), income, p, pol);     \
+    V r = detail::blend(detail::load<V>(coord, t, "v_" #D "_ld_tnsr_i_vb"), income, p, pol);      \
+    r.ready = std::max({r.ready, income.ready, p.ready});                                         \
+    return r;                                                                                     \
   }                                                                                               \
   inline void D##_st_tnsr_i_v(const int5& coord, tensor t, const V& value) {                      \
     detail::store(coord, t, value, #D "_st_tnsr_i_v");                                            \
   }                                                                                               \
   inline void D##_st_tnsr_i_v_b(const int5& coord, tensor t, const V& value, bool p, bool pol) {  \
     if (!detail::enabled(p, pol)) {                                                               \
-      if (detail::InstanceContext* c = detail::current_instance) c->counters.store += 1;          \
+      detail::issue(detail::kStore, value.ready);                                                 \
       return;                                                                                     \
     }                                                                                             \
     detail::store(coord, t, value, #D "_st_tnsr_i_v_b");                                          \
   }
 
-// Signed types and floats: abs and neg.
 #define TESSERA_TPC_SIGNED(D, V)                 \
   TESSERA_TPC_UNARY(D, V, abs, (x < 0 ? -x : x)) \
   TESSERA_TPC_UNARY(D, V, neg, (-x))
@@ -626,21 +617,25 @@ TESSERA_TPC_INTEGER(i8, char256)
 TESSERA_TPC_INTEGER(u8, uchar256)
 
 // argmin / argmax of Table 3 (spec 000 §2.6.3).
+namespace detail {
+template <typename P, typename V>
+inline P timed_pair(P pair, const V& a) {
+  pair.v1 = on_reduction(pair.v1, a);
+  pair.v2.ready = pair.v1.ready;
+  return pair;
+}
+}  // namespace detail
 inline uint64_float64_pair_t v_f32_reduce_argmin(const float64& a) {
-  detail::count_reduction();
-  return detail::arg_reduce<float64, uint64_float64_pair_t, false>(a);
+  return detail::timed_pair(detail::arg_reduce<float64, uint64_float64_pair_t, false>(a), a);
 }
 inline uint64_float64_pair_t v_f32_reduce_argmax(const float64& a) {
-  detail::count_reduction();
-  return detail::arg_reduce<float64, uint64_float64_pair_t, true>(a);
+  return detail::timed_pair(detail::arg_reduce<float64, uint64_float64_pair_t, true>(a), a);
 }
 inline uint64_int64_pair_t v_i32_reduce_argmin(const int64& a) {
-  detail::count_reduction();
-  return detail::arg_reduce<int64, uint64_int64_pair_t, false>(a);
+  return detail::timed_pair(detail::arg_reduce<int64, uint64_int64_pair_t, false>(a), a);
 }
 inline uint64_int64_pair_t v_i32_reduce_argmax(const int64& a) {
-  detail::count_reduction();
-  return detail::arg_reduce<int64, uint64_int64_pair_t, true>(a);
+  return detail::timed_pair(detail::arg_reduce<int64, uint64_int64_pair_t, true>(a), a);
 }
 // The spec's Table 3 spells the bf16 maximum "v_fb16_reduce_max"; accept that spelling too.
 inline bfloat128 v_fb16_reduce_max(const bfloat128& a) {
@@ -661,20 +656,17 @@ inline bool256 bv_not_bv(const bool256& a) {
   return ~a;
 }
 inline bool256 bv_mov_b(bool value) {
-  detail::count_vpu(1);
-  return bool256(static_cast<unsigned char>(value ? 0xff : 0));
+  return detail::on_vpu(bool256(static_cast<unsigned char>(value ? 0xff : 0)));
 }
 inline bool256 bv_mov_bv(const bool256& a) {
-  detail::count_vpu(1);
-  return a;
+  return detail::on_vpu(a, a);
 }
 
 // ---- conversions: v_convert_<from>_to_<to>_v(a, rounding, lane group, income) ----
 #define TESSERA_TPC_CONVERT(FD, FV, TD, TV)                                                  \
   inline TV v_convert_##FD##_to_##TD##_v(const FV& a, int rounding = SW_RHNE, int group = 0, \
                                          const TV& income = TV()) {                          \
-    detail::count_vpu(1);                                                                    \
-    return detail::convert<TV, FV>(a, rounding, group, income);                              \
+    return detail::on_vpu(detail::convert<TV, FV>(a, rounding, group, income), a, income);   \
   }
 #define TESSERA_TPC_CONVERT_FROM(FD, FV)       \
   TESSERA_TPC_CONVERT(FD, FV, f32, float64)    \
@@ -706,22 +698,19 @@ TESSERA_TPC_CONVERT_FROM(u8, uchar256)
 
 // ---- lane ids (spec 000 §2.5.3) ----
 inline uint64 read_lane_id_4b_b() {
-  detail::count_vpu(1);
   uint64 r(detail::no_init_t{});
   for (int i = 0; i < 64; ++i) r.v[i] = static_cast<std::uint32_t>(i);
-  return r;
+  return detail::on_vpu(r);
 }
 inline ushort128 read_lane_id_2b_b() {
-  detail::count_vpu(1);
   ushort128 r(detail::no_init_t{});
   for (int i = 0; i < 128; ++i) r.v[i] = static_cast<std::uint16_t>(i);
-  return r;
+  return detail::on_vpu(r);
 }
 inline uchar256 read_lane_id_1b_b() {
-  detail::count_vpu(1);
   uchar256 r(detail::no_init_t{});
   for (int i = 0; i < 256; ++i) r.v[i] = static_cast<std::uint8_t>(i);
-  return r;
+  return detail::on_vpu(r);
 }
 #define V_LANE_ID_32 (::tessera::tpc::read_lane_id_4b_b())
 #define V_LANE_ID_16 (::tessera::tpc::read_lane_id_2b_b())
@@ -730,12 +719,12 @@ inline uchar256 read_lane_id_1b_b() {
 // ---- program management (spec 000 §2.6.1) ----
 inline int5 get_index_space_offset() {
   detail::InstanceContext& c = detail::instance("get_index_space_offset");
-  c.counters.spu += 1;
+  c.clock.issue(detail::kSpu, 0);
   return c.offset;
 }
 inline int5 get_index_space_size() {
   detail::InstanceContext& c = detail::instance("get_index_space_size");
-  c.counters.spu += 1;
+  c.clock.issue(detail::kSpu, 0);
   return c.size;
 }
 unsigned int get_dim_size(tensor a, unsigned int dim);

@@ -19,9 +19,21 @@ inline constexpr bool is_vector_v = requires {
 }
 || std::is_same_v<T, bool256>;
 
-// Allocate / release `bytes` in the instance's scalar (vector=false) or vector local memory.
-void* local_allocate(std::size_t bytes, bool vector);
-void local_release(void* p, std::size_t bytes, bool vector);
+// Bytes an element takes in the modeled local memory: a vector is 2048 bits and a bool256 256
+// bits, whatever its host object holds beside (the ready cycle).
+template <typename T>
+constexpr std::size_t modeled_size() {
+  if constexpr (std::is_same_v<T, bool256>)
+    return 32;
+  else if constexpr (requires { T::lanes; })
+    return sizeof(T::v);
+  else
+    return sizeof(T);
+}
+// Allocate / release an array in the instance's scalar (vector=false) or vector local memory:
+// `modeled_bytes` of the core's memory (capacity faults), `host_bytes` of host storage.
+void* local_allocate(std::size_t host_bytes, std::size_t modeled_bytes, bool vector);
+void local_release(void* p, bool vector);
 }  // namespace detail
 
 template <typename T, std::size_t N = 1>
@@ -31,8 +43,10 @@ class local_array {
  public:
   static constexpr bool in_vector_memory = detail::is_vector_v<T>;
 
-  local_array() : data_(static_cast<T*>(detail::local_allocate(sizeof(T) * N, in_vector_memory))) {}
-  ~local_array() { detail::local_release(data_, sizeof(T) * N, in_vector_memory); }
+  local_array()
+      : data_(static_cast<T*>(detail::local_allocate(sizeof(T) * N, detail::modeled_size<T>() * N,
+                                                     in_vector_memory))) {}
+  ~local_array() { detail::local_release(data_, in_vector_memory); }
   local_array(const local_array&) = delete;
   local_array& operator=(const local_array&) = delete;
 

@@ -40,8 +40,9 @@ struct int5 {
 };
 
 namespace detail {
-// Issue counting for vector arithmetic done through operators (defined in context.h).
-inline void count_vpu(std::uint64_t issues);
+// One VPU instruction whose operands are ready at `operands_ready`: returns the cycle its
+// result is ready (the latency model of spec 000 §2.3.1; defined in context.h).
+inline std::uint64_t vpu_issue(std::uint64_t operands_ready);
 }  // namespace detail
 
 // Lane arithmetic for the 16-bit float type happens in f32 and rounds back (RNE).
@@ -61,11 +62,14 @@ struct no_init_t {};  // tag: a vector whose lanes are about to be overwritten
 
 // A 2048-bit vector of N lanes of T. Value-initialised to zero: unlike the hardware's
 // registers, a fresh vector never holds stale data, so results stay deterministic.
+// `ready` is the core cycle at which the value is available (spec 000 §2.3.1: a result is
+// visible after its instruction's latency); it is timing only and never changes results.
 template <typename T, int N>
 struct alignas(64) vec {
   using lane_type = T;
   static constexpr int lanes = N;
   T v[N];
+  std::uint64_t ready = 0;
 
   vec() : v{} {}
   explicit vec(detail::no_init_t) {}
@@ -84,7 +88,7 @@ struct alignas(64) vec {
     for (int i = 0; i < N; ++i)
       r.v[i] = static_cast<T>(
           f(static_cast<lane_math_t<T>>(a.v[i]), static_cast<lane_math_t<T>>(b.v[i])));
-    detail::count_vpu(1);
+    r.ready = detail::vpu_issue(a.ready > b.ready ? a.ready : b.ready);
     return r;
   }
   friend vec operator+(const vec& a, const vec& b) {
@@ -159,6 +163,7 @@ using uchar256 = vec<std::uint8_t, 256>;
 // Only logical operations are defined (spec 000 §2.5.1).
 struct bool256 {
   std::uint8_t b[256];
+  std::uint64_t ready = 0;  // as vec::ready
 
   bool256() : b{} {}
   // `bool256 a = {0xff};` sets every bit (spec 000 §2.6.4): the byte pattern repeats over the
@@ -176,29 +181,29 @@ struct bool256 {
   friend bool256 operator&(const bool256& x, const bool256& y) {
     bool256 r;
     for (int i = 0; i < 256; ++i) r.b[i] = x.b[i] & y.b[i];
-    detail::count_vpu(1);
+    r.ready = detail::vpu_issue(x.ready > y.ready ? x.ready : y.ready);
     return r;
   }
   friend bool256 operator|(const bool256& x, const bool256& y) {
     bool256 r;
     for (int i = 0; i < 256; ++i) r.b[i] = x.b[i] | y.b[i];
-    detail::count_vpu(1);
+    r.ready = detail::vpu_issue(x.ready > y.ready ? x.ready : y.ready);
     return r;
   }
   friend bool256 operator^(const bool256& x, const bool256& y) {
     bool256 r;
     for (int i = 0; i < 256; ++i) r.b[i] = x.b[i] ^ y.b[i];
-    detail::count_vpu(1);
+    r.ready = detail::vpu_issue(x.ready > y.ready ? x.ready : y.ready);
     return r;
   }
   friend bool256 operator~(const bool256& x) {
     bool256 r;
     for (int i = 0; i < 256; ++i) r.b[i] = x.b[i] ^ 1u;
-    detail::count_vpu(1);
+    r.ready = detail::vpu_issue(x.ready);
     return r;
   }
   friend bool operator==(const bool256& x, const bool256& y) {
-    return std::memcmp(x.b, y.b, sizeof x.b) == 0;
+    return std::memcmp(x.b, y.b, sizeof x.b) == 0;  // values only, never timing
   }
 };
 

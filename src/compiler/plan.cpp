@@ -4,6 +4,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -276,6 +277,59 @@ void ExecContext::release_after(int step) {
 
 // ---- PlanRunner ----
 
+namespace {
+
+// Which earlier steps each step must wait for on the device: the writers of what it reads
+// (RAW), and the readers and writers of arena bytes it overwrites (WAR, WAW), found by byte
+// range so that views and liveness reuse are both covered. Indexed by node.
+class DeviceHazards {
+ public:
+  DeviceHazards(const Graph& g, const MemoryPlan& memory) : before_(g.nodes.size()) {
+    struct Range {
+      std::int64_t begin, end;
+    };
+    auto range = [&](ValueId v) -> std::optional<Range> {
+      const auto i = static_cast<std::size_t>(v);
+      if (v == kNoValue || i >= memory.offsets.size() || memory.offsets[i] < 0) return {};
+      const auto bytes = static_cast<std::int64_t>(g.values[i].bytes());
+      return Range{memory.offsets[i], memory.offsets[i] + std::max<std::int64_t>(bytes, 1)};
+    };
+    auto overlap = [](const Range& a, const Range& b) {
+      return a.begin < b.end && b.begin < a.end;
+    };
+    // Accesses so far, one per (step, range).
+    struct Access {
+      std::size_t step;
+      Range range;
+      bool write;
+    };
+    std::vector<Access> accesses;
+    for (std::size_t s = 0; s < g.nodes.size(); ++s) {
+      std::set<std::size_t> deps;
+      const Node& n = g.nodes[s];
+      for (ValueId v : n.inputs)
+        if (auto r = range(v))
+          for (const Access& a : accesses)
+            if (a.write && overlap(a.range, *r)) deps.insert(a.step);
+      for (ValueId v : n.outputs)
+        if (auto r = range(v))
+          for (const Access& a : accesses)
+            if (overlap(a.range, *r)) deps.insert(a.step);
+      before_[s].assign(deps.begin(), deps.end());
+      for (ValueId v : n.inputs)
+        if (auto r = range(v)) accesses.push_back({s, *r, false});
+      for (ValueId v : n.outputs)
+        if (auto r = range(v)) accesses.push_back({s, *r, true});
+    }
+  }
+  const std::vector<std::size_t>& before(std::size_t step) const { return before_[step]; }
+
+ private:
+  std::vector<std::vector<std::size_t>> before_;
+};
+
+}  // namespace
+
 PlanRunner::PlanRunner(const Plan& plan, runtime::Device& device) : plan_(plan), device_(device) {
   if (device.spec().name != plan.device)
     log(LogLevel::info, "compiler", "plan made for '{}' runs on device '{}'", plan.device,
@@ -342,17 +396,36 @@ RunResult PlanRunner::run(const std::map<std::string, Tensor>& inputs, const Run
   }
   RunResult result;
   result.steps.reserve(plan_.steps.size());
+  // Steps run on the device in dependency order, not one after another: each waits for the
+  // steps that wrote its inputs and, because the arena reuses memory by liveness, for every
+  // earlier reader and writer of the bytes it overwrites. Independent steps on different
+  // engines (TPC and MME) overlap.
+  const DeviceHazards hazards(g, plan_.memory);
+  std::vector<sim::Event> done(g.nodes.size());  // by node
   for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
-    const Node& node = g.nodes[static_cast<std::size_t>(plan_.info[s].node)];
+    const auto node_index = static_cast<std::size_t>(plan_.info[s].node);
+    const Node& node = g.nodes[node_index];
+    std::vector<sim::Event> after;
+    for (std::size_t d : hazards.before(node_index))
+      if (done[d]) after.push_back(done[d]);
     const auto t0 = std::chrono::steady_clock::now();
-    const std::uint64_t c0 = device_.now_cycles();
-    plan_.steps[s]->run(context);
-    const std::uint64_t c1 = device_.now_cycles();
+    const std::size_t k0 = device_.profile().kernels.size();
+    device_.begin_scope(after);
+    try {
+      plan_.steps[s]->run(context);
+    } catch (...) {
+      (void)device_.end_scope();
+      throw;
+    }
+    done[node_index] = device_.end_scope();
+    std::uint64_t cycles = 0;
+    const auto& kernels = device_.profile().kernels;
+    for (std::size_t k = k0; k < kernels.size(); ++k) cycles += kernels[k].cycles;
     const auto t1 = std::chrono::steady_clock::now();
     context.release_after(static_cast<int>(s));
     if (plan_.steps[s]->is_view()) continue;
     result.steps.push_back({node.name, node.op, plan_.info[s].kernel, plan_.info[s].fallback,
-                            c1 - c0, std::chrono::duration<double>(t1 - t0).count()});
+                            cycles, std::chrono::duration<double>(t1 - t0).count()});
     if (progress) progress(s + 1, plan_.steps.size());
   }
   for (ValueId v : g.outputs) {

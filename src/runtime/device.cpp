@@ -60,6 +60,7 @@ struct Device::Impl {
   sim::Timeline queues{"device", std::vector<std::string>{"host-link"}};
   std::map<std::string, sim::PipeId, std::less<>> engines;
   sim::BandwidthChannel channel;
+  std::uint64_t host_floor = 0;  // end of the last host copy: nothing on the device precedes it
   bool scoped = false;
   std::vector<sim::Event> scope_after;
   sim::Event scope_last;
@@ -70,6 +71,7 @@ struct Device::Impl {
     profile.target = spec.target;
     profile.clock_hz = spec.clock_hz.value;
     now = 0;
+    host_floor = 0;
     queues = sim::Timeline("device", std::vector<std::string>{"host-link"});
     engines.clear();
     engines.emplace("host-link", 0);
@@ -112,6 +114,7 @@ struct Device::Impl {
     profile.bytes_moved["host-link"] += bytes;
     queues.issue_at(0, name, now, cycles);
     now += cycles;
+    host_floor = now;
     profile.total_cycles = std::max(profile.total_cycles, now);
   }
 
@@ -134,7 +137,7 @@ struct Device::Impl {
 
   std::uint64_t start_locked(sim::PipeId engine) {
     const auto deps = deps_locked();
-    const std::uint64_t ready = queues.ready_cycle(engine, deps);
+    const std::uint64_t ready = std::max(queues.ready_cycle(engine, deps), host_floor);
     return scoped ? ready : std::max(ready, now);
   }
 

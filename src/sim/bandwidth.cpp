@@ -102,7 +102,12 @@ std::vector<std::uint64_t> BandwidthChannel::reserve(std::uint64_t start,
     for (std::size_t i : active) {
       const double finish = remaining[i] / rate[i];
       if (finish <= step * (1 + 1e-12)) {
-        const double end = std::min(std::ceil(t + finish - 1e-9), kMaxCycle);
+        if (t + finish > kMaxCycle)
+          throw_user_error(
+              "memory channel '{}': {} bytes at {} bytes per cycle would end past cycle {:.3g}; "
+              "the preset's bandwidth is too small for the work",
+              name_, group[i].bytes, bandwidth_, kMaxCycle);
+        const double end = std::ceil(t + finish - 1e-9);
         ends[i] = std::max(ends[i], static_cast<std::uint64_t>(end));
       } else {
         remaining[i] -= rate[i] * step;

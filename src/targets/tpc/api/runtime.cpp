@@ -38,7 +38,7 @@ struct Machine {
   std::uint64_t special_issues = 1;
   std::uint64_t reduction_issues = 1;
   std::uint64_t global_latency = 0;
-  std::array<std::uint64_t, 5> latencies{};  // per detail::Slot; the port's is the load slot's
+  std::array<std::uint64_t, 6> latencies{};  // per detail::Slot; the port's are the slots
   std::array<std::string, 4> slot_pipes{"load", "spu", "vpu", "store"};
   const arch::MemorySpec* slm = nullptr;
   const arch::MemorySpec* vlm = nullptr;
@@ -82,7 +82,8 @@ Machine read_machine(const arch::MachineSpec& spec) {
                        spec.name, m.slot_pipes[static_cast<std::size_t>(s)], lat);
     m.latencies[static_cast<std::size_t>(s)] = static_cast<std::uint64_t>(lat);
   }
-  m.latencies[detail::kGlobalPort] = m.latencies[detail::kLoad];
+  m.latencies[detail::kGlobalRead] = m.latencies[detail::kLoad];
+  m.latencies[detail::kGlobalWrite] = 0;
   const std::int64_t global_latency = spec.global().latency_cycles.as_int();
   if (global_latency < 0 || global_latency > 1'000'000)
     throw_user_error("preset {}: {} latency_cycles is {}; it must be 0 to 1,000,000", spec.name,
@@ -113,8 +114,8 @@ std::string shape_text(const DeviceTensor& t) {
 // index-space order, so the host thread that ran them never matters.
 struct InstanceResult {
   std::uint64_t makespan = 0;
-  std::array<std::uint64_t, 5> issues{};
-  std::array<std::uint64_t, 5> last_free{};  // the cycle after each slot's last issue
+  std::array<std::uint64_t, 6> issues{};
+  std::array<std::uint64_t, 6> last_free{};  // the cycle after each slot's last issue
   detail::Counters counters;
   std::uint64_t slm_high = 0, vlm_high = 0;
   bool special_functions = false;
@@ -298,6 +299,8 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
       launch.kernel.invoke(args);
     }
     c.clock.note_done(c.stores_done);  // the program ends when its stores have landed
+    // Reads and writes share the port's cycles.
+    c.clock.note_done(c.clock.issues(detail::kGlobalRead) + c.clock.issues(detail::kGlobalWrite));
     InstanceResult& r = results[index];
     r.makespan = c.clock.makespan();
     for (int s = 0; s < detail::CoreClock::slot_count; ++s) {
@@ -463,17 +466,16 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   const bool trace = device.trace_enabled();
   std::vector<sim::Timeline> timelines;
   timelines.reserve(m.cores);
-  std::vector<sim::PipeId> pipe_of(detail::CoreClock::slot_count);
   for (unsigned k = 0; k < m.cores; ++k) {
     std::vector<std::string> pipes(m.slot_pipes.begin(), m.slot_pipes.end());
     pipes.push_back("global-port");
     timelines.emplace_back(fmt::format("tpc{}", k), std::move(pipes), &device.cost_model());
     timelines.back().set_trace(trace);
   }
-  for (int sl = 0; sl < detail::CoreClock::slot_count; ++sl)
-    pipe_of[static_cast<std::size_t>(sl)] = static_cast<sim::PipeId>(sl);
+  // Pipes 0-3 are the slots; pipe 4 is the global port, busy for reads and writes together.
+  constexpr sim::PipeId kPortPipe = 4;
   std::vector<std::uint64_t> core_start(m.cores, 0), global_bytes(m.cores, 0);
-  std::array<std::uint64_t, 5> issues{};
+  std::array<std::uint64_t, 6> issues{};
   detail::Counters total;
   std::uint64_t members = 0;
   std::uint64_t slm_high = 0, vlm_high = 0;
@@ -483,13 +485,16 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
     const unsigned k = boxes[i].core;
     sim::Timeline& tl = timelines[k];
     const std::uint64_t t0 = core_start[k];
-    for (int sl = 0; sl < detail::CoreClock::slot_count; ++sl) {
-      const auto u = static_cast<std::size_t>(sl);
-      issues[u] += r.issues[u];
-      if (r.issues[u] == 0) continue;
-      tl.issue_at(pipe_of[u], launch.name,
-                  t0 + r.last_free[u] - std::min(r.last_free[u], r.issues[u]), r.issues[u]);
-    }
+    // Each pipe's issues, packed to end where its last issue ended.
+    auto place = [&](sim::PipeId pipe, std::uint64_t n, std::uint64_t last_free) {
+      if (n > 0) tl.issue_at(pipe, launch.name, t0 + last_free - std::min(last_free, n), n);
+    };
+    for (std::size_t u = 0; u < r.issues.size(); ++u) issues[u] += r.issues[u];
+    for (int sl = detail::kLoad; sl <= detail::kStore; ++sl)
+      place(static_cast<sim::PipeId>(sl), r.issues[static_cast<std::size_t>(sl)],
+            r.last_free[static_cast<std::size_t>(sl)]);
+    place(kPortPipe, r.issues[detail::kGlobalRead] + r.issues[detail::kGlobalWrite],
+          std::max(r.last_free[detail::kGlobalRead], r.last_free[detail::kGlobalWrite]));
     core_start[k] = t0 + r.makespan;
     tl.extend_to(core_start[k]);
     global_bytes[k] += r.counters.bytes_read + r.counters.bytes_written;
@@ -518,7 +523,8 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
     rec.metrics[fmt::format("slot.{}.issues", m.slot_pipes[static_cast<std::size_t>(sl)])] =
         static_cast<double>(issues[static_cast<std::size_t>(sl)]);
   rec.metrics["global.transactions"] = static_cast<double>(total.global_transactions);
-  rec.metrics["global.port_cycles"] = static_cast<double>(issues[detail::kGlobalPort]);
+  rec.metrics["global.port_cycles"] =
+      static_cast<double>(issues[detail::kGlobalRead] + issues[detail::kGlobalWrite]);
   rec.metrics["coherency_warnings"] = static_cast<double>(total.coherency_warnings);
   rec.metrics["special_function_calls"] = static_cast<double>(total.special_function_calls);
   rec.metrics["local.slm.high_water_bytes"] = static_cast<double>(slm_high);

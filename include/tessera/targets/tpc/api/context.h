@@ -36,9 +36,12 @@ struct TensorSlot {
 
 // The four VLIW slots of spec 000 §2.3.1 and the core's port to global memory, as slots of the
 // instance's IssueClock. The port takes a vector every tpc.global_access_cycles_per_vector
-// cycles (spec 000 §2.3.3); scalar and gathered accesses take it for one cycle each.
-enum Slot : int { kLoad = 0, kSpu = 1, kVpu = 2, kStore = 3, kGlobalPort = 4 };
-using CoreClock = sim::IssueClock<5>;
+// cycles (spec 000 §2.3.3); scalar and gathered accesses take it for one cycle each. Reads and
+// writes queue apart (a store waiting for its value does not hold up the next load, as the
+// compiler's software pipelining ensures) and share the port's cycles: the executor bounds an
+// instance by their sum.
+enum Slot : int { kLoad = 0, kSpu = 1, kVpu = 2, kStore = 3, kGlobalRead = 4, kGlobalWrite = 5 };
+using CoreClock = sim::IssueClock<6>;
 
 // Global-memory traffic and events of one instance.
 struct Counters {
@@ -144,7 +147,7 @@ inline std::uint64_t global_read(InstanceContext& c, std::uint64_t operands_read
   const std::uint64_t issued = c.clock.issue(kLoad, operands_ready) - c.clock.latency(kLoad);
   const std::uint64_t occupancy = port_cycles ? port_cycles : c.global_port_cycles;
   c.counters.global_transactions += 1;
-  return c.clock.issue(kGlobalPort, issued, occupancy, c.global_latency);
+  return c.clock.issue(kGlobalRead, issued, occupancy, c.global_latency);
 }
 // A global-memory write of a value ready at `value_ready`, from the store slot. The core does
 // not wait for it, but the program ends (and aso() returns) only when it has reached memory.
@@ -153,7 +156,7 @@ inline void global_write(InstanceContext& c, std::uint64_t value_ready,
   const std::uint64_t issued = c.clock.issue(kStore, value_ready) - c.clock.latency(kStore);
   const std::uint64_t occupancy = port_cycles ? port_cycles : c.global_port_cycles;
   c.counters.global_transactions += 1;
-  const std::uint64_t done = c.clock.issue(kGlobalPort, issued, occupancy, c.global_latency);
+  const std::uint64_t done = c.clock.issue(kGlobalWrite, issued, occupancy, c.global_latency);
   c.stores_done = std::max(c.stores_done, done);
 }
 

@@ -45,7 +45,11 @@ class local_array {
 
   local_array()
       : data_(static_cast<T*>(detail::local_allocate(sizeof(T) * N, detail::modeled_size<T>() * N,
-                                                     in_vector_memory))) {}
+                                                     in_vector_memory))) {
+    // The lanes hold the poison; a value's ready cycle is timing, not memory: ready at once.
+    if constexpr (requires(T x) { x.ready; })
+      for (std::size_t i = 0; i < N; ++i) data_[i].ready = 0;
+  }
   ~local_array() { detail::local_release(data_, in_vector_memory); }
   local_array(const local_array&) = delete;
   local_array& operator=(const local_array&) = delete;

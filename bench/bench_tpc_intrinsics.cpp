@@ -1,6 +1,8 @@
 // TPC simulator speed: intrinsic throughput, and an elementwise add over 16M f32 elements run
 // through the TPC executor against a plain C++ loop over the same data. The goal is the
-// simulator at no less than a quarter of the plain loop's speed.
+// simulator at no less than a quarter of the plain loop's speed. Also the latency model's
+// effect (spec 000 §2.3.1), as modeled cycles per instruction in the counters: a chain of
+// dependent adds, the same number of independent ones, and a load-compute-store loop.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -100,6 +102,66 @@ void BM_PlainLoopAdd16M(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kElements);
 }
 BENCHMARK(BM_PlainLoopAdd16M)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- the latency model: modeled cycles per instruction (counters), one member on one core ----
+constexpr int kAdds = 100000;
+
+void dependent_adds(tensor in, tensor out) {
+  const int5 c = {0};
+  float64 x = v_f32_ld_tnsr_i(c, in);
+  for (int i = 0; i < kAdds; ++i) x = v_f32_add_v_v(x, x);
+  f32_st_tnsr_i_v(c, out, x);
+}
+
+void independent_adds(tensor in, tensor out) {
+  const int5 c = {0};
+  const float64 x = v_f32_ld_tnsr_i(c, in);
+  float64 last;
+  for (int i = 0; i < kAdds; ++i) last = v_f32_add_v_v(x, x);
+  f32_st_tnsr_i_v(c, out, last);
+}
+
+void stream_loop(tensor in, tensor out) {
+  const int5 s = get_index_space_offset();
+  const int5 e = s + get_index_space_size();
+  for (int m = s[0]; m < e[0]; ++m) {
+    const int5 c = {m * 64, 0, 0, 0, 0};
+    f32_st_tnsr_i_v(c, out, v_f32_add_v_s(v_f32_ld_tnsr_i(c, in), 1.0f));
+  }
+}
+
+void BM_LatencyModel(benchmark::State& state, KernelFunction kernel, std::int64_t n,
+                     double instructions) {
+  auto device = runtime::Device::open("gaudi");
+  auto lib = std::make_shared<KernelSet>("bench-latency");
+  lib->add("k_f32", [kernel](const gcapi::HabanaKernelParams_t* p,
+                             gcapi::HabanaKernelInstantiation_t* inst) {
+    return gcapi::elementwise_glue(p, inst, 1, 1, gcapi::DATA_F32, 64, kernel);
+  });
+  KernelRegistry registry;
+  registry.add_builtin_library(lib);
+  RuntimeOptions o;
+  o.registry = &registry;
+  Runtime rt(*device, o);
+  auto in = make_device_tensor(*device, DType::f32, Shape{n});
+  auto out = make_device_tensor(*device, DType::f32, Shape{n});
+  std::uint64_t cycles = 0;
+  for (auto _ : state) {
+    cycles = rt.launch("k_f32", {in}, {out}).cycles_per_core.front();
+    device->reset_profile();
+  }
+  state.counters["modeled_cycles"] = static_cast<double>(cycles);
+  state.counters["cycles_per_instruction"] = static_cast<double>(cycles) / instructions;
+}
+BENCHMARK_CAPTURE(BM_LatencyModel, dependent_adds, tpc_kernel<&dependent_adds>(), 64, kAdds)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_LatencyModel, independent_adds, tpc_kernel<&independent_adds>(), 64, kAdds)
+    ->Unit(benchmark::kMillisecond);
+// 8 cores x 4096 iterations of load, add, store: per iteration (the "instruction" here) the
+// port's 2 x 4 cycles, the latency paid once.
+BENCHMARK_CAPTURE(BM_LatencyModel, load_add_store_loop, tpc_kernel<&stream_loop>(), 64 * 8 * 4096,
+                  4096)
+    ->Unit(benchmark::kMillisecond);
 
 // Intrinsic throughput outside a kernel: lanes per second of common VPU intrinsics.
 void BM_Intrinsic_v_f32_add_v_v(benchmark::State& state) {

@@ -160,6 +160,17 @@ INSTANTIATE_TEST_SUITE_P(Types, Movement,
                                            DType::i8),
                          [](const auto& p) { return std::string(dtype_name(p.param)); });
 
+// A transpose that moves dimension 0 reads element by element through a_gen_addr_i: every one
+// of those scalar reads counts its bytes and a global transaction, and takes the core's port.
+TEST_F(KernelTest, AddressGeneratedReadsCountBytesAndTransactions) {
+  const Tensor x = random_tensor(DType::f32, Shape{4, 6}, -1, 1, 3);
+  const DeviceTensor out = alloc(DType::f32, Shape{6, 4});
+  const auto& rec = top::transpose(rt(), upload(x), out, {1, 0});
+  EXPECT_EQ(rec.bytes_read, 24u * 4u);
+  EXPECT_GE(rec.metrics.at("global.transactions"), 24.0 + 1.0);  // 24 reads, at least a store
+  EXPECT_GE(rec.metrics.at("global.port_cycles"), 24.0);
+}
+
 TEST_F(KernelTest, GatherIndexOutOfRangeIsADeviceFault) {
   const Tensor data = random_tensor(DType::f32, Shape{70, 4}, -1, 1, 1);
   const Tensor idx = Tensor::from_ints(DType::i32, Shape{2}, {1, 4});

@@ -155,6 +155,34 @@ TEST_F(TpcFaults, KernelNameLongerThanTheLimit) {
                {name, "65 bytes", "64", "fault-kernels"});
 }
 
+// Doubles its input in place through scalar addresses, then copies it to the output.
+void doubles_its_input(tensor in, tensor out) {
+  const int5 s = get_index_space_offset();
+  const int5 e = s + get_index_space_size();
+  for (int m = s[0]; m < e[0]; ++m) {
+    int5 c = {m * 64, 0, 0, 0, 0};
+    float* p = a_gen_addr_i(c, in);
+    *p = *p * 2.0f;
+    f32_st_tnsr_i_v(c, out, v_f32_ld_tnsr_i(c, in));
+  }
+}
+
+TEST_F(TpcFaults, CheckOrderReportsAKernelThatWritesItsInput) {
+  lib->add("doubles_f32",
+           [](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
+             return gcapi::elementwise_glue(p, inst, 1, 1, gcapi::DATA_F32, 64,
+                                            tpc_kernel<&doubles_its_input>());
+           });
+  RuntimeOptions o = options();
+  o.check_order = true;
+  Runtime rt(*dev, o);
+  std::vector<float> ones(64 * 4, 1.0f);
+  auto in = make_device_tensor(*dev, DType::f32, Shape{64 * 4}, ones.data());
+  auto out = make_device_tensor(*dev, DType::f32, Shape{64 * 4});
+  expect_fault([&] { rt.launch("doubles_f32", {in}, {out}); },
+               {"doubles_f32", "check-order", "input tensor 0", "byte 2"});
+}
+
 TEST_F(TpcFaults, CheckOrderFindsOrderDependentKernels) {
   lib->add("prefix_f32", [](const gcapi::HabanaKernelParams_t* p,
                             gcapi::HabanaKernelInstantiation_t* inst) {

@@ -382,16 +382,20 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
 
   const std::vector<InstanceBox> boxes = split(launch.index_space, m.cores);
 
-  // Check-order mode needs the outputs as they were before the run.
-  std::vector<std::pair<runtime::Buffer, std::vector<std::byte>>> before;
+  // Check-order mode needs the outputs as they were before the run, and the inputs that are
+  // not outputs, to find a kernel that writes them (it could not be run again).
+  std::vector<std::pair<runtime::Buffer, std::vector<std::byte>>> before, inputs_before;
+  auto snapshot = [&](const DeviceTensor& t, auto& into) {
+    for (const auto& b : before)
+      if (b.first.id == t.buffer.id) return;
+    for (const auto& b : inputs_before)
+      if (b.first.id == t.buffer.id) return;
+    const std::byte* p = device.data(t.buffer);
+    into.emplace_back(t.buffer, std::vector<std::byte>(p, p + t.buffer.bytes));
+  };
   if (options.check_order) {
-    for (const auto& t : launch.outputs) {
-      bool seen = false;
-      for (const auto& b : before) seen = seen || b.first.id == t.buffer.id;
-      if (seen) continue;
-      const std::byte* p = device.data(t.buffer);
-      before.emplace_back(t.buffer, std::vector<std::byte>(p, p + t.buffer.bytes));
-    }
+    for (const auto& t : launch.outputs) snapshot(t, before);
+    for (const auto& t : launch.inputs) snapshot(t, inputs_before);
   }
 
   std::vector<InstanceResult> results;
@@ -419,6 +423,21 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   }
 
   if (options.check_order) {
+    for (std::size_t i = 0; i < inputs_before.size(); ++i) {
+      const auto& [buffer, bytes] = inputs_before[i];
+      const std::byte* p = device.data(buffer);
+      const auto diff = std::mismatch(bytes.begin(), bytes.end(), p);
+      if (diff.first == bytes.end()) continue;
+      std::size_t input = 0;
+      while (launch.inputs[input].buffer.id != buffer.id) ++input;
+      throw DeviceFault(
+          where,
+          fmt::format("check-order mode: the kernel wrote its input tensor {} (buffer #{}, "
+                      "first changed byte {}), so it cannot be run again to check its "
+                      "order; index-space members must not write what others read "
+                      "(spec 000 §2.4.3): write the result to an output tensor",
+                      input, buffer.id, static_cast<std::size_t>(diff.first - bytes.begin())));
+    }
     std::vector<std::vector<std::byte>> result;
     for (auto& b : before) {
       std::byte* p = device.data(b.first);

@@ -87,11 +87,10 @@ Event Timeline::issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
   std::vector<std::uint64_t> pending;
   for (const Event& d : deps) {
     const Op& dep = op_of(d, "issue");
-    // Resolved dependencies are folded into a ready time; only pending ones are remembered.
-    if (dep.resolved)
-      op.start = std::max(op.start, dep.end);
-    else
-      pending.push_back(d.index);
+    // Resolved dependencies are folded into a ready time; only pending ones are remembered
+    // (all of them when order is tracked: they are edges of happens-before).
+    if (dep.resolved) op.start = std::max(op.start, dep.end);
+    if (!dep.resolved || track_order_) pending.push_back(d.index);
   }
   return push(op, name, std::move(pending));
 }
@@ -107,10 +106,8 @@ Event Timeline::issue_at(PipeId pipe, std::string_view name, std::uint64_t not_b
   std::vector<std::uint64_t> pending;
   for (const Event& d : deps) {
     const Op& dep = op_of(d, "issue_at");
-    if (dep.resolved)
-      op.start = std::max(op.start, dep.end);
-    else
-      pending.push_back(d.index);
+    if (dep.resolved) op.start = std::max(op.start, dep.end);
+    if (!dep.resolved || track_order_) pending.push_back(d.index);
   }
   return push(op, name, std::move(pending));
 }
@@ -132,6 +129,8 @@ std::uint64_t Timeline::ready_cycle(PipeId pipe, std::span<const Event> deps) co
 }
 
 PipeId Timeline::add_pipe(std::string name) {
+  if (track_order_)
+    throw_user_error("timeline of {}: add pipes before turning on order tracking", core_);
   for (const auto& p : pipes_)
     if (p.name == name) throw_user_error("timeline of {}: pipe '{}' exists already", core_, name);
   pipes_.push_back(Pipe{std::move(name), 0, 0, {}});
@@ -155,6 +154,7 @@ Event Timeline::set_flag(PipeId pipe, FlagId flag) {
   op.sequence = f.set_times.size();
   f.set_times.push_back(kUnresolved);
   f.set_pipes.push_back(pipe);
+  f.set_ops.push_back(ops_.size());
   return push(op);
 }
 
@@ -188,6 +188,7 @@ Event Timeline::release(PipeId pipe, SemaphoreId semaphore) {
   op.target = semaphore.index;
   op.sequence = s.release_times.size();
   s.release_times.push_back(kUnresolved);
+  s.release_ops.push_back(ops_.size());
   return push(op);
 }
 
@@ -305,12 +306,16 @@ bool Timeline::try_resolve_front(PipeId p) {
           ready = std::max(ready, ops_[d].end);
         }
       }
+      if (track_order_)
+        order(index,
+              deps ? std::span<const std::uint64_t>(*deps) : std::span<const std::uint64_t>());
       resolve(index, ready, ready + op.cycles);
       break;
     }
     case Kind::set_flag: {
       Flag& f = flags_[op.target];
       std::uint64_t start = pipe.free;
+      if (track_order_) order(index, {});
       resolve(index, start, start + sync_cycles_);
       f.set_times[op.sequence] = op.end;
       if (op.sequence > 0) check_double_set(f, op.sequence);
@@ -323,6 +328,10 @@ bool Timeline::try_resolve_front(PipeId p) {
       std::uint64_t start = pipe.free;
       // Stalled cycles before the flag arrives are not busy time; only the hand-over is.
       std::uint64_t arrive = std::max(start, f.set_times[op.sequence]);
+      if (track_order_) {
+        const std::uint64_t set_op = f.set_ops[op.sequence];
+        order(index, std::span<const std::uint64_t>(&set_op, 1));
+      }
       resolve(index, arrive, arrive + sync_cycles_);
       f.wait_times[op.sequence] = op.end;
       if (op.sequence + 1 < f.set_times.size() && f.set_times[op.sequence + 1] != kUnresolved)
@@ -332,6 +341,7 @@ bool Timeline::try_resolve_front(PipeId p) {
     case Kind::release: {
       Semaphore& s = semaphores_[op.target];
       std::uint64_t start = pipe.free;
+      if (track_order_) order(index, {});
       resolve(index, start, start + sync_cycles_);
       s.release_times[op.sequence] = op.end;
       break;
@@ -340,11 +350,16 @@ bool Timeline::try_resolve_front(PipeId p) {
       Semaphore& s = semaphores_[op.target];
       std::uint64_t start = pipe.free;
       std::uint64_t ready = start;
+      std::uint64_t served_by = kUnresolved;
       if (op.sequence >= s.initial) {
         std::uint64_t k = op.sequence - s.initial;
         if (k >= s.release_times.size() || s.release_times[k] == kUnresolved) return false;
         ready = std::max(ready, s.release_times[k]);
+        served_by = s.release_ops[k];
       }
+      if (track_order_)
+        order(index, served_by == kUnresolved ? std::span<const std::uint64_t>()
+                                              : std::span<const std::uint64_t>(&served_by, 1));
       resolve(index, ready, ready + sync_cycles_);
       break;
     }
@@ -359,6 +374,20 @@ bool Timeline::try_resolve_front(PipeId p) {
       std::uint64_t t = 0;
       for (const Pipe& other : pipes_) t = std::max(t, other.free);
       std::uint64_t leave = t + sync_cycles_;
+      if (track_order_) {
+        // Every pipe's barrier op knows everything before the barrier on every pipe.
+        std::vector<std::uint32_t> joined(pipes_.size(), 0);
+        for (PipeId q = 0; q < pipes_.size(); ++q)
+          for (std::size_t k = 0; k < pipes_.size(); ++k)
+            joined[k] = std::max(joined[k], pipe_clocks_[q * pipes_.size() + k]);
+        for (PipeId q = 0; q < pipes_.size(); ++q)
+          std::copy(joined.begin(), joined.end(), pipe_clocks_.begin() + q * pipes_.size());
+        for (PipeId q = 0; q < pipes_.size(); ++q) {
+          if (q == p) continue;
+          order(pipes_[q].pending.front(), {});
+        }
+        order(index, {});
+      }
       for (PipeId q = 0; q < pipes_.size(); ++q) {
         if (q == p) continue;
         Pipe& other = pipes_[q];
@@ -482,6 +511,43 @@ std::uint64_t Timeline::end_of(Event event) const {
     throw_user_error("{}: the operation is still blocked (pipe {}); call finish() first", core_,
                      pipes_[op.pipe].name);
   return op.end;
+}
+
+void Timeline::set_track_order(bool enabled) {
+  if (!ops_.empty())
+    throw_user_error("{}: order tracking must be turned on before the first operation", core_);
+  track_order_ = enabled;
+  pipe_clocks_.assign(enabled ? pipes_.size() * pipes_.size() : 0, 0);
+}
+
+void Timeline::order(std::uint64_t index, std::span<const std::uint64_t> causes) {
+  const std::size_t n = pipes_.size();
+  const PipeId p = ops_[index].pipe;
+  std::uint32_t* mine = pipe_clocks_.data() + p * n;
+  for (std::uint64_t c : causes) {
+    const std::uint32_t* theirs = clock_of(c);
+    for (std::size_t k = 0; k < n; ++k) mine[k] = std::max(mine[k], theirs[k]);
+  }
+  mine[p] += 1;
+  if (op_clocks_.size() < (index + 1) * n) op_clocks_.resize((index + 1) * n, 0);
+  std::copy(mine, mine + n, op_clocks_.begin() + static_cast<std::ptrdiff_t>(index * n));
+}
+
+bool Timeline::happens_before(Event a, Event b) const {
+  if (!track_order_)
+    throw_user_error("{}: happens_before needs set_track_order(true) before the first operation",
+                     core_);
+  const Op& x = op_of(a, "happens_before");
+  const Op& y = op_of(b, "happens_before");
+  if (!x.resolved || !y.resolved)
+    throw_user_error("{}: happens_before of an operation that is still blocked", core_);
+  if (a.index == b.index) return false;
+  // a precedes b iff b's clock has seen a's own tick on a's pipe.
+  return clock_of(a.index)[x.pipe] <= clock_of(b.index)[x.pipe];
+}
+
+PipeId Timeline::pipe_of(Event event) const {
+  return op_of(event, "pipe_of").pipe;
 }
 
 std::uint64_t Timeline::end_cycle() const {

@@ -128,6 +128,15 @@ class Timeline {
   }
   const std::map<std::string, std::uint64_t>& bytes_moved() const { return bytes_moved_; }
 
+  // Happens-before between operations: program order on a pipe, dependencies, a wait after the
+  // set it consumes, an acquire after the release that serves it, and barriers. Kept (one
+  // vector clock per operation) only when turned on before the first operation is issued; the
+  // base of race detection (sim/race.h). UserError when off, or for an unresolved operation.
+  void set_track_order(bool enabled);
+  bool track_order() const { return track_order_; }
+  bool happens_before(Event a, Event b) const;
+  PipeId pipe_of(Event event) const;
+
   // Busy intervals of the pipes are kept only while tracing is on (off by default).
   void set_trace(bool enabled) { trace_ = enabled; }
   bool trace() const { return trace_; }
@@ -161,6 +170,7 @@ class Timeline {
   // The k-th wait of a flag consumes its k-th set; times are kUnresolved until known.
   struct Flag {
     std::string name;
+    std::vector<std::uint64_t> set_ops;  // op index of each set
     std::vector<std::uint64_t> set_times;
     std::vector<std::uint64_t> wait_times;
     std::vector<PipeId> set_pipes;
@@ -170,6 +180,7 @@ class Timeline {
     std::string name;
     std::uint32_t initial = 0;
     std::uint64_t acquires_issued = 0;
+    std::vector<std::uint64_t> release_ops;  // op index of each release
     std::vector<std::uint64_t> release_times;
   };
   struct Barrier {
@@ -206,6 +217,14 @@ class Timeline {
   bool trace_ = false;
   std::vector<PipeInterval> intervals_;
   std::uint64_t extent_ = 0;
+  // Vector clocks (track_order_): per op, pipe_count() entries; per pipe, its last op's clock.
+  void order(std::uint64_t index, std::span<const std::uint64_t> causes);
+  const std::uint32_t* clock_of(std::uint64_t index) const {
+    return op_clocks_.data() + index * pipes_.size();
+  }
+  bool track_order_ = false;
+  std::vector<std::uint32_t> op_clocks_;
+  std::vector<std::uint32_t> pipe_clocks_;
 };
 
 }  // namespace tessera::sim

@@ -17,7 +17,7 @@ const std::string kSmall = std::string(TESSERA_MODELS_DIR) + "/resnet_small.onnx
 class Gaudi : public ::testing::Test {
  protected:
   void SetUp() override {
-    register_builtin_backends();
+    register_builtin_backends("gaudi");
     tpc::register_tpc_backend();
   }
   static RunResult run(const Plan& plan, std::uint64_t seed = 5) {
@@ -33,7 +33,7 @@ TEST_F(Gaudi, ResnetRunsOnDeviceKernelsAndMatchesReference) {
   const Plan plan = load_plan(kSmall, options);
   EXPECT_EQ(plan.fallback_count(), 0);
   int nhwc = 0;
-  for (const Node& n : plan.graph.nodes) nhwc += n.layout == Layout::nhwc;
+  for (const Node& n : plan.graph.nodes) nhwc += n.layout.name == "nhwc";
   EXPECT_GT(nhwc, 10);
   const RunResult device_run = run(plan);
   EXPECT_GT(device_run.profile.total_cycles, 0u);
@@ -130,7 +130,7 @@ TEST_F(Gaudi, ConvWithWeightsAsGraphInputRunsOnDeviceAndMatchesReference) {
   bool hwio_conv = false, weights_transpose = false;
   for (const Node& n : plan.graph.nodes) {
     if (n.op == "Conv")
-      hwio_conv = n.layout == Layout::nhwc && n.attr_string("tessera.weights_layout", "") == "hwio";
+      hwio_conv = n.layout.name == "nhwc" && n.attr_string("tessera.weights_layout", "") == "hwio";
     if (n.op == "Transpose" && n.inputs[0] == *plan.graph.find_value("w")) weights_transpose = true;
   }
   EXPECT_TRUE(hwio_conv);

@@ -141,7 +141,7 @@ std::string OutputComparison::describe() const {
       fmt::format("{}: max abs error {:.3g}, max rel error {:.3g} (tolerance rtol {:g}, atol {:g})",
                   name, max_abs_error, max_rel_error, tolerance.rtol, tolerance.atol);
   if (worst_index >= 0)
-    text += fmt::format(", worst element {} at {}: {:.7g} vs {:.7g}", worst_index, worst_position,
+    text += fmt::format(", worst element {} at {}: {:.9g} vs {:.9g}", worst_index, worst_position,
                         worst_actual, worst_expected);
   text += fmt::format(", cosine similarity {:.6f}", cosine_similarity);
   text += ok ? " ok" : fmt::format(" MISMATCH ({} elements out of tolerance)", mismatches);

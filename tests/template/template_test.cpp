@@ -107,14 +107,24 @@ TEST(TemplateKernels, CyclesComeFromThePresetAndTilesOverlap) {
   // Twice the lanes: each alu op takes half the issue cycles.
   const auto [wide, wide_alu] = run(preset_with("template.alu_lanes", 32, "template-wide"));
   EXPECT_EQ(wide_alu, 8u * (3 + 2048 / 32));
-  // Loads of the next tile overlap the current one: the kernel takes less than its pipes'
-  // busy time added up.
+  // The four cores share DRAM: the kernel takes at least all its bytes over DRAM's bandwidth
+  // (32 bytes a cycle), although each core alone would need a quarter of that.
+  const std::uint64_t bytes = static_cast<std::uint64_t>(n) * 12;
+  EXPECT_GE(base.cycles, bytes / 32);
+  // On one core, loads of the next tile overlap the current one: the kernel takes less than
+  // its pipes' busy time added up, and at least the load pipe's, the bottleneck.
+  const auto [one, one_alu] = run(preset_with("core_count", 1, "template-one-core"));
+  EXPECT_EQ(one_alu, 32u * (3 + 2048 / 16));
   Fixture f;
   const sim::CostModel& cost = f.device->cost_model();
   const std::uint64_t load = cost.transfer_cycles("dram", "lm", 2048 * 8);
   const std::uint64_t store = cost.transfer_cycles("lm", "dram", 2048 * 4);
-  EXPECT_LT(base.cycles, 8 * (load + (3 + 2048 / 16) + store));
-  EXPECT_GE(base.cycles, 8 * load);  // the load pipe is the bottleneck
+  EXPECT_LT(one.cycles, 32 * (load + (3 + 2048 / 16) + store));
+  EXPECT_GE(one.cycles, 32 * load);
+  // Element-wise work on this preset is DRAM-bound: one core already draws DRAM's whole
+  // bandwidth, so four cores take exactly as long, all bytes over 32 bytes a cycle.
+  EXPECT_EQ(one.cycles, bytes / 32);
+  EXPECT_EQ(base.cycles, one.cycles);
 }
 
 TEST(TemplateKernels, FaultsAndUserErrors) {

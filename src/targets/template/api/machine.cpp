@@ -132,6 +132,7 @@ profile::KernelRecord Machine::elementwise(Op op, const DeviceSpan& a, const Dev
 
   std::vector<sim::Timeline> timelines;
   timelines.reserve(static_cast<std::size_t>(cores));
+  std::vector<std::uint64_t> global_bytes(static_cast<std::size_t>(cores), 0);
   for (int c = 0; c < cores; ++c) {
     const std::string core = spec.core_name + std::to_string(c);
     sim::Timeline& tl = timelines.emplace_back(core, spec, &cost);
@@ -167,6 +168,7 @@ profile::KernelRecord Machine::elementwise(Op op, const DeviceSpan& a, const Dev
       store_done[slot] =
           tl.issue(store, "store", cost.transfer_cycles("lm", global, out_bytes), {alu_done[slot]});
       tl.add_bytes_moved(global, in_bytes + out_bytes);
+      global_bytes[static_cast<std::size_t>(c)] += in_bytes + out_bytes;
     }
   }
   profile::KernelRecord record;
@@ -175,7 +177,10 @@ profile::KernelRecord Machine::elementwise(Op op, const DeviceSpan& a, const Dev
   record.bytes_written = static_cast<std::uint64_t>(n) * kF32;
   record.metrics["elements"] = static_cast<double>(n);
   record.metrics["tiles"] = static_cast<double>(tiles);
-  return device_.record_kernel(std::move(record), timelines);
+  record.engine = spec.core_name;
+  // Each timeline is timed as if DRAM were its core's alone; the device's global channel then
+  // shares the bandwidth between the cores and any overlapping work.
+  return device_.record_kernel(std::move(record), timelines, global_bytes);
 }
 
 }  // namespace tessera::tmpl

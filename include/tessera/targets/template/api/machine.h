@@ -35,7 +35,8 @@ class Machine {
 
   // out = op(a[, b]) element by element. Tiles of the preset's template.tile_bytes are dealt
   // round-robin to the cores; each core double-buffers them in its local memory, so the load
-  // of one tile overlaps the arithmetic and store of the one before. UserError when spans
+  // of one tile overlaps the arithmetic and store of the one before. The cores share DRAM's
+  // bandwidth through the device's global channel. UserError when spans
   // differ in length or lie outside their buffers; DeviceFault when the tiles do not fit the
   // local memory. Returns the kernel's record as the device's profile stores it.
   profile::KernelRecord elementwise(Op op, const DeviceSpan& a, const DeviceSpan* b,

@@ -13,9 +13,7 @@
 #include "tessera/compiler/backend.h"
 #include "tessera/compiler/driver.h"
 #include "tessera/core/log.h"
-#ifdef TESSERA_HAVE_TPC_BACKEND
-#include "tessera/targets/tpc/backend/backend.h"
-#endif
+#include "tessera/targets/registry.h"
 
 namespace {
 
@@ -76,10 +74,7 @@ void run_model(benchmark::State& state, const std::string& name, const std::stri
 }
 
 void register_all() {
-  register_builtin_backends();
-#ifdef TESSERA_HAVE_TPC_BACKEND
-  tpc::register_tpc_backend();
-#endif
+  targets::register_all_backends();
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
     std::fprintf(stderr,
                  "bench_models: PyTorch is not installed; the vs_pytorch ratio is skipped\n");

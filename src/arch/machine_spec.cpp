@@ -24,7 +24,22 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 constexpr std::string_view kSchemaId = "tessera.machine/1";
-constexpr std::string_view kTargets[] = {"tpc", "ipu", "bm", "aicore", "epu"};
+// Preset families: the five of the spec (shared/spec/), then the targets of this build
+// (cmake/targets.cmake) that are not among them.
+const std::vector<std::string>& known_targets() {
+  static const std::vector<std::string> targets = [] {
+    std::vector<std::string> t{"tpc", "ipu", "bm", "aicore", "epu"};
+    const std::string built = TESSERA_BUILT_TARGETS;
+    for (std::size_t start = 0; start < built.size();) {
+      const std::size_t end = std::min(built.find(',', start), built.size());
+      const std::string name = built.substr(start, end - start);
+      if (!name.empty() && std::find(t.begin(), t.end(), name) == t.end()) t.push_back(name);
+      start = end + 1;
+    }
+    return t;
+  }();
+  return targets;
+}
 constexpr std::string_view kScopes[] = {"core", "device"};
 
 std::string kind_of(const json& j) {
@@ -415,11 +430,10 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
                                 spec.name));
     spec.description = v.text(doc, "", "description", true);
     spec.target = v.text(doc, "", "target", true);
-    if (!spec.target.empty() &&
-        std::find(std::begin(kTargets), std::end(kTargets), spec.target) == std::end(kTargets))
-      v.add("target",
-            fmt::format("unknown target \"{}\"; expected one of tpc, ipu, bm, aicore, epu",
-                        spec.target));
+    if (!spec.target.empty() && std::find(known_targets().begin(), known_targets().end(),
+                                          spec.target) == known_targets().end())
+      v.add("target", fmt::format("unknown target \"{}\"; expected one of {}", spec.target,
+                                  fmt::join(known_targets(), ", ")));
     spec.clock_hz = v.figure(doc, "", "clock_hz", kPositive);
     spec.core_count = v.figure(doc, "", "core_count", kPositiveInt);
     spec.core_name = v.text(doc, "", "core_name", true);

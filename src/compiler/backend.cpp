@@ -41,12 +41,14 @@ class ReferenceStep final : public Step {
 
 class ReferenceBackend final : public Backend {
  public:
+  explicit ReferenceBackend(std::string default_device)
+      : default_device_(std::move(default_device)) {}
   std::string name() const override { return "reference"; }
   std::string description() const override {
     return "every op on the host through ops/reference (OpenBLAS); the oracle for --check; "
            "tensors live in the global memory of the --device preset, no device timing";
   }
-  std::string default_device() const override { return "gaudi"; }
+  std::string default_device() const override { return default_device_; }
   std::optional<std::string> unsupported_reason(const Node& node, const Graph&) const override {
     if (!supported_ops().count(node.op))
       return fmt::format("op {} is outside the supported op list", node.op);
@@ -55,6 +57,9 @@ class ReferenceBackend final : public Backend {
   std::unique_ptr<Step> lower(const Graph&, int node_index) const override {
     return make_reference_step(node_index);
   }
+
+ private:
+  std::string default_device_;
 };
 
 }  // namespace
@@ -64,7 +69,7 @@ std::unique_ptr<Step> make_reference_step(int node_index) {
 }
 
 Layout Backend::preferred_layout(const Node&, const Graph&) const {
-  return Layout::nchw;
+  return Layout{};
 }
 void Backend::prepare(Graph&) const {}
 
@@ -95,13 +100,14 @@ std::unique_ptr<Backend> create_backend(const std::string& name) {
                    name, names.empty() ? "none" : names);
 }
 
-std::unique_ptr<Backend> make_reference_backend() {
-  return std::make_unique<ReferenceBackend>();
+std::unique_ptr<Backend> make_reference_backend(const std::string& default_device) {
+  return std::make_unique<ReferenceBackend>(default_device);
 }
 
-void register_builtin_backends() {
-  const auto ref = make_reference_backend();
-  register_backend({ref->name(), ref->description(), [] { return make_reference_backend(); }});
+void register_builtin_backends(const std::string& reference_device) {
+  const auto ref = make_reference_backend(reference_device);
+  register_backend({ref->name(), ref->description(),
+                    [reference_device] { return make_reference_backend(reference_device); }});
 }
 
 }  // namespace tessera::compiler

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -43,38 +45,107 @@ Plan load_plan(const std::string& path, const LoadOptions& options) {
   return compile(std::move(graph), *backend, compile_options);
 }
 
-std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
-                                              const std::map<std::string, Tensor>& expected) {
-  std::vector<OutputComparison> result;
-  for (const auto& [name, a] : actual) {
-    OutputComparison c;
-    c.name = name;
-    auto it = expected.find(name);
-    if (it == expected.end() || !(it->second.shape() == a.shape())) {
-      c.shapes_match = false;
-      result.push_back(c);
-      continue;
-    }
-    const auto x = a.to_doubles(), y = it->second.to_doubles();
-    double dot = 0, nx = 0, ny = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
+Tolerance conformance_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return {1e-3, 1e-5};
+    case DType::f16:
+      return {4e-3, 1e-4};
+    case DType::bf16:
+      return {1e-2, 1e-3};
+    default:
+      return {0.0, 0.0};
+  }
+}
+
+namespace {
+
+// Fastest-first coordinates of flat element `index`, as shapes print ("(3, 1, 0)").
+std::string position_of(const Shape& shape, std::int64_t index) {
+  std::vector<std::int64_t> coords;
+  for (int d = 0; d < shape.rank(); ++d) {
+    coords.push_back(index % shape[d]);
+    index /= shape[d];
+  }
+  return fmt::format("({})", fmt::join(coords, ", "));
+}
+
+}  // namespace
+
+OutputComparison compare_output(const std::string& name, const Tensor& actual,
+                                const Tensor& expected) {
+  OutputComparison c;
+  c.name = name;
+  c.tolerance = conformance_tolerance(actual.dtype());
+  if (!(expected.shape() == actual.shape())) {
+    c.shapes_match = false;
+    c.ok = false;
+    return c;
+  }
+  const auto x = actual.to_doubles(), y = expected.to_doubles();
+  double dot = 0, nx = 0, ny = 0;
+  double worst_excess = -INFINITY;  // error minus its allowance, of the worst element
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const bool nan_x = std::isnan(x[i]), nan_y = std::isnan(y[i]);
+    double excess;
+    if (nan_x || nan_y || std::isinf(x[i]) || std::isinf(y[i])) {
+      const bool same = (nan_x && nan_y) || x[i] == y[i];
+      if (!same) c.max_abs_error = INFINITY;
+      excess = same ? -INFINITY : INFINITY;
+    } else {
       const double d = std::abs(x[i] - y[i]);
-      if (std::isnan(d)) {
-        if (!(std::isnan(x[i]) && std::isnan(y[i]))) c.max_abs_error = INFINITY;
-        continue;
-      }
       c.max_abs_error = std::max(c.max_abs_error, d);
       if (std::abs(y[i]) > 1e-6) c.max_rel_error = std::max(c.max_rel_error, d / std::abs(y[i]));
+      excess = d - (c.tolerance.atol + c.tolerance.rtol * std::abs(y[i]));
       dot += x[i] * y[i];
       nx += x[i] * x[i];
       ny += y[i] * y[i];
     }
-    c.cosine_similarity = (nx == 0 && ny == 0)   ? 1.0
-                          : (nx == 0 || ny == 0) ? 0.0
-                                                 : dot / std::sqrt(nx * ny);
-    result.push_back(c);
+    if (excess > 0) ++c.mismatches;
+    if (excess > worst_excess || c.worst_index < 0) {
+      worst_excess = excess;
+      c.worst_index = static_cast<std::int64_t>(i);
+      c.worst_actual = x[i];
+      c.worst_expected = y[i];
+    }
+  }
+  if (c.worst_index >= 0) c.worst_position = position_of(actual.shape(), c.worst_index);
+  c.ok = c.mismatches == 0;
+  c.cosine_similarity = (nx == 0 && ny == 0)   ? 1.0
+                        : (nx == 0 || ny == 0) ? 0.0
+                                               : dot / std::sqrt(nx * ny);
+  return c;
+}
+
+std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
+                                              const std::map<std::string, Tensor>& expected) {
+  std::vector<OutputComparison> result;
+  for (const auto& [name, a] : actual) {
+    auto it = expected.find(name);
+    if (it == expected.end()) {
+      OutputComparison c;
+      c.name = name;
+      c.shapes_match = false;
+      c.ok = false;
+      result.push_back(c);
+      continue;
+    }
+    result.push_back(compare_output(name, a, it->second));
   }
   return result;
+}
+
+std::string OutputComparison::describe() const {
+  if (!shapes_match) return fmt::format("{}: shapes differ (or no reference output)", name);
+  std::string text =
+      fmt::format("{}: max abs error {:.3g}, max rel error {:.3g} (tolerance rtol {:g}, atol {:g})",
+                  name, max_abs_error, max_rel_error, tolerance.rtol, tolerance.atol);
+  if (worst_index >= 0)
+    text += fmt::format(", worst element {} at {}: {:.9g} vs {:.9g}", worst_index, worst_position,
+                        worst_actual, worst_expected);
+  text += fmt::format(", cosine similarity {:.6f}", cosine_similarity);
+  text += ok ? " ok" : fmt::format(" MISMATCH ({} elements out of tolerance)", mismatches);
+  return text;
 }
 
 std::string_view case_status_name(CaseStatus status) {
@@ -193,7 +264,8 @@ CaseResult run_case(const std::string& case_dir, const ConformanceOptions& optio
         // Older ONNX test data stores bfloat16 tensors as their uint16 bit patterns.
         if (actual.dtype() == DType::bf16 && expected[o].dtype() == DType::u16)
           expected[o] = Tensor::from_bytes(DType::bf16, expected[o].shape(), expected[o].raw());
-        const CompareResult cmp = compare(actual, expected[o], options.rtol, options.atol);
+        const Tolerance tol = conformance_tolerance(actual.dtype());
+        const CompareResult cmp = compare(actual, expected[o], tol.rtol, tol.atol);
         if (!cmp.ok) {
           result.status = CaseStatus::fail;
           result.detail =
@@ -209,6 +281,59 @@ CaseResult run_case(const std::string& case_dir, const ConformanceOptions& optio
   }
   result.status = CaseStatus::pass;
   return result;
+}
+
+std::vector<Expectation> read_expectations(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw_user_error(
+        "cannot open expectations file '{}'; record one with `tessera conformance DIR --target T "
+        "--record {}`",
+        path, path);
+  std::vector<Expectation> out;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    Expectation e;
+    std::string where, extra;
+    words >> e.name >> where;
+    if (e.name.empty() || (where != "device" && where != "fallback") || (words >> extra))
+      throw_user_error(
+          "{}:{}: expected '<case> device' or '<case> fallback', got '{}'; re-record the file "
+          "with `tessera conformance DIR --target T --record FILE`",
+          path, line_no, line);
+    e.on_device = where == "device";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string format_expectations(const std::string& target, const std::vector<CaseResult>& results) {
+  std::string text = fmt::format(
+      "# ONNX backend node tests (libonnx-testdata) the {} backend must pass, one a line:\n"
+      "# \"device\" when every node runs on the target's device, \"fallback\" when some fall "
+      "back\n# to reference. A \"device\" case that needs a fallback fails ctest.\n"
+      "# Re-record: tessera conformance /usr/share/libonnx-testdata/data/node --target {} "
+      "--record FILE\n",
+      target, target);
+  for (const auto& r : results)
+    if (r.status == CaseStatus::pass)
+      text += fmt::format("{} {}\n", r.name, r.on_device() ? "device" : "fallback");
+  return text;
+}
+
+std::optional<std::string> expectation_shortfall(const Expectation& expected,
+                                                 const CaseResult& result) {
+  if (result.status != CaseStatus::pass)
+    return fmt::format("{}: {}", case_status_name(result.status), result.detail);
+  if (expected.on_device && result.fallbacks > 0)
+    return fmt::format(
+        "passes only with {} node(s) falling back to reference; it ran every node on the device "
+        "before (`tessera compile` lists the fallbacks and their reasons)",
+        result.fallbacks);
+  return std::nullopt;
 }
 
 }  // namespace tessera::compiler

@@ -148,10 +148,34 @@ std::string Graph::dump() const {
     text += fmt::format("{}: {}({}) -> {}", node.name, node.op, ins, outs);
     if (node.activation.kind != Activation::Kind::none)
       text += fmt::format(" [{}]", activation_name(node.activation));
-    if (node.layout == Layout::nhwc) text += " [nhwc]";
+    if (!node.layout.is_default()) text += fmt::format(" [{}]", node.layout.name);
     text += "\n";
   }
   return text;
+}
+
+std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& perm) {
+  std::vector<std::int64_t> inverse(perm.size(), -1);
+  for (std::size_t i = 0; i < perm.size(); ++i) {
+    const std::int64_t p = perm[i];
+    if (p < 0 || p >= static_cast<std::int64_t>(perm.size()) ||
+        inverse[static_cast<std::size_t>(p)] != -1)
+      throw_user_error("layout permutation {} is not a permutation of 0..{}", fmt::join(perm, ","),
+                       perm.size() - 1);
+    inverse[static_cast<std::size_t>(p)] = static_cast<std::int64_t>(i);
+  }
+  return inverse;
+}
+
+std::vector<int> ops_permutation(const std::vector<std::int64_t>& onnx_perm) {
+  // Output dimension i (outermost first) is input dimension p[i]; fastest-first that is
+  // q[r-1-i] = r-1-p[i].
+  const auto r = static_cast<std::int64_t>(onnx_perm.size());
+  std::vector<int> q(onnx_perm.size());
+  for (std::int64_t i = 0; i < r; ++i)
+    q[static_cast<std::size_t>(r - 1 - i)] =
+        static_cast<int>(r - 1 - onnx_perm[static_cast<std::size_t>(i)]);
+  return q;
 }
 
 }  // namespace tessera::compiler

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
 
 namespace tessera::compiler {
@@ -85,6 +86,32 @@ json encode_attr(const Attribute& a, Blob& blob) {
 [[noreturn]] void corrupt(const std::string& name, const std::string& what) {
   throw_user_error("{}: corrupt Tessera model file ({}); recompile it with `tessera compile`", name,
                    what);
+}
+
+// A node's layout: an object a backend declared (name, perm, weights_name, weights_perm), or
+// the name alone, as format-1 files wrote it ("nchw": ONNX's order,
+// "nhwc": channels last with HWIO Conv weights).
+Layout read_layout(const json& j, const std::string& file) {
+  Layout layout;
+  if (j.is_string()) {
+    const std::string name = j.get<std::string>();
+    if (name == "nhwc")
+      layout = Layout{"nhwc", {0, 2, 3, 1}, "hwio", kHwioOnnxPerm};
+    else if (name != "nchw")
+      corrupt(file, fmt::format("unknown layout '{}'", name));
+    return layout;
+  }
+  layout.name = j.at("name").get<std::string>();
+  layout.perm = j.at("perm").get<std::vector<std::int64_t>>();
+  layout.weights_name = j.at("weights_name").get<std::string>();
+  layout.weights_perm = j.at("weights_perm").get<std::vector<std::int64_t>>();
+  try {
+    inverse_permutation(layout.perm);
+    if (!layout.weights_perm.empty()) inverse_permutation(layout.weights_perm);
+  } catch (const UserError& e) {
+    corrupt(file, fmt::format("layout '{}': {}", layout.name, e.what()));
+  }
+  return layout;
 }
 
 Tensor decode_tensor(const json& j, std::span<const std::byte> blob, const std::string& name) {
@@ -189,7 +216,11 @@ std::vector<std::byte> encode_model(const Plan& plan,
     jn["attrs"] = attrs;
     jn["activation"] = {static_cast<int>(n.activation.kind), fbits(n.activation.alpha),
                         fbits(n.activation.min), fbits(n.activation.max)};
-    jn["layout"] = n.layout == Layout::nhwc ? "nhwc" : "nchw";
+    if (!n.layout.is_default())
+      jn["layout"] = {{"name", n.layout.name},
+                      {"perm", n.layout.perm},
+                      {"weights_name", n.layout.weights_name},
+                      {"weights_perm", n.layout.weights_perm}};
     nodes.push_back(jn);
   }
   j["values"] = values;
@@ -308,7 +339,7 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
       n.activation.alpha = from_bits(act.at(1).get<std::uint32_t>());
       n.activation.min = from_bits(act.at(2).get<std::uint32_t>());
       n.activation.max = from_bits(act.at(3).get<std::uint32_t>());
-      n.layout = jn.at("layout").get<std::string>() == "nhwc" ? Layout::nhwc : Layout::nchw;
+      if (jn.contains("layout")) n.layout = read_layout(jn.at("layout"), name);
       g.nodes.push_back(std::move(n));
     }
     g.inputs = ids(j.at("inputs"), false);

@@ -353,78 +353,96 @@ int count_transposes(const Graph& g) {
 }  // namespace
 
 int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
-  const std::vector<std::int64_t> to_nhwc{0, 2, 3, 1}, to_nchw{0, 3, 1, 2};
-  // ONNX perm of the Transpose node giving kHwioPerm's reordering.
-  const std::vector<std::int64_t> to_hwio{2, 3, 1, 0};
   const int transposes_before = count_transposes(g);
   std::vector<Node> nodes;
+  // Every (to, back) pair of permutations inserted, for the cancelling below.
+  std::vector<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> pairs;
   int inserted = 0;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     Node node = g.nodes[n];
-    const bool four_d = !node.inputs.empty() && node.inputs[0] != kNoValue &&
-                        g.value(node.inputs[0]).shape.rank() == 4 && !node.outputs.empty() &&
-                        g.value(node.outputs[0]).shape.rank() == 4;
-    if (!four_d || backend.preferred_layout(node, g) != Layout::nhwc) {
+    const bool has_io = !node.inputs.empty() && node.inputs[0] != kNoValue &&
+                        !node.outputs.empty() && node.outputs[0] != kNoValue;
+    Layout layout = has_io ? backend.preferred_layout(node, g) : Layout{};
+    const auto rank = static_cast<int>(layout.perm.size());
+    if (layout.is_default() || g.value(node.inputs[0]).shape.rank() != rank ||
+        g.value(node.outputs[0]).shape.rank() != rank) {
       nodes.push_back(std::move(node));
       continue;
     }
-    // An NHWC Conv reads HWIO weights {M, C/g, kW, kH}: constant weights are reordered now,
-    // others by a Transpose that runs before the Conv on the device.
-    if (node.op == "Conv" && node.inputs.size() > 1 && node.inputs[1] != kNoValue &&
-        node.attr_string("tessera.weights_layout", "") != "hwio") {
+    const std::vector<std::int64_t> to_layout = layout.perm;
+    const std::vector<std::int64_t> to_onnx = inverse_permutation(layout.perm);
+    if (std::find(pairs.begin(), pairs.end(), std::make_pair(to_layout, to_onnx)) == pairs.end())
+      pairs.emplace_back(to_layout, to_onnx);
+    // A Conv in a layout with its own weights order reads them so: constant weights are
+    // reordered now, others by a Transpose that runs before the Conv on the device.
+    if (node.op == "Conv" && !layout.weights_perm.empty() && node.inputs.size() > 1 &&
+        node.inputs[1] != kNoValue && !node.has_attr("tessera.weights_perm") &&
+        node.attr_string("tessera.weights_layout", "") == "") {
       const ValueId w = node.inputs[1];
-      if (g.value(w).shape.rank() != 4)
-        throw_user_error("{}: 4-D Conv weights must be 4-D, got {}", node.describe(),
+      if (g.value(w).shape.rank() != static_cast<int>(layout.weights_perm.size()))
+        throw_user_error("{}: weights of a {}-D Conv in layout {} must be {}-D, got {}",
+                         node.describe(), rank - 2, layout.name, layout.weights_perm.size(),
                          g.value(w).shape.to_string());
+      const std::string suffix = "." + layout.weights_name;
       if (const Tensor* t = const_of(g, w)) {
-        node.inputs[1] = g.add_constant(node.name + ".hwio", ops::transpose(*t, kHwioPerm));
+        node.inputs[1] = g.add_constant(node.name + suffix,
+                                        ops::transpose(*t, ops_permutation(layout.weights_perm)));
       } else {
         Value w_t = g.value(w);
-        w_t.name += ".hwio";
-        w_t.shape = permuted(w_t.shape, to_hwio);
+        w_t.name += suffix;
+        w_t.shape = permuted(w_t.shape, layout.weights_perm);
         const ValueId w_id = g.add_value(w_t);
-        nodes.push_back(make_transpose(node.name + ".weights_to_hwio", w, w_id, to_hwio));
+        nodes.push_back(make_transpose(node.name + ".weights_to_" + layout.weights_name, w, w_id,
+                                       layout.weights_perm));
         node.inputs[1] = w_id;
         ++inserted;
       }
-      node.attrs["tessera.weights_layout"] = std::string("hwio");
+      node.attrs["tessera.weights_layout"] = layout.weights_name;
+      node.attrs["tessera.weights_perm"] = layout.weights_perm;
     }
-    // Every other 4-D activation input is transposed; constants stay as they are.
+    const bool own_weights = node.has_attr("tessera.weights_layout");
+    // Every other activation input of the layout's rank is transposed; constants stay as they
+    // are.
     for (std::size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId v = node.inputs[i];
-      if (v == kNoValue || g.value(v).is_constant() || g.value(v).shape.rank() != 4) continue;
-      if (i == 1 && node.attr_string("tessera.weights_layout", "") == "hwio") continue;
+      if (v == kNoValue || g.value(v).is_constant() || g.value(v).shape.rank() != rank) continue;
+      if (i == 1 && own_weights) continue;
       Value in_t = g.value(v);
-      in_t.name += ".nhwc";
-      in_t.shape = permuted(in_t.shape, to_nhwc);
+      in_t.name += "." + layout.name;
+      in_t.shape = permuted(in_t.shape, to_layout);
       const ValueId in_id = g.add_value(in_t);
-      nodes.push_back(make_transpose(fmt::format("{}.to_nhwc{}", node.name, i), v, in_id, to_nhwc));
+      nodes.push_back(make_transpose(fmt::format("{}.to_{}{}", node.name, layout.name, i), v, in_id,
+                                     to_layout));
       node.inputs[i] = in_id;
       ++inserted;
     }
     Value out_t = g.value(node.outputs[0]);
-    out_t.name += ".nhwc";
-    out_t.shape = permuted(out_t.shape, to_nhwc);
+    out_t.name += "." + layout.name;
+    out_t.shape = permuted(out_t.shape, to_layout);
     const ValueId out_id = g.add_value(out_t);
     const ValueId final_out = node.outputs[0];
     node.outputs[0] = out_id;
-    node.layout = Layout::nhwc;
     const std::string name = node.name;
+    const std::string layout_name = layout.name;
+    node.layout = std::move(layout);
     nodes.push_back(std::move(node));
-    nodes.push_back(make_transpose(name + ".to_nchw", out_id, final_out, to_nchw));
+    nodes.push_back(make_transpose(name + ".from_" + layout_name, out_id, final_out, to_onnx));
     ++inserted;
   }
   g.nodes = std::move(nodes);
   g.reindex();
-  // Cancel Transpose(to_nhwc) reading Transpose(to_nchw): consumers read the NHWC value.
+  // Cancel a Transpose into a layout reading a Transpose out of it: consumers read the value
+  // still in the layout.
   bool cancelled_any = false;
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     Node& t1 = g.nodes[n];
-    if (t1.op != "Transpose" || t1.attr_ints("perm") != to_nhwc) continue;
+    if (t1.op != "Transpose") continue;
     const int p = g.value(t1.inputs[0]).producer;
     if (p < 0) continue;
     const Node& t0 = g.nodes[static_cast<std::size_t>(p)];
-    if (t0.op != "Transpose" || t0.attr_ints("perm") != to_nchw) continue;
+    if (t0.op != "Transpose") continue;
+    const auto pair = std::make_pair(t1.attr_ints("perm"), t0.attr_ints("perm"));
+    if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end()) continue;
     const ValueId from = t1.outputs[0], to = t0.inputs[0];
     if (is_graph_output(g, from)) continue;
     for (Node& other : g.nodes)
@@ -440,7 +458,7 @@ int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
   const int cancelled = inserted - net;
   if (inserted)
     note(report,
-         fmt::format("layout: {} NHWC transposes inserted, {} cancelled", inserted, cancelled));
+         fmt::format("layout: {} layout transposes inserted, {} cancelled", inserted, cancelled));
   if (report) report->layout_transposes += net;
   return net;
 }

@@ -146,6 +146,11 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
   Plan plan;
   plan.backend = backend.name();
   plan.device = device.empty() ? backend.default_device() : device;
+  if (plan.device.empty())
+    throw_user_error(
+        "target '{}' has no default device; name a machine preset with --device (`tessera arch "
+        "list` lists them)",
+        backend.name());
   const arch::MachineSpec spec = arch::load_machine(plan.device);
   const auto targets = backend.device_targets();
   if (!targets.empty() && std::find(targets.begin(), targets.end(), spec.target) == targets.end())

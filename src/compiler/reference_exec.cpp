@@ -514,31 +514,45 @@ std::vector<Tensor> dispatch(const Ctx& c) {
 
 std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tensor*>& inputs,
                                   std::int64_t opset) {
-  if (node.layout == Layout::nhwc && !inputs.empty() && inputs[0] && inputs[0]->rank() == 4) {
-    // A node a backend laid out as NHWC runs here in ONNX's NCHW between transposes of its 4-D
-    // activations (convolution weights keep their own layout).
-    std::vector<Tensor> nchw;
-    nchw.reserve(inputs.size());
+  const std::size_t layout_rank = node.layout.perm.size();
+  if (!node.layout.is_default() && !inputs.empty() && inputs[0] &&
+      inputs[0]->rank() == static_cast<int>(layout_rank)) {
+    // A node a backend laid out in its own layout runs here in ONNX's order between transposes
+    // of its activations of the layout's rank (convolution weights keep their own layout).
+    const std::vector<int> to_onnx = ops_permutation(inverse_permutation(node.layout.perm));
+    const std::vector<int> to_layout = ops_permutation(node.layout.perm);
+    std::vector<Tensor> onnx_order;
+    onnx_order.reserve(inputs.size());
     std::vector<const Tensor*> ins = inputs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const bool weights = i == 1 && (node.op == "Conv" || node.op == "ConvTranspose");
-      if (!inputs[i] || inputs[i]->rank() != 4 || weights) continue;
-      nchw.push_back(ops::transpose(*inputs[i], {1, 2, 0, 3}));
-      ins[i] = &nchw.back();
+      if (!inputs[i] || inputs[i]->rank() != static_cast<int>(layout_rank) || weights) continue;
+      onnx_order.push_back(ops::transpose(*inputs[i], to_onnx));
+      ins[i] = &onnx_order.back();
     }
     Node plain = node;
-    plain.layout = Layout::nchw;
+    plain.layout = Layout{};
     std::vector<Tensor> out = run_reference(plain, ins, opset);
-    if (!out.empty() && out[0].rank() == 4) out[0] = ops::transpose(out[0], {2, 0, 1, 3});
+    if (!out.empty() && out[0].rank() == static_cast<int>(layout_rank))
+      out[0] = ops::transpose(out[0], to_layout);
     return out;
   }
-  if (node.attr_string("tessera.weights_layout", "") == "hwio" && inputs.size() > 1 && inputs[1]) {
-    // Weights a backend stored as HWIO {M, C/g, kW, kH}: back to ONNX's {kW, kH, C/g, M}.
-    const Tensor oihw = ops::transpose(*inputs[1], {2, 3, 1, 0});
+  if (inputs.size() > 1 && inputs[1] &&
+      (node.has_attr("tessera.weights_perm") ||
+       node.attr_string("tessera.weights_layout", "") == "hwio")) {
+    // Weights a backend stored in its own order (the layout pass records the ONNX perm it
+    // applied; model files from before it was recorded carry only "hwio"): back to ONNX's.
+    std::vector<int> to_onnx;
+    if (node.has_attr("tessera.weights_perm"))
+      to_onnx = ops_permutation(inverse_permutation(node.attr_ints("tessera.weights_perm")));
+    else
+      to_onnx = ops_permutation(inverse_permutation(kHwioOnnxPerm));
+    const Tensor onnx_weights = ops::transpose(*inputs[1], to_onnx);
     std::vector<const Tensor*> ins = inputs;
-    ins[1] = &oihw;
+    ins[1] = &onnx_weights;
     Node plain = node;
     plain.attrs.erase("tessera.weights_layout");
+    plain.attrs.erase("tessera.weights_perm");
     return run_reference(plain, ins, opset);
   }
   Ctx c{node, inputs, opset, node.describe()};

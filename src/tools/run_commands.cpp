@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -24,7 +23,7 @@
 #include "tessera/core/tensor.h"
 #include "tessera/profile/writers.h"
 #include "tessera/runtime/device.h"
-#include "tessera/targets/tpc/backend/backend.h"
+#include "tessera/targets/registry.h"
 
 namespace tessera::tools {
 namespace {
@@ -335,23 +334,18 @@ void register_run(CLI::App& app) {
       Plan ref_plan = lower_graph(std::move(graph), *reference, plan.device);
       PlanRunner ref_runner(ref_plan, *device);
       const RunResult ref = ref_runner.run(inputs);
-      bool all_ok = true;
-      fmt::print("check against the reference backend:\n");
+      std::vector<std::string> bad;
+      fmt::print("check against the reference backend (conformance tolerances):\n");
       for (const auto& c : compare_outputs(result.outputs, ref.outputs)) {
-        if (!c.shapes_match) {
-          fmt::print("  {}: shapes differ\n", c.name);
-          all_ok = false;
-          continue;
-        }
-        const bool ok = c.cosine_similarity > 0.999;
-        all_ok = all_ok && ok;
-        fmt::print(
-            "  {}: max abs error {:.3g}, max rel error {:.3g}, cosine similarity {:.6f} {}\n",
-            c.name, c.max_abs_error, c.max_rel_error, c.cosine_similarity, ok ? "ok" : "MISMATCH");
+        fmt::print("  {}\n", c.describe());
+        if (!c.ok) bad.push_back(c.describe());
       }
-      if (!all_ok)
+      if (!bad.empty())
         throw_user_error(
-            "--check: outputs differ from the reference backend (cosine similarity <= 0.999)");
+            "--check: {} output(s) of target {} differ from the reference backend beyond the "
+            "conformance tolerance: {}; run `tessera conformance` on the ops involved to find the "
+            "kernel at fault",
+            bad.size(), plan.backend, fmt::join(bad, "; "));
     }
   });
 }
@@ -360,7 +354,7 @@ void register_run(CLI::App& app) {
 
 struct ConformanceArgs {
   std::vector<std::string> dirs;
-  std::string target = "reference", device, expect;
+  std::string target = "reference", device, expect, record;
   bool quiet = false;
 };
 
@@ -372,19 +366,29 @@ void register_conformance(CLI::App& app) {
   cmd->add_option("--target,-t", args->target, "target (backend) name (default reference)");
   cmd->add_option("--device", args->device, "machine preset or JSON file (default: the target's)");
   cmd->add_option("--expect", args->expect,
-                  "file of case names that must pass (one a line); a regression is an error");
+                  "expectations file ('<case> device|fallback' a line); a case that no longer "
+                  "passes, or passes only with a fallback where it ran on the device, is an error");
+  cmd->add_option("--record", args->record,
+                  "write the passing cases, each marked device or fallback, as an expectations "
+                  "file");
   cmd->add_flag("--quiet,-q", args->quiet, "print only failures and the totals");
   cmd->callback([args] {
     ConformanceOptions options;
     options.target = args->target;
     options.device = args->device;
     create_backend(options.target);  // an unknown target fails before any case runs
+    std::vector<Expectation> expected;
+    if (!args->expect.empty()) expected = read_expectations(args->expect);
     std::map<CaseStatus, int> totals;
-    std::set<std::string> passed;
+    int on_device = 0;
+    std::map<std::string, CaseResult> results;
+    std::vector<CaseResult> in_order;
     for (const auto& dir : find_cases(args->dirs)) {
       const CaseResult r = run_case(dir, options);
       ++totals[r.status];
-      if (r.status == CaseStatus::pass) passed.insert(r.name);
+      if (r.on_device()) ++on_device;
+      results[r.name] = r;
+      in_order.push_back(r);
       if (args->quiet && r.status != CaseStatus::fail) continue;
       std::string detail = r.detail.substr(0, r.detail.find('\n'));
       if (detail.size() > 160) detail = detail.substr(0, 157) + "...";
@@ -392,28 +396,34 @@ void register_conformance(CLI::App& app) {
                  r.fallbacks ? fmt::format(" ({} fallbacks)", r.fallbacks) : "",
                  detail.empty() ? "" : "  " + detail);
     }
-    fmt::print("totals for target {}: {} pass, {} fail, {} unsupported\n", options.target,
-               totals[CaseStatus::pass], totals[CaseStatus::fail], totals[CaseStatus::unsupported]);
-    if (!args->expect.empty()) {
-      std::ifstream in(args->expect);
-      if (!in) throw_user_error("cannot open expectations file '{}'", args->expect);
-      std::vector<std::string> missing;
-      for (std::string line; std::getline(in, line);) {
-        if (line.empty() || line[0] == '#') continue;
-        if (!passed.count(line)) missing.push_back(line);
-      }
-      if (!missing.empty())
-        throw_user_error("{} expected case(s) did not pass: {}", missing.size(),
-                         fmt::join(missing, ", "));
+    if (!args->record.empty()) {
+      std::ofstream out(args->record);
+      out << format_expectations(options.target, in_order);
+      if (!out) throw_user_error("cannot write expectations file '{}'", args->record);
     }
+    std::vector<std::string> shortfalls;
+    for (const auto& e : expected) {
+      auto it = results.find(e.name);
+      if (it == results.end()) {
+        shortfalls.push_back(fmt::format("{} (not among the cases run)", e.name));
+        continue;
+      }
+      if (auto why = expectation_shortfall(e, it->second))
+        shortfalls.push_back(fmt::format("{} ({})", e.name, why->substr(0, why->find('\n'))));
+    }
+    fmt::print("totals for target {}: {} pass ({} on the device), {} fail, {} unsupported\n",
+               options.target, totals[CaseStatus::pass], on_device, totals[CaseStatus::fail],
+               totals[CaseStatus::unsupported]);
+    if (!shortfalls.empty())
+      throw_user_error("{} expected case(s) fall short of {}: {}", shortfalls.size(), args->expect,
+                       fmt::join(shortfalls, "; "));
   });
 }
 
 }  // namespace
 
 void register_run_commands(CLI::App& app) {
-  register_builtin_backends();
-  tpc::register_tpc_backend();
+  targets::register_all_backends();
   register_targets(app);
   register_compile(app);
   register_run(app);

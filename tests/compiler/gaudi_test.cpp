@@ -2,6 +2,8 @@
 // matches the reference backend; model files round-trip; unsupported nodes fall back.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "model_builder.h"
 #include "tessera/compiler/backend.h"
 #include "tessera/compiler/driver.h"
@@ -17,7 +19,7 @@ const std::string kSmall = std::string(TESSERA_MODELS_DIR) + "/resnet_small.onnx
 class Gaudi : public ::testing::Test {
  protected:
   void SetUp() override {
-    register_builtin_backends();
+    register_builtin_backends("gaudi");
     tpc::register_tpc_backend();
   }
   static RunResult run(const Plan& plan, std::uint64_t seed = 5) {
@@ -33,7 +35,7 @@ TEST_F(Gaudi, ResnetRunsOnDeviceKernelsAndMatchesReference) {
   const Plan plan = load_plan(kSmall, options);
   EXPECT_EQ(plan.fallback_count(), 0);
   int nhwc = 0;
-  for (const Node& n : plan.graph.nodes) nhwc += n.layout == Layout::nhwc;
+  for (const Node& n : plan.graph.nodes) nhwc += n.layout.name == "nhwc";
   EXPECT_GT(nhwc, 10);
   const RunResult device_run = run(plan);
   EXPECT_GT(device_run.profile.total_cycles, 0u);
@@ -60,6 +62,44 @@ TEST_F(Gaudi, ModelFileRoundTripIsBitIdentical) {
   const RunResult a = run(plan), b = run(loaded);
   EXPECT_TRUE(equal(a.outputs.at("logits"), b.outputs.at("logits")));
   EXPECT_EQ(a.profile.total_cycles, b.profile.total_cycles);
+}
+
+// Format-1 model files named the layout only ("nhwc"); they still load, and run the same.
+TEST_F(Gaudi, Format1ModelFilesWithLayoutNamesStillLoad) {
+  LoadOptions options;
+  options.target = "gaudi";
+  const Plan plan = load_plan(kSmall, options);
+  const std::vector<std::byte> v2 = encode_model(plan);
+  constexpr std::size_t kHeader = 48;
+  std::uint64_t json_size = 0;
+  std::memcpy(&json_size, v2.data() + 16, 8);
+  const std::size_t weights_at = kHeader + json_size;
+  std::string text(reinterpret_cast<const char*>(v2.data() + kHeader), json_size);
+  const std::string declared =
+      R"("layout":{"name":"nhwc","perm":[0,2,3,1],"weights_name":"hwio","weights_perm":[2,3,1,0]})";
+  int replaced = 0;
+  for (auto at = text.find(declared); at != std::string::npos; at = text.find(declared)) {
+    text.replace(at, declared.size(), R"("layout":"nhwc")");
+    ++replaced;
+  }
+  ASSERT_GT(replaced, 0) << "no declared nhwc layout in the model file";
+  std::vector<std::byte> v1(v2.begin(), v2.begin() + kHeader);
+  const std::uint32_t version = 1;
+  std::memcpy(v1.data() + 8, &version, 4);
+  json_size = text.size();
+  std::memcpy(v1.data() + 16, &json_size, 8);
+  const auto* tb = reinterpret_cast<const std::byte*>(text.data());
+  const std::uint64_t sum = fnv1a64({tb, text.size()});
+  std::memcpy(v1.data() + 32, &sum, 8);
+  v1.insert(v1.end(), tb, tb + text.size());
+  v1.insert(v1.end(), v2.begin() + static_cast<std::ptrdiff_t>(weights_at), v2.end());
+  ModelFile file = decode_model(v1, "v1.tsm");
+  const auto backend = create_backend(file.target);
+  const Plan loaded = lower_graph(std::move(file.graph), *backend, file.device);
+  for (std::size_t n = 0; n < plan.graph.nodes.size(); ++n)
+    EXPECT_EQ(loaded.graph.nodes[n].layout, plan.graph.nodes[n].layout) << n;
+  const RunResult a = run(plan), b = run(loaded);
+  EXPECT_TRUE(equal(a.outputs.at("logits"), b.outputs.at("logits")));
 }
 
 TEST_F(Gaudi, NodesWithoutTpcKernelsFallBackWithAReason) {
@@ -130,7 +170,7 @@ TEST_F(Gaudi, ConvWithWeightsAsGraphInputRunsOnDeviceAndMatchesReference) {
   bool hwio_conv = false, weights_transpose = false;
   for (const Node& n : plan.graph.nodes) {
     if (n.op == "Conv")
-      hwio_conv = n.layout == Layout::nhwc && n.attr_string("tessera.weights_layout", "") == "hwio";
+      hwio_conv = n.layout.name == "nhwc" && n.attr_string("tessera.weights_layout", "") == "hwio";
     if (n.op == "Transpose" && n.inputs[0] == *plan.graph.find_value("w")) weights_transpose = true;
   }
   EXPECT_TRUE(hwio_conv);

@@ -29,7 +29,7 @@ std::string user_error_of(std::span<const std::byte> bytes) {
 }
 
 TEST(ModelFile, RoundTripGivesBitIdenticalOutputs) {
-  register_builtin_backends();
+  register_builtin_backends("gaudi");
   const Plan plan = load_plan(kSmall, {});
   const auto bytes = encode_model(plan, {{"note", "test"}});
   ModelFile loaded = decode_model(bytes, "m.tsm");
@@ -46,7 +46,7 @@ TEST(ModelFile, RoundTripGivesBitIdenticalOutputs) {
 }
 
 TEST(ModelFile, DamagedFilesAreUserErrors) {
-  register_builtin_backends();
+  register_builtin_backends("gaudi");
   const Plan plan = load_plan(kSmall, {});
   const auto bytes = encode_model(plan);
   // Truncated anywhere.
@@ -71,7 +71,7 @@ TEST(ModelFile, DamagedFilesAreUserErrors) {
 TEST(ModelFile, UnresolvedAutoPadIsAUserError) {
   // Import resolves auto_pad into pads; a file whose node still carries it (an older Tessera
   // wrote it) would run with the wrong pads, so loading it asks for a recompile.
-  register_builtin_backends();
+  register_builtin_backends("gaudi");
   Plan plan = load_plan(kSmall, {});
   for (Node& n : plan.graph.nodes)
     if (n.op == "Conv") {

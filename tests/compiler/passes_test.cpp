@@ -36,7 +36,7 @@ PassOptions no_passes() {
 
 TEST(Passes, BatchNormFoldingAndFusionKeepResults) {
   Graph g = import_onnx_file(kSmall);
-  auto reference = make_reference_backend();
+  auto reference = make_reference_backend("gaudi");
   Graph optimised = g;
   const PassReport report = run_passes(optimised, *reference);
   EXPECT_EQ(report.folded_batchnorms, 9);
@@ -80,7 +80,7 @@ TEST(Passes, MatMulPlusBiasBecomesGemmWithActivation) {
       {{"y", {"2", "3"}}});
   Graph g = import_onnx_bytes(bytes, "mm.onnx");
   Graph original = g;
-  auto reference = make_reference_backend();
+  auto reference = make_reference_backend("gaudi");
   const PassReport report = run_passes(g, *reference);
   EXPECT_EQ(report.fused_biases, 1);
   EXPECT_EQ(report.fused_activations, 1);
@@ -92,25 +92,31 @@ TEST(Passes, MatMulPlusBiasBecomesGemmWithActivation) {
   EXPECT_TRUE(allclose(b.at("y"), a.at("y"), 1e-5, 1e-6));
 }
 
-// A backend that wants NHWC convolutions: the layout pass wraps them in transposes and cancels
-// back-to-back inverse pairs; results stay the same.
-class NhwcBackend final : public Backend {
+// A backend that wants its convolutions in a layout it declares: the layout pass wraps them in
+// transposes and cancels back-to-back inverse pairs; results stay the same.
+class LayoutBackend final : public Backend {
  public:
-  std::string name() const override { return "nhwc-test"; }
+  explicit LayoutBackend(Layout layout) : layout_(std::move(layout)) {}
+  std::string name() const override { return "layout-test"; }
   std::string description() const override { return "test"; }
   std::string default_device() const override { return "gaudi"; }
   std::optional<std::string> unsupported_reason(const Node&, const Graph&) const override {
     return std::nullopt;
   }
   Layout preferred_layout(const Node& node, const Graph&) const override {
-    return node.op == "Conv" ? Layout::nhwc : Layout::nchw;
+    return node.op == "Conv" ? layout_ : Layout{};
   }
   std::unique_ptr<Step> lower(const Graph&, int node) const override {
     return make_reference_step(node);
   }
+
+ private:
+  Layout layout_;
 };
 
-TEST(Passes, LayoutChoiceInsertsAndCancelsTransposes) {
+class LayoutChoice : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(LayoutChoice, InsertsAndCancelsTransposes) {
   const auto bytes = testing::make_model(
       {{"x", {"1", "2", "5", "5"}}},
       {{"w1", Tensor::full(DType::f32, Shape{3, 3, 2, 2}, 0.1)},
@@ -118,7 +124,7 @@ TEST(Passes, LayoutChoiceInsertsAndCancelsTransposes) {
       {{"Conv", {"x", "w1"}, {"a"}, {{"pads", {1, 1, 1, 1}}}}, {"Conv", {"a", "w2"}, {"y"}}},
       {{"y", {"1", "2", "5", "5"}}});
   Graph g = import_onnx_bytes(bytes, "nhwc.onnx");
-  NhwcBackend backend;
+  LayoutBackend backend(GetParam());
   Graph laid_out = g;
   PassReport report;
   choose_layouts(laid_out, backend, &report);
@@ -126,12 +132,25 @@ TEST(Passes, LayoutChoiceInsertsAndCancelsTransposes) {
   EXPECT_EQ(report.layout_transposes, 2);
   for (const Node& n : laid_out.nodes)
     if (n.op == "Conv") {
-      EXPECT_EQ(n.layout, Layout::nhwc);
+      EXPECT_EQ(n.layout, GetParam());
+      EXPECT_EQ(n.attr_ints("tessera.weights_perm"), GetParam().weights_perm);
     }
-  auto reference = make_reference_backend();
+  auto reference = make_reference_backend("gaudi");
   const auto a = run_graph(g, *reference, no_passes());
   const auto b = run_graph(g, backend, {});
   EXPECT_TRUE(allclose(b.at("y"), a.at("y"), 1e-5, 1e-6));
+}
+
+// Channels last with HWIO weights (what gaudi declares), and an arbitrary other order, which no
+// backend uses: layouts are data a backend declares, not a closed list.
+INSTANTIATE_TEST_SUITE_P(Layouts, LayoutChoice,
+                         ::testing::Values(Layout{"nhwc", {0, 2, 3, 1}, "hwio", {2, 3, 1, 0}},
+                                           Layout{"nwhc", {0, 3, 2, 1}, "wh_io", {3, 2, 1, 0}}),
+                         [](const ::testing::TestParamInfo<Layout>& p) { return p.param.name; });
+
+TEST(Passes, ALayoutThatIsNotAPermutationIsAUserError) {
+  EXPECT_THROW(inverse_permutation({0, 2, 2, 1}), UserError);
+  EXPECT_EQ(inverse_permutation({0, 2, 3, 1}), (std::vector<std::int64_t>{0, 3, 1, 2}));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "model_builder.h"
 #include "tessera/compiler/backend.h"
@@ -15,7 +16,7 @@ namespace {
 const std::string kSmall = std::string(TESSERA_MODELS_DIR) + "/resnet_small.onnx";
 
 TEST(Registry, ReferenceIsRegisteredAndUnknownNamesAreListed) {
-  register_builtin_backends();
+  register_builtin_backends("gaudi");
   const auto all = registered_backends();
   ASSERT_TRUE(std::any_of(all.begin(), all.end(),
                           [](const BackendInfo& b) { return b.name == "reference"; }));
@@ -28,8 +29,22 @@ TEST(Registry, ReferenceIsRegisteredAndUnknownNamesAreListed) {
   }
 }
 
+// The compiler names no preset: without a default device from registration, the reference
+// backend needs one named.
+TEST(Registry, ReferenceWithoutADefaultDeviceAsksForOne) {
+  const auto reference = make_reference_backend();
+  EXPECT_EQ(reference->default_device(), "");
+  try {
+    lower_graph(import_onnx_file(kSmall), *reference, "");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("--device"), std::string::npos) << e.what();
+  }
+  register_builtin_backends("gaudi");
+}
+
 TEST(MemoryPlan, LiveValuesNeverOverlapAndReuseShrinksThePeak) {
-  register_builtin_backends();
+  register_builtin_backends("gaudi");
   LoadOptions options;
   const Plan plan = load_plan(kSmall, options);
   const Graph& g = plan.graph;
@@ -65,7 +80,7 @@ TEST(MemoryPlan, LiveValuesNeverOverlapAndReuseShrinksThePeak) {
 }
 
 TEST(PlanRunner, RunsAreDeterministicAndInputsAreChecked) {
-  register_builtin_backends();
+  register_builtin_backends("gaudi");
   const Plan plan = load_plan(kSmall, {});
   auto device = runtime::Device::open(plan.device);
   PlanRunner runner(plan, *device);
@@ -125,6 +140,70 @@ TEST(Compare, CosineAndErrors) {
   EXPECT_NEAR(c[0].max_abs_error, 0.5, 1e-12);
   EXPECT_LT(c[0].cosine_similarity, 1.0);
   EXPECT_GT(c[0].cosine_similarity, 0.99);
+  EXPECT_FALSE(c[0].ok);
+  EXPECT_EQ(c[0].worst_index, 2);
+}
+
+// `tessera run --check` holds outputs to the conformance tolerances: an output scaled by 2 has
+// a cosine similarity of exactly 1, and must still fail, naming the errors and the worst element.
+TEST(Compare, AnOutputScaledByTwoFailsTheCheck) {
+  std::vector<float> v(1000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.01f * static_cast<float>(i) - 3.0f;
+  std::vector<float> twice = v;
+  for (auto& x : twice) x *= 2.0f;
+  const Tensor expected = Tensor::from_vector(Shape{10, 100}, v);
+  const Tensor scaled = Tensor::from_vector(Shape{10, 100}, twice);
+  const OutputComparison c = compare_output("y", scaled, expected);
+  EXPECT_NEAR(c.cosine_similarity, 1.0, 1e-12);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NEAR(c.max_rel_error, 1.0, 1e-6);
+  EXPECT_EQ(c.worst_index, 999);  // the largest |expected| is furthest out of tolerance
+  EXPECT_EQ(c.worst_position, "(9, 99)");
+  const std::string text = c.describe();
+  for (const char* part : {"max abs error 6.99", "max rel error 1", "rtol 0.001", "atol 1e-05",
+                           "worst element 999 at (9, 99): 13.9799995 vs 6.98999977", "MISMATCH"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << " not in: " << text;
+  // The same output within tolerance passes; a 1-ulp-scale difference stays within it.
+  std::vector<float> close = v;
+  close[5] *= 1.0000005f;
+  EXPECT_TRUE(compare_output("y", Tensor::from_vector(Shape{10, 100}, close), expected).ok);
+}
+
+TEST(Compare, TolerancesArePerDtype) {
+  EXPECT_EQ(conformance_tolerance(DType::f32).rtol, 1e-3);
+  EXPECT_GT(conformance_tolerance(DType::bf16).rtol, conformance_tolerance(DType::f16).rtol);
+  EXPECT_EQ(conformance_tolerance(DType::i32).atol, 0.0);
+  const Tensor a = Tensor::from_ints(DType::i32, Shape{2}, {1, 2});
+  const Tensor b = Tensor::from_ints(DType::i32, Shape{2}, {1, 3});
+  EXPECT_FALSE(compare_output("i", a, b).ok);  // integers compare exactly
+}
+
+TEST(Expectations, ACaseThatNowNeedsAFallbackFallsShort) {
+  CaseResult r;
+  r.name = "test_relu";
+  r.status = CaseStatus::pass;
+  r.fallbacks = 1;
+  EXPECT_TRUE(expectation_shortfall({"test_relu", true}, r).has_value());
+  EXPECT_FALSE(expectation_shortfall({"test_relu", false}, r).has_value());
+  r.fallbacks = 0;
+  EXPECT_FALSE(expectation_shortfall({"test_relu", true}, r).has_value());
+  r.status = CaseStatus::fail;
+  EXPECT_TRUE(expectation_shortfall({"test_relu", false}, r).has_value());
+  // The recorded file reads back as it was written.
+  CaseResult device = r, fallback = r;
+  device.status = fallback.status = CaseStatus::pass;
+  device.name = "test_a";
+  fallback.name = "test_b";
+  fallback.fallbacks = 2;
+  const std::string path = ::testing::TempDir() + "/expected_x.txt";
+  std::ofstream(path) << format_expectations("x", {device, fallback, r});
+  const auto read = read_expectations(path);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].name, "test_a");
+  EXPECT_TRUE(read[0].on_device);
+  EXPECT_FALSE(read[1].on_device);
+  std::ofstream(path) << "test_a on_the_moon\n";
+  EXPECT_THROW(read_expectations(path), UserError);
 }
 
 }  // namespace

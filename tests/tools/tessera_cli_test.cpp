@@ -95,6 +95,26 @@ TEST(TesseraCli, ArchListShowsTheSixPresets) {
   EXPECT_EQ(found, 6) << r.out;
 }
 
+// `tessera targets` lists what the registry holds: reference and at least one backend per
+// target of cmake/targets.cmake, each with a description and the default device it declares.
+TEST(TesseraCli, TargetsListsEveryRegisteredBackendWithItsDefaultDevice) {
+  const Result r = run("targets");
+  ASSERT_EQ(r.code, 0) << r.err;
+  int backends = 0;
+  bool reference = false;
+  for (const std::string& line : lines(r.out)) {
+    ++backends;
+    reference = reference || line.rfind("reference ", 0) == 0;
+    const auto at = line.rfind("(default device: ");
+    ASSERT_NE(at, std::string::npos) << line;
+    const std::string device = line.substr(at + 17, line.size() - at - 18);
+    EXPECT_FALSE(device.empty()) << line;
+    EXPECT_EQ(run("arch show " + device).code, 0) << "default device " << device << " of: " << line;
+  }
+  EXPECT_TRUE(reference) << r.out;
+  EXPECT_GE(backends, TESSERA_TARGET_COUNT + 1) << r.out;
+}
+
 TEST(TesseraCli, ArchShowGaudiPrintsEveryFigureWithUnitAndSource) {
   const Result r = run("arch show gaudi");
   ASSERT_EQ(r.code, 0) << r.err;

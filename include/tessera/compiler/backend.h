@@ -27,7 +27,9 @@ class Backend {
   // Why this backend cannot run `node`; nullopt when it can.
   virtual std::optional<std::string> unsupported_reason(const Node& node,
                                                         const Graph& graph) const = 0;
-  // Activation layout the backend wants for a 4-D node (default NCHW, ONNX's own).
+  // The layout the backend wants for a node's activations (default: ONNX's order). The backend
+  // declares it (name, permutation, Conv weights order); the layout pass applies it to nodes
+  // whose first input and output have the permutation's rank.
   virtual Layout preferred_layout(const Node& node, const Graph& graph) const;
   // Rewrites the graph for this backend after the passes and before lowering, e.g. weights
   // into the layout its kernels read (recorded in node attributes so every backend, and the
@@ -48,11 +50,14 @@ void register_backend(BackendInfo info);
 std::vector<BackendInfo> registered_backends();  // sorted by name
 // UserError listing the registered names when `name` is not one of them.
 std::unique_ptr<Backend> create_backend(const std::string& name);
-// Registers the backends of the compiler library itself (`reference`).
-void register_builtin_backends();
+// Registers the backends of the compiler library itself (`reference`). The compiler names no
+// preset: `reference_device` is the reference backend's default device (targets::
+// register_all_backends passes the first target's); empty: a device must be named.
+void register_builtin_backends(const std::string& reference_device = {});
 
-// The reference backend: every node on the host through ops/reference.
-std::unique_ptr<Backend> make_reference_backend();
+// The reference backend: every node on the host through ops/reference, on `default_device`
+// (any preset works: it uses only the device's global memory and host link).
+std::unique_ptr<Backend> make_reference_backend(const std::string& default_device = {});
 // A step running one node on the host through ops/reference: what fallbacks lower to.
 std::unique_ptr<Step> make_reference_step(int node_index);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,16 +24,39 @@ struct LoadOptions {
 // ignored here (they are run-time inputs).
 Plan load_plan(const std::string& path, const LoadOptions& options);
 
-// Output-by-output comparison of a run against a reference run.
+// The tolerance an output of `dtype` is held to, by the conformance suite and by
+// `tessera run --check` alike: |actual - expected| <= atol + rtol * |expected| per element.
+// Floats get a few units in the last place of their dtype (f32: rtol 1e-3, atol 1e-5; f16:
+// 4e-3, 1e-4; bf16: 1e-2, 1e-3); integers and bool are exact.
+struct Tolerance {
+  double rtol = 0.0;
+  double atol = 0.0;
+};
+Tolerance conformance_tolerance(DType dtype);
+
+// Output-by-output comparison of a run against a reference run, each output within
+// conformance_tolerance of its dtype.
 struct OutputComparison {
   std::string name;
+  bool shapes_match = true;
+  bool ok = true;  // shapes match and every element is within tolerance
+  Tolerance tolerance;
+  std::int64_t mismatches = 0;  // elements out of tolerance
   double max_abs_error = 0.0;
   double max_rel_error = 0.0;  // over elements with |expected| > 1e-6
+  // The element furthest out of tolerance (or, when all are within, with the largest error
+  // relative to its tolerance): flat index, shape index (Tessera order), values.
+  std::int64_t worst_index = -1;
+  std::string worst_position;
+  double worst_actual = 0.0;
+  double worst_expected = 0.0;
   double cosine_similarity = 1.0;
-  bool shapes_match = true;
+  std::string describe() const;  // one line: errors, tolerance, worst element, verdict
 };
 std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
                                               const std::map<std::string, Tensor>& expected);
+OutputComparison compare_output(const std::string& name, const Tensor& actual,
+                                const Tensor& expected);
 
 // ---- Conformance: ONNX backend node tests (model.onnx + test_data_set_N/*.pb) ----
 enum class CaseStatus { pass, fail, unsupported };
@@ -42,15 +66,31 @@ struct CaseResult {
   std::string name;  // the case directory's name ("test_relu")
   CaseStatus status = CaseStatus::unsupported;
   std::string detail;  // why it failed or is unsupported
-  int fallbacks = 0;
+  int fallbacks = 0;   // nodes that ran on reference instead of the target's device
+  bool on_device() const { return status == CaseStatus::pass && fallbacks == 0; }
 };
 
+// Outputs are compared within conformance_tolerance of their dtype.
 struct ConformanceOptions {
   std::string target = "reference";
   std::string device;  // empty: the backend's default
-  double rtol = 1e-3;
-  double atol = 1e-7;
 };
+
+// Expectations of a backend (tests/conformance/expected_<backend>.txt): one passing case a
+// line, "<case> device" when every node ran on the target's device, "<case> fallback" when
+// some fell back to reference; '#' starts a comment line. UserError naming the file and line
+// when malformed or unreadable.
+struct Expectation {
+  std::string name;
+  bool on_device = false;
+};
+std::vector<Expectation> read_expectations(const std::string& path);
+// The file text for the passing cases of `results` (header comment naming `target`).
+std::string format_expectations(const std::string& target, const std::vector<CaseResult>& results);
+// Why `result` falls short of `expected` (it fails, or it passes only with a fallback where it
+// ran on the device); nullopt when it meets it.
+std::optional<std::string> expectation_shortfall(const Expectation& expected,
+                                                 const CaseResult& result);
 
 // Case directories under `paths`: a path holding model.onnx is one case; otherwise its
 // subdirectories that hold one are, sorted by name.

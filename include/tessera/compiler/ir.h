@@ -45,8 +45,23 @@ struct Activation {
 };
 std::string activation_name(const Activation& activation);
 
-// Activation layout of a node's 4-D data (chosen per backend by the layout pass).
-enum class Layout : std::uint8_t { nchw, nhwc };
+// The layout of a node's activations, declared by a backend (Backend::preferred_layout) and
+// applied by the layout pass: `perm` is the ONNX Transpose permutation from ONNX's own dimension
+// order to the layout's, for activations of rank perm.size(). A Conv laid out this way reads its
+// weights through `weights_perm` (ONNX perm of the weights; empty: ONNX's order). The default
+// Layout (empty perm) is ONNX's order. Names are for messages and model files.
+struct Layout {
+  std::string name;
+  std::vector<std::int64_t> perm;
+  std::string weights_name;
+  std::vector<std::int64_t> weights_perm;
+  bool is_default() const { return perm.empty(); }
+  bool operator==(const Layout&) const = default;
+};
+// The permutation undoing `perm`; UserError if `perm` is not a permutation of 0..n-1.
+std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& perm);
+// An ONNX perm (outermost dimension first) as the fastest-first permutation ops::transpose takes.
+std::vector<int> ops_permutation(const std::vector<std::int64_t>& onnx_perm);
 
 struct Node {
   std::string name;  // ONNX node name, or "<op>_<index>" when the model gives none
@@ -55,7 +70,7 @@ struct Node {
   std::vector<ValueId> outputs;
   std::map<std::string, Attribute> attrs;
   Activation activation;
-  Layout layout = Layout::nchw;
+  Layout layout;  // default: ONNX's order
 
   bool has_attr(const std::string& key) const { return attrs.count(key) != 0; }
   std::int64_t attr_int(const std::string& key, std::int64_t fallback) const;

@@ -16,7 +16,9 @@
 
 namespace tessera::compiler {
 
-inline constexpr std::uint32_t kModelFormatVersion = 1;
+// Format 2 stores each node's layout as the backend declared it (name and permutations);
+// format-1 files (layout "nchw" / "nhwc") are still read.
+inline constexpr std::uint32_t kModelFormatVersion = 2;
 
 struct ModelFile {
   Graph graph;                                  // after the passes

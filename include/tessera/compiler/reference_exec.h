@@ -10,10 +10,12 @@
 
 namespace tessera::compiler {
 
-// An NHWC Conv (layout pass) reads HWIO weights {M, C/g, kW, kH} and carries the attribute
-// `tessera.weights_layout=hwio`; run_reference reads them back as ONNX's {kW, kH, C/g, M}.
-// kHwioPerm is the ops::transpose permutation from ONNX's weights to HWIO.
-inline const std::vector<int> kHwioPerm = {3, 2, 0, 1};
+// A Conv laid out by a backend whose Layout has weights_perm reads its weights in that order
+// and carries `tessera.weights_layout=<name>` and `tessera.weights_perm=<ONNX perm>`;
+// run_reference reads them back in ONNX's order. Model files written before the perm was
+// recorded carry only `tessera.weights_layout=hwio`, which is this ONNX perm ({M, C/g, kH, kW}
+// -> {kH, kW, C/g, M}).
+inline const std::vector<std::int64_t> kHwioOnnxPerm = {2, 3, 1, 0};
 
 // inputs[i] is nullptr for an omitted optional input. Returns one tensor per node output
 // (omitted outputs get an empty f32 scalar). The fused activation, if any, is applied to

@@ -23,6 +23,13 @@ using compiler::Node;
 using compiler::Step;
 using compiler::ValueId;
 
+// Channels last (spec 000 §2.4.6: the TPC prefers NHWC), with convolution weights HWIO, the
+// order the MME reads them in.
+const Layout& nhwc() {
+  static const Layout layout{"nhwc", {0, 2, 3, 1}, "hwio", {2, 3, 1, 0}};
+  return layout;
+}
+
 const std::set<std::string> kUnary = {"Relu",       "LeakyRelu", "Elu", "Selu", "Sigmoid",
                                       "Tanh",       "Softplus",  "Exp", "Log",  "Sqrt",
                                       "Reciprocal", "Abs",       "Neg", "Clip", "Erf"};
@@ -130,12 +137,12 @@ class GaudiBackend final : public compiler::Backend {
 
   Layout preferred_layout(const Node& n, const Graph& g) const override {
     const DType t = g.value(n.outputs[0]).dtype;
-    if (!compute_dtype(t)) return Layout::nchw;
+    if (!compute_dtype(t)) return Layout{};
     // Weights that are not constants go HWIO through a TPC transpose before the MME conv.
-    if (n.op == "Conv") return has_input(n, 1) ? Layout::nhwc : Layout::nchw;
+    if (n.op == "Conv") return has_input(n, 1) ? nhwc() : Layout{};
     if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
         n.op == "GlobalMaxPool" || n.op == "BatchNormalization" || n.op == "InstanceNormalization")
-      return Layout::nhwc;
+      return nhwc();
     // Elementwise ops stay NHWC between NHWC producers, so no transposes run between them.
     if (kUnary.count(n.op) || kBinary.count(n.op)) {
       const Shape& out = g.value(n.outputs[0]).shape;
@@ -144,17 +151,17 @@ class GaudiBackend final : public compiler::Backend {
         if (v == kNoValue) continue;
         const auto& value = g.value(v);
         if (value.constant) {
-          if (value.shape.element_count() != 1) return Layout::nchw;
+          if (value.shape.element_count() != 1) return Layout{};
           continue;
         }
-        if (!(value.shape == out)) return Layout::nchw;
+        if (!(value.shape == out)) return Layout{};
         if (value.producer >= 0 &&
-            preferred_layout(g.nodes[static_cast<std::size_t>(value.producer)], g) == Layout::nhwc)
+            preferred_layout(g.nodes[static_cast<std::size_t>(value.producer)], g) == nhwc())
           nhwc_producer = true;
       }
-      return nhwc_producer ? Layout::nhwc : Layout::nchw;
+      return nhwc_producer ? nhwc() : Layout{};
     }
-    return Layout::nchw;
+    return Layout{};
   }
 
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
@@ -172,7 +179,7 @@ class GaudiBackend final : public compiler::Backend {
       return std::string("fused activation on an op without a TPC epilogue");
     if (n.op == "Conv") {
       if (auto r = need_compute()) return r;
-      if (n.layout != Layout::nhwc)
+      if (n.layout != nhwc())
         return std::string("the MME convolves NHWC activations; this Conv is not 2-D NHWC");
       if (has_input(n, 2) && !constant(g, n, 2)) return std::string("a non-constant bias");
       return std::nullopt;
@@ -205,20 +212,20 @@ class GaudiBackend final : public compiler::Backend {
       if (n.outputs.size() > 1 && n.outputs[1] != kNoValue)
         return std::string("the Indices output of MaxPool");
       if (auto r = need_compute()) return r;
-      if (n.layout != Layout::nhwc || n.attr_ints("kernel_shape").size() != 2)
+      if (n.layout != nhwc() || n.attr_ints("kernel_shape").size() != 2)
         return std::string("only 2-D NHWC pooling");
       return std::nullopt;
     }
     if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool" || n.op == "BatchNormalization") {
       if (auto r = need_compute()) return r;
-      if (n.layout != Layout::nhwc) return std::string("only 4-D NHWC");
+      if (n.layout != nhwc()) return std::string("only 4-D NHWC");
       for (std::size_t i = 1; i < n.inputs.size(); ++i)
         if (!constant(g, n, i)) return std::string("non-constant normalisation parameters");
       return std::nullopt;
     }
     if (n.op == "InstanceNormalization") {
       if (auto r = need_compute()) return r;
-      if (n.layout != Layout::nhwc) return std::string("only 4-D NHWC");
+      if (n.layout != nhwc()) return std::string("only 4-D NHWC");
       return std::nullopt;
     }
     if (n.op == "LayerNormalization") {

@@ -15,3 +15,10 @@ std::unique_ptr<compiler::Backend> make_gaudi_backend();
 void register_tpc_backend();
 
 }  // namespace tessera::tpc
+
+namespace tessera::targets {
+// The registration call the generated target list (cmake/targets.cmake) makes for this folder.
+inline void register_tpc_backend() {
+  tpc::register_tpc_backend();
+}
+}  // namespace tessera::targets

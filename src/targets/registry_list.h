@@ -1,0 +1,15 @@
+// The generated list of targets (registry.cpp.in) as registry.cpp reads it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessera::targets::detail {
+
+struct TargetEntry {
+  std::string name;            // folder under src/targets/
+  void (*register_backend)();  // its register_<t>_backend()
+};
+std::vector<TargetEntry> target_list();
+
+}  // namespace tessera::targets::detail

@@ -79,20 +79,7 @@ Event Timeline::issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
 
 Event Timeline::issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
                       std::span<const Event> deps) {
-  check_pipe(pipe, "issue");
-  Op op;
-  op.kind = Kind::compute;
-  op.pipe = pipe;
-  op.cycles = cycles;
-  std::vector<std::uint64_t> pending;
-  for (const Event& d : deps) {
-    const Op& dep = op_of(d, "issue");
-    // Resolved dependencies are folded into a ready time; only pending ones are remembered
-    // (all of them when order is tracked: they are edges of happens-before).
-    if (dep.resolved) op.start = std::max(op.start, dep.end);
-    if (!dep.resolved || track_order_) pending.push_back(d.index);
-  }
-  return push(op, name, std::move(pending));
+  return issue_at(pipe, name, 0, cycles, deps);
 }
 
 Event Timeline::issue_at(PipeId pipe, std::string_view name, std::uint64_t not_before,
@@ -105,7 +92,9 @@ Event Timeline::issue_at(PipeId pipe, std::string_view name, std::uint64_t not_b
   op.start = not_before;
   std::vector<std::uint64_t> pending;
   for (const Event& d : deps) {
-    const Op& dep = op_of(d, "issue_at");
+    const Op& dep = op_of(d, "issue");
+    // Resolved dependencies are folded into a ready time; only pending ones are remembered
+    // (all of them when order is tracked: they are edges of happens-before).
     if (dep.resolved) op.start = std::max(op.start, dep.end);
     if (!dep.resolved || track_order_) pending.push_back(d.index);
   }

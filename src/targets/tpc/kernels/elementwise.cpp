@@ -241,7 +241,9 @@ void binary_int(tensor a, tensor b, tensor out, unsigned mask_a, unsigned mask_b
 template <typename To, typename From>
 inline To convert(const From& a, int rounding, int group, const To& income) {
   // one CONVERT issue, as v_convert_<from>_to_<to>_v
-  return tpc::detail::on_vpu(tpc::detail::convert<To, From>(a, rounding, group, income), a, income);
+  return tpc::detail::on_vpu(
+      tpc::detail::convert<To, From>(a, tpc::detail::rounding_of(rounding, "cast"), group, income),
+      a, income);
 }
 
 template <typename From, typename To>

@@ -13,9 +13,10 @@ int main() {
   tessera::tpc::Runtime rt(*device);
   std::vector<float> in(100, -2.0f);
   in[99] = 3.0f;
-  const auto x = tessera::tpc::make_device_tensor(*device, tessera::DType::f32,
-                                                  tessera::Shape{100}, in.data());
-  const auto y = tessera::tpc::make_device_tensor(*device, tessera::DType::f32, tessera::Shape{100});
+  const auto x = tessera::tpc::make_device_tensor(*device, tessera::DType::f32, tessera::Shape{100},
+                                                  in.data());
+  const auto y =
+      tessera::tpc::make_device_tensor(*device, tessera::DType::f32, tessera::Shape{100});
   const auto& record = tessera::tpc::ops::relu(rt, x, y);
   std::vector<float> out(100);
   device->copy_to_host(out.data(), y.buffer, out.size() * sizeof(float));

@@ -21,6 +21,8 @@ KERNEL_BINARY(kl_div_fwd_f32)
 KERNEL_BINARY(printf_test)
 KERNEL_BINARY(matrix_mul_fwd_f32)
 KERNEL_BINARY(gather_fwd_dim1_i32)
+KERNEL_BINARY(avg_pool_2d_fwd_f32)
+KERNEL_BINARY(batch_norm_fwd_f32)
 
 namespace {
 
@@ -228,6 +230,58 @@ gcapi::GlueCodeReturn_t gather(gcapi::HabanaKernelParams_t* in,
                      &_binary___gather_fwd_dim1_i32_o_end);
 }
 
+struct AvgPoolParam {
+  int kernel_w, kernel_h, stride_w, stride_h;
+};
+
+gcapi::GlueCodeReturn_t avg_pool(gcapi::HabanaKernelParams_t* in,
+                                 gcapi::HabanaKernelInstantiation_t* out) {
+  gcapi::GlueCodeReturn_t rc = check_counts(in, 1, 1);
+  if (rc != gcapi::GLUE_SUCCESS) return rc;
+  if (in->NodeParams == nullptr || in->NodeParamsSize != sizeof(AvgPoolParam))
+    return gcapi::GLUE_MISSING_PRIVATE_STRUCTURE;
+  const AvgPoolParam* p = static_cast<const AvgPoolParam*>(in->NodeParams);
+  const gcapi::TensorGeometry_t& i = in->inputTensors[0].geometry;
+  const gcapi::TensorGeometry_t& o = in->outputTensors[0].geometry;
+  if (i.dims != 4 || o.dims != 4 || o.sizes[0] != i.sizes[0] ||
+      o.sizes[1] != (i.sizes[1] - p->kernel_w) / p->stride_w + 1 ||
+      o.sizes[2] != (i.sizes[2] - p->kernel_h) / p->stride_h + 1 || o.sizes[3] != i.sizes[3])
+    return gcapi::GLUE_INCOMPATIBLE_OUTPUT_SIZE;
+  out->indexSpaceGeometry.dims = 4;
+  out->indexSpaceGeometry.sizes[0] = (o.sizes[0] + 63) / 64;
+  for (unsigned d = 1; d < 4; ++d) out->indexSpaceGeometry.sizes[d] = o.sizes[d];
+  out->inputTensorAccessPattern[0].allRequired = 1;
+  const float steps[gcapi::MAX_TENSOR_DIM] = {64, 1, 1, 1, 1};
+  map_linear(out->outputTensorAccessPattern, 1, 4, steps);
+  out->kernel.paramsNr = 4;
+  std::memcpy(out->kernel.scalarParams, p, sizeof(*p));
+  return copy_binary(out, &_binary___avg_pool_2d_fwd_f32_o_start,
+                     &_binary___avg_pool_2d_fwd_f32_o_end);
+}
+
+gcapi::GlueCodeReturn_t batch_norm(gcapi::HabanaKernelParams_t* in,
+                                   gcapi::HabanaKernelInstantiation_t* out) {
+  gcapi::GlueCodeReturn_t rc = check_counts(in, 5, 1);
+  if (rc != gcapi::GLUE_SUCCESS) return rc;
+  if (in->NodeParams == nullptr || in->NodeParamsSize != sizeof(float))
+    return gcapi::GLUE_MISSING_PRIVATE_STRUCTURE;
+  const gcapi::TensorGeometry_t& x = in->inputTensors[0].geometry;
+  for (unsigned t = 1; t < 5; ++t)
+    if (in->inputTensors[t].geometry.sizes[0] != x.sizes[0])
+      return gcapi::GLUE_INCOMPATIBLE_INPUT_SIZE;
+  out->indexSpaceGeometry.dims = 4;
+  out->indexSpaceGeometry.sizes[0] = (x.sizes[0] + 63) / 64;
+  for (unsigned d = 1; d < 4; ++d) out->indexSpaceGeometry.sizes[d] = d < x.dims ? x.sizes[d] : 1;
+  const float steps[gcapi::MAX_TENSOR_DIM] = {64, 1, 1, 1, 1};
+  map_linear(out->inputTensorAccessPattern, 1, x.dims, steps);
+  map_linear(out->outputTensorAccessPattern, 1, x.dims, steps);
+  for (unsigned t = 1; t < 5; ++t) out->inputTensorAccessPattern[t].allRequired = 1;
+  out->kernel.paramsNr = 1;
+  std::memcpy(out->kernel.scalarParams, in->NodeParams, sizeof(float));
+  return copy_binary(out, &_binary___batch_norm_fwd_f32_o_start,
+                     &_binary___batch_norm_fwd_f32_o_end);
+}
+
 struct Entry {
   const char* name;
   gcapi::GlueCodeReturn_t (*glue)(gcapi::HabanaKernelParams_t*,
@@ -244,6 +298,8 @@ const Entry kKernels[] = {
     {"custom_printf_test_f32", printf_test},
     {"custom_matrix_mul_fwd_f32", matrix_mul},
     {"custom_gather_fwd_dim1_i32", gather},
+    {"custom_avg_pool_2d_fwd_f32", avg_pool},
+    {"custom_batch_norm_fwd_f32", batch_norm},
 };
 constexpr unsigned kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
 

@@ -196,6 +196,47 @@ int main(int argc, char** argv) {
         for (int c = 0; c < 70; ++c) ok = ok && got[i * 70 + c] == data[idx[i] * 70 + c];
       check(ok, "gather_fwd_dim1_i32");
     }
+    {  // average pooling 3x2 window, stride 2x2, NHWC (C=80, W=9, H=7, N=2)
+      const Shape si{80, 9, 7, 2}, so{80, 4, 3, 2};
+      const auto x = random_floats(static_cast<std::size_t>(si.element_count()), -2, 2, 12);
+      const auto in = make_device_tensor(d, DType::f32, si, x.data());
+      const auto out = make_device_tensor(d, DType::f32, so);
+      const struct { int kw, kh, sw, sh; } param{3, 2, 2, 2};
+      rt.launch("custom_avg_pool_2d_fwd_f32", {in}, {out}, param);
+      std::vector<float> want(static_cast<std::size_t>(so.element_count()));
+      for (int n = 0; n < 2; ++n)
+        for (int h = 0; h < 3; ++h)
+          for (int w = 0; w < 4; ++w)
+            for (int c = 0; c < 80; ++c) {
+              double acc = 0;
+              for (int kh = 0; kh < 2; ++kh)
+                for (int kw = 0; kw < 3; ++kw)
+                  acc += x[((n * 7 + h * 2 + kh) * 9 + w * 2 + kw) * 80 + c];
+              want[((n * 3 + h) * 4 + w) * 80 + c] = static_cast<float>(acc / 6);
+            }
+      check(close(download<float>(d, out), want, 1e-5f), "avg_pool_2d_fwd_f32");
+    }
+    {  // batch norm (inference), C=100 over W=3, H=2
+      const Shape s{100, 3, 2}, sc{100};
+      const auto x = random_floats(600, -3, 3, 13), mean = random_floats(100, -1, 1, 14);
+      const auto var = random_floats(100, 0.1f, 2, 15), gamma = random_floats(100, 0.5f, 2, 16);
+      const auto beta = random_floats(100, -1, 1, 17);
+      const auto tx = make_device_tensor(d, DType::f32, s, x.data());
+      const auto tm = make_device_tensor(d, DType::f32, sc, mean.data());
+      const auto tv = make_device_tensor(d, DType::f32, sc, var.data());
+      const auto tg = make_device_tensor(d, DType::f32, sc, gamma.data());
+      const auto tb = make_device_tensor(d, DType::f32, sc, beta.data());
+      const auto out = make_device_tensor(d, DType::f32, s);
+      const float eps = 1e-5f;
+      rt.launch("custom_batch_norm_fwd_f32", {tx, tm, tv, tg, tb}, {out}, eps);
+      std::vector<float> want(600);
+      for (int i = 0; i < 600; ++i) {
+        const int c = i % 100;
+        want[i] = static_cast<float>((x[i] - mean[c]) / std::sqrt(double(var[c]) + eps) * gamma[c] +
+                                     beta[c]);
+      }
+      check(close(download<float>(d, out), want, 1e-5f), "batch_norm_fwd_f32");
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -27,7 +27,7 @@ void abs_f32(tensor inputA, tensor outputB) {
 
 // Glue code: one 1-D f32 input and output of equal size; member x handles elements
 // 64x .. 64x + 63 (start_a = end_a = 64, start_b = 0, end_b = 63).
-gcapi::GlueCodeReturn_t abs_glue(const gcapi::HabanaKernelParams_t* params,
+gcapi::GlueCodeReturn_t abs_glue(gcapi::HabanaKernelParams_t* params,
                                  gcapi::HabanaKernelInstantiation_t* instance) {
   if (params->inputTensorNr != 1) return gcapi::GLUE_INCOMPATIBLE_INPUT_COUNT;
   if (params->outputTensorNr != 1) return gcapi::GLUE_INCOMPATIBLE_OUTPUT_COUNT;
@@ -39,10 +39,10 @@ gcapi::GlueCodeReturn_t abs_glue(const gcapi::HabanaKernelParams_t* params,
   if (in.geometry.sizes[0] != out.geometry.sizes[0]) return gcapi::GLUE_INCOMPATIBLE_OUTPUT_SIZE;
   instance->indexSpaceGeometry.dims = 1;
   instance->indexSpaceGeometry.sizes[0] = (in.geometry.sizes[0] + 63) / 64;
-  const gcapi::DimTransform_t dim0{0, 64, 64, 0, 63};
-  instance->inputTensorAccessPattern[0].mapping[0] = dim0;
-  instance->outputTensorAccessPattern[0].mapping[0] = dim0;
-  instance->kernel.kernel = tpc_kernel<&abs_f32>();
+  const gcapi::DimTransform_t dim0{{0}, 64, 0, 64, 63};
+  instance->inputTensorAccessPattern[0].dim[0] = dim0;
+  instance->outputTensorAccessPattern[0].dim[0] = dim0;
+  gcapi::set_kernel(instance, tpc_kernel<&abs_f32>());
   return gcapi::GLUE_SUCCESS;
 }
 

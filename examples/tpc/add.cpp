@@ -62,7 +62,7 @@ int main() {
                 record.metrics.at("members"), record.metrics.at("instances"),
                 wrong == 0 ? "all correct" : "WRONG");
     std::printf("c[0] = %g, c[191] = %g, c[575] = %g\n", c[0], c[191], c[575]);
-    gcapi::TensorGeometry_t space;
+    gcapi::TensorGeometry_t space{};
     space.dims = 2;
     space.sizes[0] = 3;
     space.sizes[1] = 3;

@@ -46,7 +46,7 @@ int main() {
                  [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
                    inst->indexSpaceGeometry.dims = 1;
                    inst->indexSpaceGeometry.sizes[0] = 1;
-                   inst->kernel.kernel = tpc_kernel<&printTest>();
+                   gcapi::set_kernel(inst, tpc_kernel<&printTest>());
                    inst->flags.printfUsed = 1;  // #pragma tpc_printf(enable)
                    return gcapi::GLUE_SUCCESS;
                  });

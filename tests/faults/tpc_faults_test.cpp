@@ -15,7 +15,7 @@ namespace {
 void one_member(gcapi::HabanaKernelInstantiation_t* inst, KernelFunction k) {
   inst->indexSpaceGeometry.dims = 1;
   inst->indexSpaceGeometry.sizes[0] = 1;
-  inst->kernel.kernel = k;
+  gcapi::set_kernel(inst, k);
 }
 
 void big_vlm(tensor in, tensor out) {
@@ -133,8 +133,9 @@ TEST_F(TpcFaults, MoreTensorsThanTheProgramCanAddress) {
   // With printf, one slot fewer: 16 tensors is too many.
   lib->add("many_printf_f32",
            [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-             one_member(inst, tpc_kernel<&Many<1>::kernel>());
-             inst->kernel.kernel.tensor_params = 16;
+             KernelFunction k = tpc_kernel<&Many<1>::kernel>();
+             k.tensor_params = 16;
+             one_member(inst, k);
              inst->flags.printfUsed = 1;
              return gcapi::GLUE_SUCCESS;
            });

@@ -67,7 +67,7 @@ TEST_F(Fixture, AddOverThreeByThreeIndexSpace) {
 
 TEST_F(Fixture, SplitCoversEveryMemberOnceAndDependsOnlyOnThePreset) {
   Runtime rt(*dev, options());
-  gcapi::TensorGeometry_t g;
+  gcapi::TensorGeometry_t g{};
   g.dims = 3;
   g.sizes[0] = 5;
   g.sizes[1] = 7;
@@ -116,7 +116,7 @@ TEST_F(Fixture, WritesOutsideTheTensorAreCulledLaneByLane) {
            [](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
              inst->indexSpaceGeometry.dims = 1;
              inst->indexSpaceGeometry.sizes[0] = 1;
-             inst->kernel.kernel = tpc_kernel<&store_at>();
+             gcapi::set_kernel(inst, tpc_kernel<&store_at>());
              gcapi::set_scalar_params(inst->kernel, static_cast<const int*>(p->NodeParams)[0],
                                       static_cast<const int*>(p->NodeParams)[1]);
              inst->inputTensorAccessPattern[0].allRequired = 1;
@@ -253,7 +253,7 @@ TEST_F(Fixture, PrintfProducesTheSpecExampleOutput) {
   auto glue = [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
     inst->indexSpaceGeometry.dims = 1;
     inst->indexSpaceGeometry.sizes[0] = 1;
-    inst->kernel.kernel = tpc_kernel<&printf_kernel>();
+    gcapi::set_kernel(inst, tpc_kernel<&printf_kernel>());
     inst->flags.printfUsed = 1;
     return gcapi::GLUE_SUCCESS;
   };
@@ -303,7 +303,7 @@ TEST_F(Fixture, LocalMemoryIsNotZeroed) {
            [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
              inst->indexSpaceGeometry.dims = 1;
              inst->indexSpaceGeometry.sizes[0] = 1;
-             inst->kernel.kernel = tpc_kernel<&local_dump>();
+             gcapi::set_kernel(inst, tpc_kernel<&local_dump>());
              return gcapi::GLUE_SUCCESS;
            });
   Runtime rt(*dev, options());
@@ -349,7 +349,7 @@ TEST_F(Fixture, LfsrReadsAreDestructiveAndSeedable) {
            [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
              inst->indexSpaceGeometry.dims = 1;
              inst->indexSpaceGeometry.sizes[0] = 1;
-             inst->kernel.kernel = tpc_kernel<&lfsr_kernel>();
+             gcapi::set_kernel(inst, tpc_kernel<&lfsr_kernel>());
              return gcapi::GLUE_SUCCESS;
            });
   Runtime rt(*dev, options());
@@ -388,7 +388,7 @@ TEST_F(Fixture, VectorLoadAfterStoreWithoutAsoWarns) {
            [](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
              inst->indexSpaceGeometry.dims = 1;
              inst->indexSpaceGeometry.sizes[0] = 1;
-             inst->kernel.kernel = tpc_kernel<&store_then_load>();
+             gcapi::set_kernel(inst, tpc_kernel<&store_then_load>());
              gcapi::set_scalar_params(inst->kernel, *static_cast<const int*>(p->NodeParams));
              return gcapi::GLUE_SUCCESS;
            });
@@ -534,8 +534,8 @@ TEST_F(Fixture, TensorQueriesPadValuesAndScalarGlobalAccess) {
            [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
              inst->indexSpaceGeometry.dims = 1;
              inst->indexSpaceGeometry.sizes[0] = 1;
-             inst->inputPadValues[0].i32 = 42;
-             inst->kernel.kernel = tpc_kernel<&queries>();
+             inst->inputPadValues[0].i32Value = 42;
+             gcapi::set_kernel(inst, tpc_kernel<&queries>());
              return gcapi::GLUE_SUCCESS;
            });
   Runtime rt(*dev, options());
@@ -565,7 +565,7 @@ TEST_F(Fixture, ScalarAddressOutsideTheTensorIsADeviceFault) {
            [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
              inst->indexSpaceGeometry.dims = 1;
              inst->indexSpaceGeometry.sizes[0] = 1;
-             inst->kernel.kernel = tpc_kernel<&gen_addr_outside>();
+             gcapi::set_kernel(inst, tpc_kernel<&gen_addr_outside>());
              return gcapi::GLUE_SUCCESS;
            });
   Runtime rt(*dev, options());

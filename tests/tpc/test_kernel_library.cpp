@@ -42,7 +42,7 @@ extern "C" gcapi::GlueCodeReturn_t GetKernelNames(char** names, unsigned* kernel
   return gcapi::GLUE_SUCCESS;
 }
 
-extern "C" gcapi::GlueCodeReturn_t HabanaKernel(const gcapi::HabanaKernelParams_t* params,
+extern "C" gcapi::GlueCodeReturn_t HabanaKernel(gcapi::HabanaKernelParams_t* params,
                                                 gcapi::HabanaKernelInstantiation_t* instance) {
   const bool known = std::strcmp(params->nodeName, "scale_f32") == 0 ||
                      (kCount > 1 && std::strcmp(params->nodeName, kNames[kCount - 1]) == 0);

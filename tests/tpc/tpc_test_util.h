@@ -46,7 +46,7 @@ inline KernelSet::Glue glue_for(KernelFunction fn, GlueOptions o = {}) {
   return [fn, o](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
     const auto rc = gcapi::elementwise_glue(p, inst, o.inputs, o.outputs, o.type, o.lanes, fn);
     if (rc != gcapi::GLUE_SUCCESS) return rc;
-    for (unsigned i = 0; i < o.inputs; ++i) inst->inputPadValues[i].f32 = o.pad;
+    for (unsigned i = 0; i < o.inputs; ++i) inst->inputPadValues[i].fValue = o.pad;
     inst->flags.specialFunctionsUsed = o.special ? 1 : 0;
     inst->flags.printfUsed = o.printf_used ? 1 : 0;
     // Scalar parameters: the node parameters, dword by dword.

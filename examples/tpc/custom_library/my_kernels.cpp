@@ -41,7 +41,7 @@ extern "C" gcapi::GlueCodeReturn_t GetKernelNames(char** names, unsigned* kernel
   return gcapi::GLUE_SUCCESS;
 }
 
-extern "C" gcapi::GlueCodeReturn_t HabanaKernel(const gcapi::HabanaKernelParams_t* params,
+extern "C" gcapi::GlueCodeReturn_t HabanaKernel(gcapi::HabanaKernelParams_t* params,
                                                 gcapi::HabanaKernelInstantiation_t* instance) {
   if (std::strcmp(params->nodeName, "relu_f32") != 0) return gcapi::GLUE_NODE_NOT_FOUND;
   // The built-in relu takes (alpha, beta) node parameters; this one has no use for them.

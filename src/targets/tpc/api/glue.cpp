@@ -1,11 +1,27 @@
-// gcapi helpers: names of return codes, data type mapping, the elementwise glue.
+// gcapi helpers: names of return codes, data type mapping, kernel images, the elementwise glue.
 #include "tessera/targets/tpc/api/glue.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "tessera/core/error.h"
 
-namespace tessera::tpc::gcapi {
+namespace tessera::tpc {
+
+const KernelImage* kernel_image(const void* elf, unsigned size) {
+  if (elf == nullptr || size < sizeof(KernelImage)) return nullptr;
+  const auto* image = static_cast<const KernelImage*>(elf);
+  if (std::memcmp(image->magic, kKernelImageMagic, sizeof kKernelImageMagic) != 0) return nullptr;
+  return image;
+}
+
+}  // namespace tessera::tpc
+
+namespace gcapi {
+
+using tessera::DType;
+using tessera::dtype_name;
+using tessera::throw_user_error;
 
 const char* glue_return_name(GlueCodeReturn_t code) {
   switch (code) {
@@ -13,8 +29,8 @@ const char* glue_return_name(GlueCodeReturn_t code) {
       return "GLUE_SUCCESS";
     case GLUE_NODE_NOT_FOUND:
       return "GLUE_NODE_NOT_FOUND";
-    case GLUE_UNSUPPORTED_LAYER_CONFIGURATION:
-      return "GLUE_UNSUPPORTED_LAYER_CONFIGURATION";
+    case GLUE_INSUFICIENT_ISA_BUFFER:
+      return "GLUE_INSUFICIENT_ISA_BUFFER";
     case GLUE_INCOMPATIBLE_INPUT_COUNT:
       return "GLUE_INCOMPATIBLE_INPUT_COUNT";
     case GLUE_INCOMPATIBLE_INPUT_SIZE:
@@ -25,18 +41,34 @@ const char* glue_return_name(GlueCodeReturn_t code) {
       return "GLUE_INCOMPATIBLE_OUTPUT_SIZE";
     case GLUE_INCOMPATIBLE_DATA_TYPE:
       return "GLUE_INCOMPATIBLE_DATA_TYPE";
+    case GLUE_UNSUPPORTED_LAYER_CONFIGURATION:
+      return "GLUE_UNSUPPORTED_LAYER_CONFIGURATION";
+    case GLUE_INSUFICIENT_AUX_BUFFER_SIZE:
+      return "GLUE_INSUFICIENT_AUX_BUFFER_SIZE";
+    case GLUE_UNSUPPORTED_QUANT_PARAMS:
+      return "GLUE_UNSUPPORTED_QUANT_PARAMS";
     case GLUE_UNSUPPORTED_BROADCAST_MODE:
       return "GLUE_UNSUPPORTED_BROADCAST_MODE";
+    case GLUE_UNSUPPORTED_API_VERSION:
+      return "GLUE_UNSUPPORTED_API_VERSION";
+    case GLUE_NON_STATIC_INPUT_TENSOR:
+      return "GLUE_NON_STATIC_INPUT_TENSOR";
+    case GLUE_KERNEL_REQUIRE_REDUCIBLE_TENSOR:
+      return "GLUE_KERNEL_REQUIRE_REDUCIBLE_TENSOR";
+    case GLUE_KERNEL_REQUIRE_CONTIGUOUS_TENSOR:
+      return "GLUE_KERNEL_REQUIRE_CONTIGUOUS_TENSOR";
+    case GLUE_KERNEL_INVALID_SCALAR_ARGUMENT:
+      return "GLUE_KERNEL_INVALID_SCALAR_ARGUMENT";
+    case GLUE_UNSUPPORTED_LOW_FCD_INPUT:
+      return "GLUE_UNSUPPORTED_LOW_FCD_INPUT";
     case GLUE_INSUFICIENT_ELF_BUFFER:
       return "GLUE_INSUFICIENT_ELF_BUFFER";
     case GLUE_MISSING_PRIVATE_STRUCTURE:
       return "GLUE_MISSING_PRIVATE_STRUCTURE";
-    case GLUE_INCORRECT_PRIVATE_STRUCT_SIZE:
-      return "GLUE_INCORRECT_PRIVATE_STRUCT_SIZE";
-    case GLUE_UNSUPPORTED_INDEX_SPACE:
-      return "GLUE_UNSUPPORTED_INDEX_SPACE";
-    case GLUE_NAME_BUFFER_TOO_SMALL:
-      return "GLUE_NAME_BUFFER_TOO_SMALL";
+    case GLUE_UNSUPPORTED_5D_TENSORS:
+      return "GLUE_UNSUPPORTED_5D_TENSORS";
+    case GLUE_CGUID_GRAPH_UNCHANGED:
+      return "GLUE_CGUID_GRAPH_UNCHANGED";
     case GLUE_FAILED:
       return "GLUE_FAILED";
   }
@@ -90,22 +122,38 @@ DType dtype_of(TensorDataType_t type) {
       return DType::u8;
     case DATA_F16:
       return DType::f16;
+    default:
+      break;
   }
   throw_user_error("unknown gcapi TensorDataType_t {}", static_cast<int>(type));
+}
+
+GlueCodeReturn_t set_kernel(HabanaKernelInstantiation_t* instance,
+                            tessera::tpc::KernelFunction kernel, const char* name) {
+  const unsigned given = instance->elfSize;
+  instance->elfSize = sizeof(tessera::tpc::KernelImage);
+  if (instance->kernelElf == nullptr || given < sizeof(tessera::tpc::KernelImage))
+    return GLUE_INSUFICIENT_ELF_BUFFER;
+  tessera::tpc::KernelImage image{};
+  std::memcpy(image.magic, tessera::tpc::kKernelImageMagic, sizeof image.magic);
+  image.function = kernel;
+  std::snprintf(image.name, sizeof image.name, "%s", name);
+  std::memcpy(instance->kernelElf, &image, sizeof image);
+  return GLUE_SUCCESS;
 }
 
 GlueCodeReturn_t elementwise_glue(const HabanaKernelParams_t* params,
                                   HabanaKernelInstantiation_t* instance, unsigned inputs,
                                   unsigned outputs, TensorDataType_t type, unsigned lanes,
-                                  KernelFunction kernel) {
+                                  tessera::tpc::KernelFunction kernel) {
   if (params->inputTensorNr != inputs) return GLUE_INCOMPATIBLE_INPUT_COUNT;
   if (params->outputTensorNr != outputs) return GLUE_INCOMPATIBLE_OUTPUT_COUNT;
   if (lanes == 0) return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
   const Tensor_t& ref = outputs > 0 ? params->outputTensors[0] : params->inputTensors[0];
   auto same_size = [&](const Tensor_t& t) {
-    for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
-      const unsigned a = d < static_cast<int>(t.geometry.dims) ? t.geometry.sizes[d] : 1;
-      const unsigned b = d < static_cast<int>(ref.geometry.dims) ? ref.geometry.sizes[d] : 1;
+    for (unsigned d = 0; d < MAX_TENSOR_DIM; ++d) {
+      const unsigned a = d < t.geometry.dims ? t.geometry.sizes[d] : 1;
+      const unsigned b = d < ref.geometry.dims ? ref.geometry.sizes[d] : 1;
       if (a != b) return false;
     }
     return true;
@@ -124,16 +172,15 @@ GlueCodeReturn_t elementwise_glue(const HabanaKernelParams_t* params,
     const unsigned size = d < ref.geometry.dims ? ref.geometry.sizes[d] : 1;
     instance->indexSpaceGeometry.sizes[d] = d == 0 ? (size + lanes - 1) / lanes : size;
   }
-  TensorAccessPattern_t pattern;
-  pattern.allRequired = 0;
+  TensorAccessPattern_t pattern{};
+  pattern.Value = 0;
   for (unsigned d = 0; d < MAX_TENSOR_DIM; ++d) {
     const float step = d == 0 ? static_cast<float>(lanes) : 1.0f;
-    pattern.mapping[d] = DimTransform_t{d, step, step, 0.0f, step - 1.0f};
+    pattern.dim[d] = DimTransform_t{{d}, step, 0.0f, step, step - 1.0f};
   }
   for (unsigned i = 0; i < inputs; ++i) instance->inputTensorAccessPattern[i] = pattern;
   for (unsigned i = 0; i < outputs; ++i) instance->outputTensorAccessPattern[i] = pattern;
-  instance->kernel.kernel = kernel;
-  return GLUE_SUCCESS;
+  return set_kernel(instance, kernel);
 }
 
-}  // namespace tessera::tpc::gcapi
+}  // namespace gcapi

@@ -8,6 +8,7 @@
 #include "tessera/core/log.h"
 #include "tessera/targets/tpc/api/context.h"
 #include "tessera/targets/tpc/api/intrinsics.h"
+#include "tessera/targets/tpc/api/intrinsics_gaudi.h"
 #include "tessera/targets/tpc/api/local_memory.h"
 
 namespace tessera::tpc {
@@ -117,26 +118,94 @@ void check_coherency(InstanceContext& c, int id, const int5& coord, std::int64_t
   }
 }
 
-void* gen_addr(const int5& coord, tensor t, const char* intrinsic) {
+global_address gen_addr(const int5& coord, tensor t, const char* intrinsic) {
   InstanceContext& c = instance(intrinsic);
   if (static_cast<unsigned>(t.id) >= static_cast<unsigned>(c.tensor_count))
     bad_tensor_fault(c, t.id, intrinsic);
   const TensorSlot& s = c.tensors[t.id];
   c.clock.issue(kSpu, 0);
   std::int64_t off = 0;
+  bool inside = true;
   for (int d = 0; d < 5; ++d) {
-    if (coord.v[d] < 0 || coord.v[d] >= s.size[d])
-      throw DeviceFault(where(c),
-                        fmt::format("{} of tensor {} at {} is outside the tensor (dimension {} "
-                                    "has size {}); scalar global pointers must point inside it",
-                                    intrinsic, t.id, coord_text(coord), d, s.size[d]));
-    off += coord.v[d] * s.stride[d];
+    inside = inside && coord.v[d] >= 0 && coord.v[d] < s.size[d];
+    off += static_cast<std::int64_t>(coord.v[d]) * s.stride[d];
   }
-  // The address is for one scalar access through the scalar cache: a global transaction of one
-  // element, one cycle of the port (spec 000 §2.8).
+  // Address arithmetic only: the pointer may lie outside the tensor; the access faults.
+  std::byte* p = inside ? s.base + off * s.elem_bytes : nullptr;
+  return global_address(p, t.id, coord, s.elem_bytes, inside);
+}
+
+namespace {
+void check_access(const InstanceContext& c, const global_address& a, std::size_t bytes,
+                  const char* intrinsic, const char* what) {
+  if (a.tensor_id() < 0)
+    throw DeviceFault(where(c), fmt::format("{} {} through an address no gen_addr made; make it "
+                                            "with gen_addr(coords, tensor)",
+                                            intrinsic, what));
+  const TensorSlot& s = c.tensors[a.tensor_id()];
+  if (!a.inside()) {
+    int d = 0;
+    while (d < 4 && a.coord().v[d] >= 0 && a.coord().v[d] < s.size[d]) ++d;
+    throw DeviceFault(
+        where(c), fmt::format("{} {} tensor {} at {}, outside the tensor (dimension {} has "
+                              "size {}); keep scalar global accesses inside the tensor",
+                              intrinsic, what, a.tensor_id(), coord_text(a.coord()), d, s.size[d]));
+  }
+  if (bytes > a.element_bytes())
+    throw DeviceFault(where(c), fmt::format("{} {} {} bytes of tensor {} ({}-byte elements) at "
+                                            "{}; use the intrinsic of the tensor's data type",
+                                            intrinsic, what, bytes, a.tensor_id(),
+                                            a.element_bytes(), coord_text(a.coord())));
+}
+}  // namespace
+
+void raw_global_access(const global_address& a) {
+  InstanceContext& c = instance("__global__ pointer");
+  check_access(c, a, 0, "a __global__ pointer", "accesses");
+  // One scalar access through the scalar cache: one element, one cycle of the port (§2.8).
   global_read(c, 0, 1);
-  c.counters.bytes_read += s.elem_bytes;
-  return s.base + off * s.elem_bytes;
+  c.counters.bytes_read += a.element_bytes();
+}
+
+std::uint64_t scalar_global_read(const global_address& a, void* out, std::size_t bytes,
+                                 const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  check_access(c, a, bytes, intrinsic, "reads");
+  std::memcpy(out, a.address(), bytes);
+  c.counters.bytes_read += bytes;
+  return global_read(c, 0, 1);
+}
+
+void scalar_global_write(const global_address& a, const void* in, std::size_t bytes,
+                         const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  check_access(c, a, bytes, intrinsic, "writes");
+  std::memcpy(a.address(), in, bytes);
+  c.counters.bytes_written += bytes;
+  global_write(c, 0, 1);
+}
+
+void bad_switches(const char* intrinsic, int switches, int allowed) {
+  throw_user_error(
+      "{}: switches 0x{:x} include 0x{:x}, which this intrinsic does not take (it takes 0x{:x}; "
+      "see the SW_* values of tpc-defs.h); remove them",
+      intrinsic, static_cast<unsigned>(switches), static_cast<unsigned>(switches & ~allowed),
+      static_cast<unsigned>(allowed));
+}
+
+void bad_rounding(const char* intrinsic, int switches) {
+  const int rm = (switches >> 16) & 0x7;
+  throw_user_error(
+      "{}: rounding mode {} (switches 0x{:x}) is not modeled; use SW_RHNE, SW_RZ, SW_RU, SW_RD or "
+      "SW_RHAZ (stochastic modes SW_SR / SW_CSR / SW_SR_RNE are not simulated)",
+      intrinsic, rm, static_cast<unsigned>(switches));
+}
+
+void bad_rmw(const char* intrinsic, int rmw, int expected_dt) {
+  throw_user_error(
+      "{}: RMW selector 0x{:x} is not one Tessera models for this data type; use "
+      "MkRMW(0x{:x}, op, set, 0) with op RMW_OP_ADD..RMW_OP_MAX (>> 4) and the tensor's RMW_DT_*",
+      intrinsic, static_cast<unsigned>(rmw), static_cast<unsigned>(expected_dt));
 }
 
 // ---- local memory ----

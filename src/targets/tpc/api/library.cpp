@@ -63,7 +63,7 @@ gcapi::GlueCodeReturn_t FunctionLibrary::GetKernelNames(char** names, unsigned* 
 }
 
 gcapi::GlueCodeReturn_t FunctionLibrary::HabanaKernel(
-    const gcapi::HabanaKernelParams_t* params, gcapi::HabanaKernelInstantiation_t* instance) const {
+    gcapi::HabanaKernelParams_t* params, gcapi::HabanaKernelInstantiation_t* instance) const {
   return habana_kernel_(params, instance);
 }
 
@@ -126,11 +126,69 @@ gcapi::GlueCodeReturn_t KernelSet::GetKernelNames(char** names, unsigned* kernel
 }
 
 gcapi::GlueCodeReturn_t KernelSet::HabanaKernel(
-    const gcapi::HabanaKernelParams_t* params, gcapi::HabanaKernelInstantiation_t* instance) const {
+    gcapi::HabanaKernelParams_t* params, gcapi::HabanaKernelInstantiation_t* instance) const {
   for (const auto& k : kernels_)
     if (std::strncmp(k.first.c_str(), params->nodeName, gcapi::MAX_NODE_NAME) == 0)
       return k.second(params, instance);
   return gcapi::GLUE_NODE_NOT_FOUND;
+}
+
+gcapi::GlueCodeReturn_t instantiate_kernel(const KernelLibrary& library,
+                                           gcapi::HabanaKernelParams_t& params, GlueInstance& out) {
+  out.elf.assign(4096, std::byte{0});
+  out.aux.clear();
+  gcapi::GlueCodeReturn_t rc = gcapi::GLUE_FAILED;
+  // Each retry grows a buffer; a glue that keeps asking for more fails after a few rounds.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    gcapi::HabanaKernelInstantiation_t& inst = out.inst;
+    inst = gcapi::HabanaKernelInstantiation_t{};
+    inst.kernelElf = out.elf.data();
+    inst.elfSize = static_cast<unsigned>(out.elf.size());
+    for (std::size_t i = 0; i < out.aux.size(); ++i) {
+      inst.auxiliaryTensors[i].pData = out.aux[i].data();
+      inst.auxiliaryTensors[i].bufferSize = static_cast<unsigned>(out.aux[i].size());
+    }
+    rc = library.HabanaKernel(&params, &inst);
+    if (rc == gcapi::GLUE_INSUFICIENT_ELF_BUFFER && inst.elfSize > out.elf.size()) {
+      out.elf.assign(inst.elfSize, std::byte{0});
+      continue;
+    }
+    if (rc == gcapi::GLUE_INSUFICIENT_AUX_BUFFER_SIZE) {
+      const unsigned count = std::min(inst.auxiliaryTensorCount, gcapi::MAX_TENSOR_NR);
+      bool grown = false;
+      out.aux.resize(std::max<std::size_t>(out.aux.size(), count));
+      for (unsigned i = 0; i < count; ++i)
+        if (inst.auxiliaryTensors[i].bufferSize > out.aux[i].size()) {
+          out.aux[i].assign(inst.auxiliaryTensors[i].bufferSize, std::byte{0});
+          grown = true;
+        }
+      if (grown) continue;
+    }
+    break;
+  }
+  if (rc != gcapi::GLUE_SUCCESS) return rc;
+  if (out.inst.auxiliaryTensorCount > gcapi::MAX_TENSOR_NR)
+    throw_user_error("kernel {} (library {}): the glue asks for {} auxiliary tensors; at most {}",
+                     params.nodeName, library.origin(), out.inst.auxiliaryTensorCount,
+                     gcapi::MAX_TENSOR_NR);
+  for (unsigned i = 0; i < out.inst.auxiliaryTensorCount; ++i)
+    if (i >= out.aux.size() || out.inst.auxiliaryTensors[i].pData != out.aux[i].data())
+      throw_user_error(
+          "kernel {} (library {}): auxiliary tensor {} has no buffer of the runtime; return "
+          "GLUE_INSUFICIENT_AUX_BUFFER_SIZE with its bufferSize first, as gcapi asks",
+          params.nodeName, library.origin(), i);
+  const KernelImage* image =
+      kernel_image(out.inst.kernelElf,
+                   std::min<unsigned>(out.inst.elfSize, static_cast<unsigned>(out.elf.size())));
+  if (image == nullptr)
+    throw_user_error(
+        "kernel {} (library {}): the glue returned GLUE_SUCCESS but kernelElf holds no kernel "
+        "({} bytes); build the TPC-C file with tessera_add_tpc_kernels and copy its "
+        "_binary___<name>_o_start.._end bytes, or call gcapi::set_kernel(instance, "
+        "tpc_kernel<fn>())",
+        params.nodeName, library.origin(), out.inst.elfSize);
+  out.kernel = image->function;
+  return rc;
 }
 
 void KernelRegistry::add_path(std::string_view path_list) {

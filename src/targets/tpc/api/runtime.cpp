@@ -325,8 +325,8 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   const std::string where = fmt::format("tpc kernel {}", launch.name);
   if (!launch.kernel)
     throw_user_error(
-        "kernel {}: no kernel entry; set instance->kernel.kernel = "
-        "tpc_kernel<your_function>() in the glue code",
+        "kernel {}: no kernel entry; call gcapi::set_kernel(instance, "
+        "tpc_kernel<your_function>()) in the glue code",
         launch.name);
   const int tensors = static_cast<int>(launch.inputs.size() + launch.outputs.size());
   const int limit = launch.printf_used ? m.max_tensors_printf : m.max_tensors;
@@ -613,11 +613,12 @@ std::string describe_tensors(std::span<const DeviceTensor> ts) {
 }
 
 gcapi::Tensor_t gc_tensor(const DeviceTensor& t) {
-  gcapi::Tensor_t g;
+  gcapi::Tensor_t g{};
   g.dataType = gcapi::data_type_of(t.dtype);
   g.geometry.dims = static_cast<unsigned>(tensor_rank(t));
-  for (int d = 0; d < gcapi::MAX_TENSOR_DIM; ++d)
-    g.geometry.sizes[d] = static_cast<unsigned>(t.shape.dim_or_one(d));
+  for (unsigned d = 0; d < gcapi::MAX_TENSOR_DIM; ++d)
+    g.geometry.sizes[d] = static_cast<unsigned>(t.shape.dim_or_one(static_cast<int>(d)));
+  for (unsigned d = 0; d < gcapi::MAX_TENSOR_DIM; ++d) g.geometry.permutation[d] = d;
   return g;
 }
 
@@ -722,9 +723,10 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   std::vector<DeviceTensor> ins(inputs.begin(), inputs.end());
   std::vector<DeviceTensor> outs(outputs.begin(), outputs.end());
 
-  gcapi::HabanaKernelParams_t p;
+  gcapi::HabanaKernelParams_t p{};
+  p.apiVersion = 1;
   std::snprintf(p.nodeName, sizeof p.nodeName, "%s", run_name.c_str());
-  p.NodeParams = params;
+  p.NodeParams = const_cast<void*>(params);  // gcapi's UserParams_t; glue only reads it
   p.NodeParamsSize = static_cast<unsigned>(params_size);
   p.deviceId = device_id;
   p.maxAvailableTpc = m.cores;
@@ -732,8 +734,9 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   p.outputTensorNr = static_cast<unsigned>(outs.size());
   for (std::size_t i = 0; i < ins.size(); ++i) p.inputTensors[i] = gc_tensor(ins[i]);
   for (std::size_t i = 0; i < outs.size(); ++i) p.outputTensors[i] = gc_tensor(outs[i]);
-  gcapi::HabanaKernelInstantiation_t inst;
-  const gcapi::GlueCodeReturn_t rc = lib->HabanaKernel(&p, &inst);
+  GlueInstance glue;
+  const gcapi::GlueCodeReturn_t rc = instantiate_kernel(*lib, p, glue);
+  const gcapi::HabanaKernelInstantiation_t& inst = glue.inst;
   if (rc != gcapi::GLUE_SUCCESS)
     throw_user_error(
         "kernel {} (library {}) rejected the launch with {}: the launch has {} "
@@ -748,12 +751,12 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
                            const char* role, std::size_t i) {
     if (a.allRequired) return;
     bool given = false;  // an all-zero pattern is one the glue left unset: nothing to check
-    for (const auto& map : a.mapping)
+    for (const auto& map : a.dim)
       given = given || map.dim != 0 || map.start_a != 0 || map.end_a != 0 || map.start_b != 0 ||
               map.end_b != 0;
     if (!given) return;
     for (int d = 0; d < tensor_rank(t); ++d) {
-      const auto& map = a.mapping[d];
+      const auto& map = a.dim[d];
       if (map.dim >= inst.indexSpaceGeometry.dims)
         throw_user_error(
             "kernel {}: the access pattern of {} tensor {} maps dimension {} to "
@@ -776,11 +779,40 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
 
   KernelLaunch l;
   l.name = run_name;
-  l.kernel = inst.kernel.kernel;
+  l.kernel = glue.kernel;
+  // Auxiliary tensors the glue asked for follow the inputs, as the graph compiler adds them.
+  std::vector<runtime::Buffer> aux_buffers;
+  struct FreeAux {
+    runtime::Device& d;
+    std::vector<runtime::Buffer>& b;
+    ~FreeAux() {
+      for (const auto& x : b) d.free(x);
+    }
+  } free_aux{im.device, aux_buffers};
+  for (unsigned i = 0; i < inst.auxiliaryTensorCount; ++i) {
+    const gcapi::AuxTensor_t& a = inst.auxiliaryTensors[i];
+    std::vector<std::int64_t> dims;
+    for (unsigned d = 0; d < std::max(1u, std::min(a.geometry.dims, gcapi::MAX_TENSOR_DIM)); ++d)
+      dims.push_back(d < a.geometry.dims ? a.geometry.sizes[d] : 1);
+    const DType type = gcapi::dtype_of(a.dataType);
+    const bool scratch = (inst.auxNotRequiringInit >> i) & 1u;
+    const Shape shape = Shape::from_fastest_first(dims);
+    if (static_cast<std::uint64_t>(shape.element_count()) * dtype_size(type) > glue.aux[i].size())
+      throw_user_error(
+          "kernel {}: auxiliary tensor {} is {} {} but its buffer holds {} bytes; "
+          "set bufferSize to the tensor's size",
+          run_name, i, dtype_name(type), shape.to_string(), glue.aux[i].size());
+    DeviceTensor t =
+        make_device_tensor(im.device, type, shape, scratch ? nullptr : glue.aux[i].data());
+    aux_buffers.push_back(t.buffer);
+    ins.push_back(t);
+  }
   l.inputs = ins;
   l.outputs = outs;
   l.index_space = inst.indexSpaceGeometry;
-  l.input_pads.assign(inst.inputPadValues, inst.inputPadValues + ins.size());
+  l.input_pads.assign(
+      inst.inputPadValues,
+      inst.inputPadValues + std::min<std::size_t>(ins.size(), gcapi::MAX_TENSOR_NR));
   const unsigned dwords = std::min<unsigned>(inst.kernel.paramsNr, gcapi::MAX_SCALAR_PARAMS_DWORDS);
   if (inst.kernel.paramsNr > gcapi::MAX_SCALAR_PARAMS_DWORDS || dwords > m.max_scalar_dwords)
     throw DeviceFault(where, fmt::format("the glue passes {} scalar parameter dwords but a TPC "

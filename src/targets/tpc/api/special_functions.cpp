@@ -56,7 +56,7 @@ V fixed_map(const V& x, int in_frac, int out_frac, const char* name, F f) {
   r.ready = charge(x.ready);
   for (int i = 0; i < V::lanes; ++i) {
     const double in = std::ldexp(static_cast<double>(x.v[i]), -in_frac);
-    r.v[i] = detail::convert_lane<T>(std::ldexp(f(in), out_frac), SW_RHNE);
+    r.v[i] = detail::convert_lane<T>(std::ldexp(f(in), out_frac), e_round_half_ne);
   }
   return r;
 }

@@ -145,7 +145,7 @@ inline unsigned dim_of(const Tensor_t& t, int d) {
   return d < static_cast<int>(t.geometry.dims) ? t.geometry.sizes[d] : 1u;
 }
 inline bool same_sizes(const Tensor_t& a, const Tensor_t& b) {
-  for (int d = 0; d < MAX_TENSOR_DIM; ++d)
+  for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d)
     if (dim_of(a, d) != dim_of(b, d)) return false;
   return true;
 }
@@ -165,7 +165,7 @@ GlueCodeReturn_t node_params(const HabanaKernelParams_t* params, P& out) {
     out = P{};
     return params->NodeParamsSize == 0 ? GLUE_SUCCESS : GLUE_MISSING_PRIVATE_STRUCTURE;
   }
-  if (params->NodeParamsSize != sizeof(P)) return GLUE_INCORRECT_PRIVATE_STRUCT_SIZE;
+  if (params->NodeParamsSize != sizeof(P)) return GLUE_MISSING_PRIVATE_STRUCTURE;
   std::memcpy(&out, params->NodeParams, sizeof(P));
   return GLUE_SUCCESS;
 }

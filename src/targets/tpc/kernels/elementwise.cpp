@@ -241,7 +241,9 @@ void binary_int(tensor a, tensor b, tensor out, unsigned mask_a, unsigned mask_b
 template <typename To, typename From>
 inline To convert(const From& a, int rounding, int group, const To& income) {
   // one CONVERT issue, as v_convert_<from>_to_<to>_v
-  return tpc::detail::on_vpu(tpc::detail::convert<To, From>(a, rounding, group, income), a, income);
+  return tpc::detail::on_vpu(
+      tpc::detail::convert<To, From>(a, tpc::detail::rounding_of(rounding, "cast"), group, income),
+      a, income);
 }
 
 template <typename From, typename To>
@@ -295,7 +297,7 @@ KernelSet::Glue binary_glue(TensorDataType_t type, bool special, KernelFunction 
     for (int i = 0; i < 2; ++i) {
       const Tensor_t& in = p->inputTensors[i];
       if (in.dataType != type) return GLUE_INCOMPATIBLE_DATA_TYPE;
-      for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+      for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d) {
         const unsigned n = dim_of(in, d), o = dim_of(out, d);
         if (n == o) continue;
         if (n != 1) return GLUE_UNSUPPORTED_BROADCAST_MODE;
@@ -303,10 +305,10 @@ KernelSet::Glue binary_glue(TensorDataType_t type, bool special, KernelFunction 
       }
     }
     // The output is the broadcast shape: each of its dims comes from one of the inputs.
-    for (int d = 0; d < MAX_TENSOR_DIM; ++d)
+    for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d)
       if ((masks[0] & masks[1] & (1u << d)) != 0) return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
     vector_index_space(inst, out, lanes_of(type), 2, 1, (masks[0] | masks[1]) == 0);
-    inst->kernel.kernel = fn;
+    gcapi::set_kernel(inst, fn);
     set_scalar_params(inst->kernel, masks[0], masks[1]);
     inst->flags.specialFunctionsUsed = special ? 1 : 0;
     return GLUE_SUCCESS;
@@ -328,7 +330,7 @@ void add_cast(KernelSet& set) {
             if (!same_sizes(p->inputTensors[0], p->outputTensors[0]))
               return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
             vector_index_space(inst, p->outputTensors[0], lanes, 1, 1, true);
-            inst->kernel.kernel = fn;
+            gcapi::set_kernel(inst, fn);
             return GLUE_SUCCESS;
           });
 }

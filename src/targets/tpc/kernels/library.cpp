@@ -17,16 +17,16 @@ std::string running_kernel() {
 void vector_index_space(HabanaKernelInstantiation_t* inst, const Tensor_t& ref, unsigned lanes,
                         unsigned inputs, unsigned outputs, bool inputs_linear) {
   inst->indexSpaceGeometry.dims = ref.geometry.dims == 0 ? 1 : ref.geometry.dims;
-  for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+  for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d) {
     const unsigned size = dim_of(ref, d);
     inst->indexSpaceGeometry.sizes[d] = d == 0 ? (size + lanes - 1) / lanes : size;
   }
-  TensorAccessPattern_t linear;
+  TensorAccessPattern_t linear{};
   for (unsigned d = 0; d < MAX_TENSOR_DIM; ++d) {
     const float step = d == 0 ? static_cast<float>(lanes) : 1.0f;
-    linear.mapping[d] = DimTransform_t{d, step, step, 0.0f, step - 1.0f};
+    linear.dim[d] = DimTransform_t{{d}, step, 0.0f, step, step - 1.0f};
   }
-  TensorAccessPattern_t all;
+  TensorAccessPattern_t all{};
   all.allRequired = 1;
   for (unsigned i = 0; i < outputs; ++i) inst->outputTensorAccessPattern[i] = linear;
   for (unsigned i = 0; i < inputs; ++i)
@@ -35,37 +35,39 @@ void vector_index_space(HabanaKernelInstantiation_t* inst, const Tensor_t& ref, 
 
 PadValue pad_value(TensorDataType_t type, double value) {
   PadValue p;
-  p.u32 = 0;
+  p.u32Value = 0;
   switch (type) {
     case DATA_F32:
-      p.f32 = static_cast<float>(value);
+      p.fValue = static_cast<float>(value);
       break;
     case DATA_BF16:
-      p.bf16_bits = f32_to_bf16_bits(static_cast<float>(value));
+      p.u16Value = f32_to_bf16_bits(static_cast<float>(value));
       break;
     case DATA_I32:
-      p.i32 = saturate_cast<std::int32_t>(value);
+      p.i32Value = saturate_cast<std::int32_t>(value);
       break;
     case DATA_U32:
-      p.u32 = saturate_cast<std::uint32_t>(value);
+      p.u32Value = saturate_cast<std::uint32_t>(value);
       break;
     case DATA_I16:
-      p.i16 = saturate_cast<std::int16_t>(value);
+      p.i16Value = saturate_cast<std::int16_t>(value);
       break;
     case DATA_U16:
-      p.u16 = saturate_cast<std::uint16_t>(value);
+      p.u16Value = saturate_cast<std::uint16_t>(value);
       break;
     case DATA_I8:
-      p.i8 = saturate_cast<std::int8_t>(value);
+      p.i8Value = saturate_cast<std::int8_t>(value);
       break;
     case DATA_U8:
-      p.u8 = saturate_cast<std::uint8_t>(value);
+      p.u8Value = saturate_cast<std::uint8_t>(value);
       break;
     case DATA_F16: {
       const f16 h(static_cast<float>(value));
-      std::memcpy(&p.u16, &h, sizeof h);
+      std::memcpy(&p.u16Value, &h, sizeof h);
       break;
     }
+    default:
+      break;
   }
   return p;
 }

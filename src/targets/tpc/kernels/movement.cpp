@@ -242,7 +242,7 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
             PadParams pp;
             if (auto rc = node_params(p, pp); rc != GLUE_SUCCESS) return rc;
             if (auto rc = one_in_one_out(p, type); rc != GLUE_SUCCESS) return rc;
-            for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+            for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d) {
               const std::int64_t expect = static_cast<std::int64_t>(dim_of(p->inputTensors[0], d)) +
                                           pp.pads[d] + pp.pads[d + 5];
               if (expect != static_cast<std::int64_t>(dim_of(p->outputTensors[0], d)))
@@ -251,12 +251,12 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
             const int mode = static_cast<int>(pp.mode);
             if (mode < 0 || mode > 2) return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
             if (pp.mode != PadMode::constant)
-              for (int d = 0; d < MAX_TENSOR_DIM; ++d)
+              for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d)
                 if (dim_of(p->inputTensors[0], d) == 0 && dim_of(p->outputTensors[0], d) > 0)
                   return GLUE_INCOMPATIBLE_INPUT_SIZE;  // nothing to reflect or repeat
             vector_index_space(inst, p->outputTensors[0], lanes, 1, 1, false);
             inst->inputPadValues[0] = pad_value(type, pp.value);
-            inst->kernel.kernel = tpc_kernel<&pad_kernel<B>>();
+            gcapi::set_kernel(inst, tpc_kernel<&pad_kernel<B>>());
             set_scalar_params(inst->kernel, pp.pads[0], pp.pads[1], pp.pads[2], pp.pads[3],
                               pp.pads[4], mode);
             return GLUE_SUCCESS;
@@ -268,7 +268,7 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
     if (auto rc = node_params(p, sp); rc != GLUE_SUCCESS) return rc;
     if (auto rc = one_in_one_out(p, type); rc != GLUE_SUCCESS) return rc;
     // Every element read must lie inside the input.
-    for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+    for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d) {
       const std::int64_t n = dim_of(p->outputTensors[0], d), in = dim_of(p->inputTensors[0], d);
       if (n == 0) continue;
       const std::int64_t first = sp.starts[d];
@@ -277,7 +277,7 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
         return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
     }
     vector_index_space(inst, p->outputTensors[0], lanes, 1, 1, false);
-    inst->kernel.kernel = tpc_kernel<&slice_kernel<B>>();
+    gcapi::set_kernel(inst, tpc_kernel<&slice_kernel<B>>());
     set_scalar_params(inst->kernel, sp.starts[0], sp.starts[1], sp.starts[2], sp.starts[3],
                       sp.starts[4], sp.steps[0], sp.steps[1], sp.steps[2], sp.steps[3],
                       sp.steps[4]);
@@ -290,15 +290,16 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
     if (auto rc = node_params(p, tp); rc != GLUE_SUCCESS) return rc;
     if (auto rc = one_in_one_out(p, type); rc != GLUE_SUCCESS) return rc;
     unsigned seen = 0;
-    for (int j = 0; j < MAX_TENSOR_DIM; ++j) {
-      if (tp.perm[j] < 0 || tp.perm[j] >= MAX_TENSOR_DIM || (seen & (1u << tp.perm[j])))
+    for (int j = 0; j < static_cast<int>(MAX_TENSOR_DIM); ++j) {
+      if (tp.perm[j] < 0 || tp.perm[j] >= static_cast<int>(MAX_TENSOR_DIM) ||
+          (seen & (1u << tp.perm[j])))
         return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
       seen |= 1u << tp.perm[j];
       if (dim_of(p->outputTensors[0], j) != dim_of(p->inputTensors[0], tp.perm[j]))
         return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
     }
     vector_index_space(inst, p->outputTensors[0], lanes, 1, 1, false);
-    inst->kernel.kernel = tpc_kernel<&transpose_kernel<B>>();
+    gcapi::set_kernel(inst, tpc_kernel<&transpose_kernel<B>>());
     set_scalar_params(inst->kernel, tp.perm[0], tp.perm[1], tp.perm[2], tp.perm[3], tp.perm[4]);
     return GLUE_SUCCESS;
   });
@@ -311,7 +312,7 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
             if (p->inputTensorNr < 1 || p->inputTensorNr > entries.size())
               return GLUE_INCOMPATIBLE_INPUT_COUNT;
             if (p->outputTensorNr != 1) return GLUE_INCOMPATIBLE_OUTPUT_COUNT;
-            if (cp.axis < 0 || cp.axis >= MAX_TENSOR_DIM)
+            if (cp.axis < 0 || cp.axis >= static_cast<int>(MAX_TENSOR_DIM))
               return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
             const Tensor_t& out = p->outputTensors[0];
             if (out.dataType != type) return GLUE_INCOMPATIBLE_DATA_TYPE;
@@ -319,14 +320,14 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
             for (unsigned i = 0; i < p->inputTensorNr; ++i) {
               const Tensor_t& in = p->inputTensors[i];
               if (in.dataType != type) return GLUE_INCOMPATIBLE_DATA_TYPE;
-              for (int d = 0; d < MAX_TENSOR_DIM; ++d)
+              for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d)
                 if (d != cp.axis && dim_of(in, d) != dim_of(out, d))
                   return GLUE_INCOMPATIBLE_INPUT_SIZE;
               total += dim_of(in, cp.axis);
             }
             if (total != dim_of(out, cp.axis)) return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
             vector_index_space(inst, out, lanes, p->inputTensorNr, 1, false);
-            inst->kernel.kernel = entries[p->inputTensorNr - 1];
+            gcapi::set_kernel(inst, entries[p->inputTensorNr - 1]);
             set_scalar_params(inst->kernel, cp.axis);
             return GLUE_SUCCESS;
           });
@@ -335,14 +336,14 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
           [=](const HabanaKernelParams_t* p, HabanaKernelInstantiation_t* inst) {
             if (auto rc = one_in_one_out(p, type); rc != GLUE_SUCCESS) return rc;
             unsigned mask = 0;
-            for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+            for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d) {
               const unsigned n = dim_of(p->inputTensors[0], d), o = dim_of(p->outputTensors[0], d);
               if (n == o) continue;
               if (n != 1) return GLUE_UNSUPPORTED_BROADCAST_MODE;
               mask |= 1u << d;
             }
             vector_index_space(inst, p->outputTensors[0], lanes, 1, 1, mask == 0);
-            inst->kernel.kernel = tpc_kernel<&broadcast_kernel<B>>();
+            gcapi::set_kernel(inst, tpc_kernel<&broadcast_kernel<B>>());
             set_scalar_params(inst->kernel, mask);
             return GLUE_SUCCESS;
           });
@@ -361,7 +362,7 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
             const int r = static_cast<int>(std::max(1u, data.geometry.dims));
             if (gp.axis < 0 || gp.axis >= r || gp.indices_rank < 0 || r - 1 + gp.indices_rank > 5)
               return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
-            for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+            for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d) {
               unsigned expect;
               if (d < gp.axis)
                 expect = dim_of(data, d);
@@ -372,7 +373,7 @@ void add_movement(KernelSet& set, TensorDataType_t type) {
               if (dim_of(out, d) != expect) return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
             }
             vector_index_space(inst, out, lanes, 2, 1, false);
-            inst->kernel.kernel = tpc_kernel<&gather_kernel<B>>();
+            gcapi::set_kernel(inst, tpc_kernel<&gather_kernel<B>>());
             set_scalar_params(inst->kernel, gp.axis, gp.indices_rank);
             return GLUE_SUCCESS;
           });

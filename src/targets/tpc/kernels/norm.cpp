@@ -160,14 +160,14 @@ KernelSet::Glue instancenorm_glue(TensorDataType_t type, KernelFunction fn) {
     for (unsigned i = 1; i < 3; ++i) {
       const Tensor_t& t = p->inputTensors[i];
       if (dim_of(t, 0) != dim_of(x, 0)) return GLUE_INCOMPATIBLE_INPUT_SIZE;
-      for (int d = 1; d < MAX_TENSOR_DIM; ++d)
+      for (int d = 1; d < static_cast<int>(MAX_TENSOR_DIM); ++d)
         if (dim_of(t, d) != 1) return GLUE_INCOMPATIBLE_INPUT_SIZE;
     }
     Tensor_t images = x;
     images.geometry.sizes[1] = images.geometry.sizes[2] = 1;
     vector_index_space(inst, images, lanes_of(type), 3, 1, false);
     inst->outputTensorAccessPattern[0].allRequired = 1;
-    inst->kernel.kernel = fn;
+    gcapi::set_kernel(inst, fn);
     inst->flags.specialFunctionsUsed = 1;
     const double n = static_cast<double>(dim_of(x, 1)) * dim_of(x, 2);
     set_scalar_params(inst->kernel, bp.epsilon, n > 0 ? static_cast<float>(1.0 / n) : 0.0f);
@@ -178,7 +178,7 @@ KernelSet::Glue instancenorm_glue(TensorDataType_t type, KernelFunction fn) {
 // Bits of the dims where `t` broadcasts against `x` (size 1 there); false when it cannot.
 bool broadcast_mask(const Tensor_t& t, const Tensor_t& x, int last_dim, unsigned& mask) {
   mask = 0;
-  for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+  for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d) {
     const unsigned n = dim_of(t, d), o = dim_of(x, d);
     if (d > last_dim && n != 1) return false;
     if (n == o) continue;
@@ -215,7 +215,7 @@ KernelSet::Glue layernorm_glue(TensorDataType_t type, KernelFunction with_bias,
     }
     vector_index_space(inst, rows, lanes_of(type), p->inputTensorNr, 1, false);
     inst->outputTensorAccessPattern[0].allRequired = 1;
-    inst->kernel.kernel = p->inputTensorNr == 3 ? with_bias : without_bias;
+    gcapi::set_kernel(inst, p->inputTensorNr == 3 ? with_bias : without_bias);
     inst->flags.specialFunctionsUsed = 1;
     for (unsigned i = 0; i < p->inputTensorNr; ++i) inst->inputPadValues[i] = pad_value(type, 0);
     set_scalar_params(inst->kernel, lp.axis, lp.epsilon, masks[0], masks[1],
@@ -238,11 +238,11 @@ KernelSet::Glue batchnorm_glue(TensorDataType_t type, KernelFunction fn) {
     for (unsigned i = 1; i < 5; ++i) {
       const Tensor_t& t = p->inputTensors[i];
       if (dim_of(t, 0) != dim_of(x, 0)) return GLUE_INCOMPATIBLE_INPUT_SIZE;
-      for (int d = 1; d < MAX_TENSOR_DIM; ++d)
+      for (int d = 1; d < static_cast<int>(MAX_TENSOR_DIM); ++d)
         if (dim_of(t, d) != 1) return GLUE_INCOMPATIBLE_INPUT_SIZE;
     }
     vector_index_space(inst, p->outputTensors[0], lanes_of(type), 5, 1, false);
-    inst->kernel.kernel = fn;
+    gcapi::set_kernel(inst, fn);
     inst->flags.specialFunctionsUsed = 1;
     set_scalar_params(inst->kernel, bp.epsilon);
     return GLUE_SUCCESS;

@@ -133,7 +133,7 @@ KernelSet::Glue maxpool_glue(TensorDataType_t type) {
   return [type](const HabanaKernelParams_t* p, HabanaKernelInstantiation_t* inst) {
     Pool2dParams pp;
     if (auto rc = pool_space(p, inst, type, pp); rc != GLUE_SUCCESS) return rc;
-    inst->kernel.kernel = tpc_kernel<&maxpool_kernel<V>>();
+    gcapi::set_kernel(inst, tpc_kernel<&maxpool_kernel<V>>());
     set_scalar_params(inst->kernel, pp.kernel[0], pp.kernel[1], pp.strides[0], pp.strides[1],
                       pp.pads[0], pp.pads[1], pp.dilations[0], pp.dilations[1]);
     return GLUE_SUCCESS;
@@ -145,7 +145,7 @@ KernelSet::Glue avgpool_glue(TensorDataType_t type) {
   return [type](const HabanaKernelParams_t* p, HabanaKernelInstantiation_t* inst) {
     Pool2dParams pp;
     if (auto rc = pool_space(p, inst, type, pp); rc != GLUE_SUCCESS) return rc;
-    inst->kernel.kernel = tpc_kernel<&avgpool_kernel<DT>>();
+    gcapi::set_kernel(inst, tpc_kernel<&avgpool_kernel<DT>>());
     set_scalar_params(inst->kernel, pp.kernel[0], pp.kernel[1], pp.strides[0], pp.strides[1],
                       pp.pads[0], pp.pads[1], pp.dilations[0], pp.dilations[1], pp.pads[2],
                       pp.pads[3], pp.count_include_pad);

@@ -212,7 +212,7 @@ GlueCodeReturn_t reduced_space(const HabanaKernelParams_t* p, HabanaKernelInstan
   const Tensor_t& out = p->outputTensors[0];
   if (in.dataType != in_type || out.dataType != out_type) return GLUE_INCOMPATIBLE_DATA_TYPE;
   if (mask >= (1u << MAX_TENSOR_DIM)) return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
-  for (int d = 0; d < MAX_TENSOR_DIM; ++d) {
+  for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d) {
     const unsigned expect = (mask & (1u << d)) ? 1u : dim_of(in, d);
     if (dim_of(out, d) != expect) return GLUE_INCOMPATIBLE_OUTPUT_SIZE;
   }
@@ -231,11 +231,11 @@ KernelSet::Glue reduce_glue(int kind, TensorDataType_t type, KernelFunction fn,
     }
     if (auto rc = reduced_space(p, inst, rp.axes_mask, type, type); rc != GLUE_SUCCESS) return rc;
     double count = 1;
-    for (int d = 0; d < MAX_TENSOR_DIM; ++d)
+    for (int d = 0; d < static_cast<int>(MAX_TENSOR_DIM); ++d)
       if (rp.axes_mask & (1u << d)) count *= dim_of(p->inputTensors[0], d);
     const float scale = kind == kMean && count > 0 ? static_cast<float>(1.0 / count) : 1.0f;
     inst->inputPadValues[0] = pad_value(type, identity_of(kind));
-    inst->kernel.kernel = fn;
+    gcapi::set_kernel(inst, fn);
     set_scalar_params(inst->kernel, rp.axes_mask, scale);
     return GLUE_SUCCESS;
   };
@@ -245,11 +245,12 @@ KernelSet::Glue arg_glue(bool max, TensorDataType_t type, KernelFunction fn) {
   return [=](const HabanaKernelParams_t* p, HabanaKernelInstantiation_t* inst) {
     ArgReduceParams ap;
     if (auto rc = node_params(p, ap); rc != GLUE_SUCCESS) return rc;
-    if (ap.axis < 0 || ap.axis >= MAX_TENSOR_DIM) return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
+    if (ap.axis < 0 || ap.axis >= static_cast<int>(MAX_TENSOR_DIM))
+      return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
     if (auto rc = reduced_space(p, inst, 1u << ap.axis, type, DATA_I32); rc != GLUE_SUCCESS)
       return rc;
     inst->inputPadValues[0] = pad_value(type, max ? -kInf : kInf);
-    inst->kernel.kernel = fn;
+    gcapi::set_kernel(inst, fn);
     set_scalar_params(inst->kernel, ap.axis);
     return GLUE_SUCCESS;
   };
@@ -259,7 +260,8 @@ KernelSet::Glue softmax_glue(TensorDataType_t type, KernelFunction fn) {
   return [=](const HabanaKernelParams_t* p, HabanaKernelInstantiation_t* inst) {
     SoftmaxParams sp;
     if (auto rc = node_params(p, sp); rc != GLUE_SUCCESS) return rc;
-    if (sp.axis < 0 || sp.axis >= MAX_TENSOR_DIM) return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
+    if (sp.axis < 0 || sp.axis >= static_cast<int>(MAX_TENSOR_DIM))
+      return GLUE_UNSUPPORTED_LAYER_CONFIGURATION;
     if (p->inputTensorNr != 1) return GLUE_INCOMPATIBLE_INPUT_COUNT;
     if (p->outputTensorNr != 1) return GLUE_INCOMPATIBLE_OUTPUT_COUNT;
     const Tensor_t& in = p->inputTensors[0];
@@ -272,7 +274,7 @@ KernelSet::Glue softmax_glue(TensorDataType_t type, KernelFunction fn) {
     vector_index_space(inst, space, lanes_of(type), 1, 1, false);
     inst->outputTensorAccessPattern[0].allRequired = 1;
     inst->inputPadValues[0] = pad_value(type, -kInf);
-    inst->kernel.kernel = fn;
+    gcapi::set_kernel(inst, fn);
     inst->flags.specialFunctionsUsed = 1;
     set_scalar_params(inst->kernel, sp.axis);
     return GLUE_SUCCESS;

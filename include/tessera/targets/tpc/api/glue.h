@@ -1,8 +1,9 @@
-// Host glue code (spec 000 §2.7.1), shaped like Habana's gcapi so TPC users recognise it: a
-// kernel library exports GetKernelNames and HabanaKernel; HabanaKernel checks the tensors it is
-// given and fills a HabanaKernelInstantiation_t (index space, access patterns, pad values,
-// scalar parameters, flags, and the kernel entry: a C++ function made by tpc_kernel<fn>()).
-// Array sizes here are ABI sizes; the limits that apply come from the machine preset.
+// Host glue code (spec 000 §2.7.1): a kernel library exports GetKernelNames and HabanaKernel,
+// written against Habana's gcapi (tessera/targets/tpc/compat/gc_interface.h, the one definition
+// of the gcapi types; consumers can `#include "gc_interface.h"`). HabanaKernel checks the tensors
+// it is given and fills a HabanaKernelInstantiation_t (index space, access patterns, pad values,
+// scalar parameters, flags, auxiliary tensors, and the kernel binary in kernelElf). Tessera's
+// kernel "binary" is a KernelImage naming an in-process C++ function made by tpc_kernel<fn>().
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <utility>
 
 #include "tessera/targets/tpc/api/types.h"
+#include "tessera/targets/tpc/compat/gc_interface.h"
 
 namespace tessera::tpc {
 
@@ -110,140 +112,59 @@ constexpr KernelFunction tpc_kernel() {
   return f;
 }
 
+// What glue copies into kernelElf: the entry point of a kernel compiled into this process.
+// tessera_add_tpc_kernels gives each TPC-C file one, between the _binary___<stem>_o_start/_end
+// symbols that Habana-style glue copies (spec 000 §2.7.1, "Return program binary").
+struct alignas(16) KernelImage {
+  char magic[16];  // kKernelImageMagic
+  KernelFunction function;
+  char name[96];  // the kernel function's name (the TPC-C file's stem)
+};
+static_assert(sizeof(KernelImage) == 128,
+              "the image size is spelled out in TESSERA_TPC_KERNEL_BINARY");
+inline constexpr char kKernelImageMagic[16] = "tessera-tpc-elf";
+// The image in a kernelElf buffer of `size` bytes, or null when it holds none.
+const KernelImage* kernel_image(const void* elf, unsigned size);
+
+}  // namespace tessera::tpc
+
+// Defines the image of kernel function `fn` of namespace `ns` and the _binary___<fn>_o_start/_end
+// symbols around it, as objcopy does for a TPC ELF; used by tessera_add_tpc_kernels.
+#define TESSERA_TPC_KERNEL_BINARY(ns, fn)                              \
+  extern "C" {                                                         \
+  extern const ::tessera::tpc::KernelImage tessera_tpc_image_##fn;     \
+  const ::tessera::tpc::KernelImage tessera_tpc_image_##fn = {         \
+      "tessera-tpc-elf", ::tessera::tpc::tpc_kernel<&ns::fn>(), #fn};  \
+  }                                                                    \
+  __asm__(".globl _binary___" #fn "_o_start\n.set _binary___" #fn      \
+          "_o_start, tessera_tpc_image_" #fn "\n.globl _binary___" #fn \
+          "_o_end\n.set _binary___" #fn "_o_end, tessera_tpc_image_" #fn " + 128\n")
+
+// Tessera's helpers for glue, beside the vendor's declarations.
 namespace gcapi {
 
-inline constexpr int MAX_TENSOR_NR = 16;
-inline constexpr int MAX_TENSOR_DIM = 5;
-inline constexpr int MAX_NODE_NAME = 128;            // buffer size; the name limit is the preset's
-inline constexpr int MAX_SCALAR_PARAMS_DWORDS = 64;  // buffer size; the limit is the preset's
+inline constexpr unsigned MAX_SCALAR_PARAMS_DWORDS = MAX_TENSORS_PARAMS_NR;
 
-enum GlueCodeReturn_t : int {
-  GLUE_SUCCESS = 0,
-  GLUE_NODE_NOT_FOUND = 1,
-  GLUE_UNSUPPORTED_LAYER_CONFIGURATION = 2,
-  GLUE_INCOMPATIBLE_INPUT_COUNT = 3,
-  GLUE_INCOMPATIBLE_INPUT_SIZE = 4,
-  GLUE_INCOMPATIBLE_OUTPUT_COUNT = 5,
-  GLUE_INCOMPATIBLE_OUTPUT_SIZE = 6,
-  GLUE_INCOMPATIBLE_DATA_TYPE = 7,
-  GLUE_UNSUPPORTED_BROADCAST_MODE = 8,
-  GLUE_INSUFICIENT_ELF_BUFFER = 9,
-  GLUE_MISSING_PRIVATE_STRUCTURE = 10,
-  GLUE_INCORRECT_PRIVATE_STRUCT_SIZE = 11,
-  GLUE_UNSUPPORTED_INDEX_SPACE = 12,
-  GLUE_NAME_BUFFER_TOO_SMALL = 13,
-  GLUE_FAILED = 14,
-};
 const char* glue_return_name(GlueCodeReturn_t code);
+TensorDataType_t data_type_of(tessera::DType type);
+tessera::DType dtype_of(TensorDataType_t type);
 
-enum DeviceId_t : int { DEVICE_ID_GOYA = 0, DEVICE_ID_GAUDI = 1 };
-
-enum TensorDataType_t : int {
-  DATA_F32 = 0,
-  DATA_BF16,
-  DATA_I32,
-  DATA_U32,
-  DATA_I16,
-  DATA_U16,
-  DATA_I8,
-  DATA_U8,
-  DATA_F16,
-};
-TensorDataType_t data_type_of(DType type);
-DType dtype_of(TensorDataType_t type);
-
-struct TensorGeometry_t {
-  unsigned dims = 0;
-  unsigned sizes[MAX_TENSOR_DIM] = {1, 1, 1, 1, 1};  // dimension 0 first
-};
-
-struct QuantizationParam_t {
-  float scale = 1.0f;
-  int zeroPoint = 0;
-};
-
-struct Tensor_t {
-  TensorGeometry_t geometry;
-  TensorDataType_t dataType = DATA_F32;
-  QuantizationParam_t quantizationParam;
-};
-
-// Index space mapping of one tensor dimension (spec 000 §2.4.4): index-space member x of
-// dimension `dim` touches elements start_a*x + start_b .. end_a*x + end_b.
-struct DimTransform_t {
-  unsigned dim = 0;
-  float start_a = 0;
-  float end_a = 0;
-  float start_b = 0;
-  float end_b = 0;
-};
-struct TensorAccessPattern_t {
-  unsigned allRequired = 0;  // 1: every member may touch the whole tensor (no fine mapping)
-  DimTransform_t mapping[MAX_TENSOR_DIM];
-};
-
-// Pad value of an input tensor, read with the tensor's element type.
-union PadValue {
-  float f32;
-  std::int32_t i32;
-  std::uint32_t u32;
-  std::int16_t i16;
-  std::uint16_t u16;
-  std::uint16_t bf16_bits;
-  std::int8_t i8;
-  std::uint8_t u8;
-};
-
-struct DeviceKernel_t {
-  KernelFunction kernel;  // tpc_kernel<my_kernel>()
-  unsigned paramsNr = 0;  // scalar parameter dwords used
-  std::uint32_t scalarParams[MAX_SCALAR_PARAMS_DWORDS] = {};
-};
-
-struct ProgramFlags {
-  unsigned specialFunctionsUsed = 0;  // vector local memory shrinks (spec 000 §2.5.3)
-  unsigned printfUsed = 0;            // #pragma tpc_printf(enable): one tensor slot fewer
-};
-
-struct HabanaKernelParams_t {
-  int apiVersion = 1;
-  char nodeName[MAX_NODE_NAME] = {};  // the requested kernel name, e.g. "relu_bf16"
-  const void* NodeParams = nullptr;   // user parameters (the kernel's scalars), or null
-  DeviceId_t deviceId = DEVICE_ID_GAUDI;
-  Tensor_t inputTensors[MAX_TENSOR_NR];
-  unsigned inputTensorNr = 0;
-  Tensor_t outputTensors[MAX_TENSOR_NR];
-  unsigned outputTensorNr = 0;
-  unsigned debugFlags = 0;
-  unsigned NodeParamsSize = 0;
-  unsigned maxAvailableTpc = 0;  // the preset's core count
-};
-
-struct HabanaKernelInstantiation_t {
-  TensorGeometry_t indexSpaceGeometry;
-  TensorAccessPattern_t inputTensorAccessPattern[MAX_TENSOR_NR];
-  PadValue inputPadValues[MAX_TENSOR_NR] = {};
-  TensorAccessPattern_t outputTensorAccessPattern[MAX_TENSOR_NR];
-  DeviceKernel_t kernel;
-  ProgramFlags flags;
-};
-
-// The two entry points of a kernel library (exported with C linkage from a shared object).
-using GetKernelNamesFn = GlueCodeReturn_t (*)(char** names, unsigned* kernelCount,
-                                              DeviceId_t deviceId);
-using HabanaKernelFn = GlueCodeReturn_t (*)(const HabanaKernelParams_t* params,
-                                            HabanaKernelInstantiation_t* instance);
-
-// ---- helpers for writing glue ----
+using GetKernelNamesFn = pfnGetKernelNames;
+using HabanaKernelFn = pfnHabanaKernel;
 
 // Packs scalar parameters (each at most 4 bytes) into instance->kernel.scalarParams.
 template <typename... S>
 void set_scalar_params(DeviceKernel_t& kernel, S... values) {
-  static_assert(sizeof...(S) <= MAX_SCALAR_PARAMS_DWORDS);
+  static_assert(sizeof...(S) <= MAX_TENSORS_PARAMS_NR);
   unsigned i = 0;
   ((kernel.scalarParams[i] = 0, std::memcpy(&kernel.scalarParams[i++], &values, sizeof(S))), ...);
   kernel.paramsNr = static_cast<unsigned>(sizeof...(S));
 }
+
+// Writes the image of `kernel` into instance->kernelElf with the vendor's buffer protocol:
+// elfSize becomes the image size; GLUE_INSUFICIENT_ELF_BUFFER when the buffer is smaller.
+GlueCodeReturn_t set_kernel(HabanaKernelInstantiation_t* instance,
+                            tessera::tpc::KernelFunction kernel, const char* name = "");
 
 // Glue for elementwise kernels over tensors of identical sizes: checks the counts, sizes and
 // data types, sets the index space to ceil(size0 / lanes) x size1 x ... and the matching access
@@ -251,7 +172,10 @@ void set_scalar_params(DeviceKernel_t& kernel, S... values) {
 GlueCodeReturn_t elementwise_glue(const HabanaKernelParams_t* params,
                                   HabanaKernelInstantiation_t* instance, unsigned inputs,
                                   unsigned outputs, TensorDataType_t type, unsigned lanes,
-                                  KernelFunction kernel);
+                                  tessera::tpc::KernelFunction kernel);
 
 }  // namespace gcapi
+
+namespace tessera::tpc {
+namespace gcapi = ::gcapi;
 }  // namespace tessera::tpc

@@ -18,6 +18,41 @@
 
 namespace tessera::tpc {
 
+class global_address;
+namespace detail {
+// A raw pointer made from an address is about to be dereferenced: checked and counted here.
+void raw_global_access(const global_address& a);
+}  // namespace detail
+
+// What GEN_ADDR returns (TPC-C's `__global__ T*`): the address of one tensor element plus the
+// tensor and coordinates it came from, so the access, not the address arithmetic, can fault.
+// Converts to a pointer for `__global__ int* p = a_gen_addr_i(...)`; that conversion is the
+// access point Tessera can check (a raw pointer dereference is not observable).
+class global_address {
+ public:
+  global_address() = default;
+  global_address(std::byte* p, int tensor_id, const int5& coord, std::uint32_t elem_bytes,
+                 bool inside)
+      : p_(p), tensor_(tensor_id), coord_(coord), elem_bytes_(elem_bytes), inside_(inside) {}
+  template <typename T>
+  operator T*() const {  // NOLINT(google-explicit-constructor): TPC-C pointer initialisation
+    detail::raw_global_access(*this);
+    return reinterpret_cast<T*>(p_);
+  }
+  std::byte* address() const { return p_; }
+  int tensor_id() const { return tensor_; }
+  const int5& coord() const { return coord_; }
+  std::uint32_t element_bytes() const { return elem_bytes_; }
+  bool inside() const { return inside_; }
+
+ private:
+  std::byte* p_ = nullptr;
+  int tensor_ = -1;
+  int5 coord_;
+  std::uint32_t elem_bytes_ = 0;
+  bool inside_ = false;
+};
+
 namespace detail {
 
 template <typename V>
@@ -220,14 +255,33 @@ inline P arg_reduce(const V& a) {
 }
 
 // ---- conversions with rounding modes; float to integer and integer narrowing saturate ----
+// Unknown or unmodeled switches are a UserError naming the intrinsic and the bits (instance.cpp).
+[[noreturn]] void bad_switches(const char* intrinsic, int switches, int allowed);
+inline void check_switches(int switches, int allowed, const char* intrinsic) {
+  if ((switches & ~allowed) != 0) [[unlikely]]
+    bad_switches(intrinsic, switches, allowed);
+}
+// The rounding mode (e_round_*) of a CONVERT / NEARBYINT switch set (bits 16..18).
+inline constexpr int kRoundingBits = 0x7 << 16;
+[[noreturn]] void bad_rounding(const char* intrinsic, int switches);
+inline int rounding_of(int switches, const char* intrinsic) {
+  const int rm = (switches >> 16) & 0x7;
+  if (rm != e_round_half_ne && rm != e_round_zero && rm != e_round_up && rm != e_round_down &&
+      rm != e_round_half_az) [[unlikely]]
+    bad_rounding(intrinsic, switches);
+  return rm;
+}
+// `rm` is an e_round_* mode, already checked by rounding_of.
 inline double round_by_mode(double x, int rm) {
   switch (rm) {
-    case SW_RZ:
+    case e_round_zero:
       return std::trunc(x);
-    case SW_RU:
+    case e_round_up:
       return std::ceil(x);
-    case SW_RD:
+    case e_round_down:
       return std::floor(x);
+    case e_round_half_az:
+      return std::round(x);
     default:
       return std::nearbyint(x);
   }
@@ -246,11 +300,12 @@ template <typename To>
 inline To convert_lane(double x, int rm) {
   if constexpr (std::is_same_v<To, float>) {
     const float f = static_cast<float>(x);  // the FPU rounds to nearest even
-    if (rm == SW_RHNE || static_cast<double>(f) == x) return f;
+    if (rm == e_round_half_ne || static_cast<double>(f) == x) return f;
     return round_float(x, 24, rm);
   } else if constexpr (std::is_same_v<To, tessera::bf16>) {
     const float f = static_cast<float>(x);
-    if (std::isnan(x) || (rm == SW_RHNE && static_cast<double>(f) == x)) return tessera::bf16(f);
+    if (std::isnan(x) || (rm == e_round_half_ne && static_cast<double>(f) == x))
+      return tessera::bf16(f);
     return tessera::bf16::from_bits(
         static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(round_float(x, 8, rm)) >> 16));
   } else {
@@ -356,8 +411,16 @@ inline T get_pad(tensor t, const char* intrinsic) {
   return pad_as<T>(slot(c, t, sizeof(T), intrinsic));
 }
 
-// The address of one element, for scalar global access (spec 000 §2.5.2).
-void* gen_addr(const int5& coord, tensor t, const char* intrinsic);
+// The address of one element, for scalar global access (spec 000 §2.5.2): address arithmetic
+// (one SPU issue) that never faults; the access through it does.
+global_address gen_addr(const int5& coord, tensor t, const char* intrinsic);
+// Scalar accesses through an address: a DeviceFault naming the kernel, tensor and coordinates
+// when it points outside its tensor; one global transaction on the port for one cycle, and the
+// bytes. A read returns the cycle its value is ready.
+std::uint64_t scalar_global_read(const global_address& a, void* out, std::size_t bytes,
+                                 const char* intrinsic);
+void scalar_global_write(const global_address& a, const void* in, std::size_t bytes,
+                         const char* intrinsic);
 
 }  // namespace detail
 
@@ -663,10 +726,13 @@ inline bool256 bv_mov_bv(const bool256& a) {
 }
 
 // ---- conversions: v_convert_<from>_to_<to>_v(a, rounding, lane group, income) ----
-#define TESSERA_TPC_CONVERT(FD, FV, TD, TV)                                                  \
-  inline TV v_convert_##FD##_to_##TD##_v(const FV& a, int rounding = SW_RHNE, int group = 0, \
-                                         const TV& income = TV()) {                          \
-    return detail::on_vpu(detail::convert<TV, FV>(a, rounding, group, income), a, income);   \
+#define TESSERA_TPC_CONVERT(FD, FV, TD, TV)                                                     \
+  inline TV v_convert_##FD##_to_##TD##_v(const FV& a, int rounding = SW_RHNE, int group = 0,    \
+                                         const TV& income = TV()) {                             \
+    return detail::on_vpu(                                                                      \
+        detail::convert<TV, FV>(                                                                \
+            a, detail::rounding_of(rounding, "v_convert_" #FD "_to_" #TD "_v"), group, income), \
+        a, income);                                                                             \
   }
 #define TESSERA_TPC_CONVERT_FROM(FD, FV)       \
   TESSERA_TPC_CONVERT(FD, FV, f32, float64)    \
@@ -757,21 +823,8 @@ inline void set_pad_value_bf16(tensor a, bf16 value) {
 void aso();
 
 // ---- scalar global access (spec 000 §2.5.2) ----
-// The address of one tensor element; converts to a pointer of the tensor's element type.
-// Coordinates outside the tensor are a DeviceFault.
-class global_address {
- public:
-  explicit global_address(void* p) : p_(p) {}
-  template <typename T>
-  operator T*() const {  // NOLINT(google-explicit-constructor): TPC-C pointer initialisation
-    return static_cast<T*>(p_);
-  }
-
- private:
-  void* p_;
-};
 inline global_address a_gen_addr_i(const int5& coord, tensor t) {
-  return global_address(detail::gen_addr(coord, t, "a_gen_addr_i"));
+  return detail::gen_addr(coord, t, "a_gen_addr_i");
 }
 inline global_address a_gen_addr_i(tensor t, const int5& coord) {
   return a_gen_addr_i(coord, t);

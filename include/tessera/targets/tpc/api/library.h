@@ -5,6 +5,7 @@
 // order, that exports the name; in-process libraries come after the path.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -24,8 +25,7 @@ class KernelLibrary {
   virtual gcapi::GlueCodeReturn_t GetKernelNames(char** names, unsigned* kernelCount,
                                                  gcapi::DeviceId_t deviceId) const = 0;
   virtual gcapi::GlueCodeReturn_t HabanaKernel(
-      const gcapi::HabanaKernelParams_t* params,
-      gcapi::HabanaKernelInstantiation_t* instance) const = 0;
+      gcapi::HabanaKernelParams_t* params, gcapi::HabanaKernelInstantiation_t* instance) const = 0;
 
   // The exported names, asked through GetKernelNames and cached (a copy, so it stays valid).
   std::vector<std::string> kernel_names(gcapi::DeviceId_t deviceId) const;
@@ -47,7 +47,7 @@ class FunctionLibrary : public KernelLibrary {
   const std::string& origin() const override { return origin_; }
   gcapi::GlueCodeReturn_t GetKernelNames(char** names, unsigned* kernelCount,
                                          gcapi::DeviceId_t deviceId) const override;
-  gcapi::GlueCodeReturn_t HabanaKernel(const gcapi::HabanaKernelParams_t* params,
+  gcapi::GlueCodeReturn_t HabanaKernel(gcapi::HabanaKernelParams_t* params,
                                        gcapi::HabanaKernelInstantiation_t* instance) const override;
 
  private:
@@ -63,7 +63,7 @@ std::shared_ptr<KernelLibrary> load_shared_library(const std::string& path);
 // An in-process library filled by registration: each kernel name with its glue function.
 class KernelSet : public KernelLibrary {
  public:
-  using Glue = std::function<gcapi::GlueCodeReturn_t(const gcapi::HabanaKernelParams_t*,
+  using Glue = std::function<gcapi::GlueCodeReturn_t(gcapi::HabanaKernelParams_t*,
                                                      gcapi::HabanaKernelInstantiation_t*)>;
   explicit KernelSet(std::string origin) : origin_(std::move(origin)) {}
   // Adds a kernel; a name added twice is a UserError.
@@ -71,7 +71,7 @@ class KernelSet : public KernelLibrary {
   const std::string& origin() const override { return origin_; }
   gcapi::GlueCodeReturn_t GetKernelNames(char** names, unsigned* kernelCount,
                                          gcapi::DeviceId_t deviceId) const override;
-  gcapi::GlueCodeReturn_t HabanaKernel(const gcapi::HabanaKernelParams_t* params,
+  gcapi::GlueCodeReturn_t HabanaKernel(gcapi::HabanaKernelParams_t* params,
                                        gcapi::HabanaKernelInstantiation_t* instance) const override;
 
  private:
@@ -106,6 +106,21 @@ class KernelRegistry {
   std::vector<std::shared_ptr<KernelLibrary>> path_;
   std::vector<std::shared_ptr<KernelLibrary>> builtin_;
 };
+
+// What HabanaKernel returned, with what the caller provides to it as the graph compiler does: a
+// kernelElf buffer (grown when the glue answers GLUE_INSUFICIENT_ELF_BUFFER) and host buffers
+// for the auxiliary tensors the glue asks for (grown on GLUE_INSUFICIENT_AUX_BUFFER_SIZE).
+struct GlueInstance {
+  gcapi::HabanaKernelInstantiation_t inst{};
+  std::vector<std::byte> elf;
+  std::vector<std::vector<std::byte>> aux;  // one per auxiliaryTensors[i], its pData
+  KernelFunction kernel;                    // decoded from kernelElf on success
+};
+// Calls the glue until it succeeds or fails with another code. On success a kernelElf that
+// holds no Tessera kernel image is a UserError naming the kernel (build TPC-C files with
+// tessera_add_tpc_kernels, or bind C++ kernels with gcapi::set_kernel).
+gcapi::GlueCodeReturn_t instantiate_kernel(const KernelLibrary& library,
+                                           gcapi::HabanaKernelParams_t& params, GlueInstance& out);
 
 // Registers an in-process library with the global registry (the built-in TPC kernels call
 // this from their explicit registration function).

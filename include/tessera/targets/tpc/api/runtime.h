@@ -59,7 +59,7 @@ struct KernelLaunch {
   KernelFunction kernel;
   std::vector<DeviceTensor> inputs;
   std::vector<DeviceTensor> outputs;
-  gcapi::TensorGeometry_t index_space;
+  gcapi::TensorGeometry_t index_space{};
   std::vector<gcapi::PadValue> input_pads;  // one per input, or empty for zeros
   std::vector<std::uint32_t> scalar_params;
   bool special_functions = false;

@@ -5,6 +5,7 @@
 #include "tessera/targets/tpc/api/context.h"
 #include "tessera/targets/tpc/api/glue.h"
 #include "tessera/targets/tpc/api/intrinsics.h"
+#include "tessera/targets/tpc/api/intrinsics_gaudi.h"
 #include "tessera/targets/tpc/api/library.h"
 #include "tessera/targets/tpc/api/local_memory.h"
 #include "tessera/targets/tpc/api/printf.h"

@@ -22,9 +22,10 @@ struct tensor {
 };
 
 // Five-dimensional cartesian coordinates, dimension 0 first (the fastest-changing one).
-// An aggregate, so `int5 c = {0};` and `int5 c = {0, 1, 2, 3, 3};` work as in TPC-C.
+// An aggregate, so `int5 c = {0};` and `int5 c = {0, 1, 2, 3, 3};` work as in TPC-C, and zero
+// when declared without an initializer (`int5 a;`), as TPC-C's IRF registers start.
 struct int5 {
-  int v[5];
+  int v[5] = {0, 0, 0, 0, 0};
   constexpr int& operator[](int i) { return v[i]; }
   constexpr int operator[](int i) const { return v[i]; }
   friend constexpr int5 operator+(const int5& a, const int5& b) {
@@ -218,8 +219,26 @@ struct uint64_int64_pair_t {
   int64 v2;
 };
 
-// Rounding modes of the conversion intrinsics: to nearest even, toward zero, up, down.
-enum RoundingMode : int { SW_RHNE = 0, SW_RZ = 1, SW_RU = 2, SW_RD = 3 };
+// Rounding modes of CONVERT / NEARBYINT: the switch encodings of Habana's tpc-defs.h (the mode
+// in bits 16..18 of the switches) and the e_round_* values of tpc-special.h (the mode itself).
+enum RoundingMode : int {
+  SW_RHNE = 0x0 << 16,  // to nearest, ties to even
+  SW_RZ = 0x1 << 16,    // toward zero
+  SW_RU = 0x2 << 16,    // toward +inf
+  SW_RD = 0x3 << 16,    // toward -inf
+  SW_SR = 0x4 << 16,    // stochastic
+  SW_CSR = 0x5 << 16,
+  SW_RHAZ = 0x6 << 16,  // to nearest, ties away from zero
+  SW_SR_RNE = 0x7 << 16,
+};
+enum e_round_mode : int {
+  e_round_half_ne = 0,
+  e_round_zero = 1,
+  e_round_up = 2,
+  e_round_down = 3,
+  e_round_stochastic = 4,
+  e_round_half_az = 6,
+};
 
 }  // namespace tessera::tpc
 

@@ -1,0 +1,803 @@
+// The current TPC-C intrinsic API for Gaudi (the names and signatures of Habana's
+// tpc-intrinsics.h: switches, income, predicate and polarity last, with their defaults), and the
+// legacy names of spec 000 / tpc-defs.h that the current names replaced. Every function here is
+// a thin wrapper over the shared lane code of intrinsics.h (detail::), timed through the issue
+// model of context.h, so the two generations of names never compute anything twice.
+// Switch values are Habana's encodings (tpc-defs.h); a switch an intrinsic does not model is a
+// UserError naming it.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "tessera/targets/tpc/api/context.h"
+#include "tessera/targets/tpc/api/intrinsics.h"
+#include "tessera/targets/tpc/api/types.h"
+
+namespace tessera::tpc {
+
+// ---- predicate types: a bool256 register viewed per 32-bit (bool64) or 16-bit (bool128) lane.
+// Tessera keeps every predicate at byte granularity (see bool256), so the views only differ in
+// type, as in TPC-C where to_bool64 / from_bool64 reinterpret the register.
+struct bool128 : bool256 {
+  bool128() = default;
+  explicit bool128(const bool256& bits) : bool256(bits) {}
+};
+struct bool64 : bool256 {
+  bool64() = default;
+  explicit bool64(const bool256& bits) : bool256(bits) {}
+};
+inline bool64 to_bool64(const bool256& b) {
+  return bool64(b);
+}
+inline bool128 to_bool128(const bool256& b) {
+  return bool128(b);
+}
+inline bool256 from_bool64(const bool64& b) {
+  return static_cast<const bool256&>(b);
+}
+inline bool256 from_bool128(const bool128& b) {
+  return static_cast<const bool256&>(b);
+}
+
+// ---- wide and pair types (tpc-defs.h "Structures mapped to registers") ----
+struct float64_pair_t {
+  float64 v1, v2;
+};
+using float128 = float64_pair_t;
+using float64_float64_pair_t = float64_pair_t;
+struct bfloat128_pair_t {
+  bfloat128 v1, v2;
+};
+using bfloat256 = bfloat128_pair_t;
+struct int64_pair_t {
+  int64 v1, v2;
+};
+using int128 = int64_pair_t;
+struct uint64_pair_t {
+  uint64 v1, v2;
+};
+using uint128 = uint64_pair_t;
+struct short128_pair_t {
+  short128 v1, v2;
+};
+using short256 = short128_pair_t;
+struct ushort128_pair_t {
+  ushort128 v1, v2;
+};
+using ushort256 = ushort128_pair_t;
+using uint64_float64 = uint64_float64_pair_t;
+using uint64_int64 = uint64_int64_pair_t;
+
+// ---- switches (Habana's tpc-defs.h encodings) ----
+enum : int {
+  SW_SAT = 0x1 << 0,
+  SW_NO_NEG = 0x0 << 1,
+  SW_NEG = 0x1 << 1,
+  SW_SUP_NAN = 0x1 << 2,
+  SW_CLIP_FP = 0x1 << (4 + 16),
+  SW_LINEAR = 0x1 << 24,
+  SW_WR_LOWER_GROUP = 0x1 << (4 + 8),
+  SW_WR_UPPER_GROUP = 0x1 << (5 + 8),
+  SW_WR_LOWER_GROUP0 = 0x1 << (0 + 16),
+  SW_WR_UPPER_GROUP0 = 0x1 << (1 + 16),
+  SW_WR_LOWER_GROUP1 = 0x1 << (2 + 16),
+  SW_WR_UPPER_GROUP1 = 0x1 << (3 + 16),
+  SW_WR_LOWER_GROUP2 = 0x1 << (4 + 16),
+  SW_WR_UPPER_GROUP2 = 0x1 << (5 + 16),
+  SW_WR_LOWER_GROUP3 = 0x1 << (6 + 16),
+  SW_WR_UPPER_GROUP3 = 0x1 << (7 + 16),
+  SW_GROUP_0 = 0x0 << (0 + 8),
+  SW_GROUP_1 = 0x1 << (0 + 8),
+  SW_STRIDE_2 = 0x0 << (1 + 8),
+  SW_STRIDE_4 = 0x1 << (1 + 8),
+  SW_GROUP_HALF_0 = 0x0 << (2 + 8),
+  SW_GROUP_HALF_1 = 0x1 << (2 + 8),
+  SW_ADD_BIAS = 0x1 << (0 + 8),
+  SW_FORCE_SIGN0 = 0x1 << (1 + 8),
+  SW_FORCE_SIGN1 = 0x1 << (2 + 8),
+  SW_EXP_IS_NUM = 0x1 << (3 + 8),
+  SW_SIGN_LSB = 0x1 << (4 + 8),
+  SW_RECIP = 0x0,
+  SW_RSQRT = 0x1,
+  SW_SQRT = 0x2,
+  SW_LOG = 0x3,
+  SW_EXP = 0x4,
+  SW_TANH = 0x5,
+  SW_DIV = 0x6,
+  SW_POW = 0x7,
+  RMW_DT_INT8 = 0x0,
+  RMW_DT_INT16 = 0x1,
+  RMW_DT_INT32 = 0x2,
+  RMW_DT_UINT8 = 0x3,
+  RMW_DT_UINT16 = 0x4,
+  RMW_DT_UINT32 = 0x5,
+  RMW_DT_BF16 = 0x6,
+  RMW_DT_FP32 = 0x7,
+  RMW_OP_ADD = 0x0 << 4,
+  RMW_OP_SUB = 0x1 << 4,
+  RMW_OP_MIN = 0x2 << 4,
+  RMW_OP_MAX = 0x3 << 4,
+  RMW_SET = 0x1 << 6,  // Gaudi's position (tpc-defs.h)
+};
+enum e_group_source : int { e_group_0 = 0, e_group_1 = 1 };
+enum e_element_stride : int { e_every_second_element = 0, e_every_forth_element = 1 };
+enum e_group_half : int { e_lower_half_group = 0, e_higher_half_group = 1 };
+enum e_negation : int { e_no_negation = 0, e_with_negation = 1 };
+enum e_saturation : int { e_no_saturation = 0, e_saturate = 1 };
+enum e_fp_special_values : int {
+  e_fp_nan = 0,
+  e_fp_pos_inf = 1,
+  e_fp_neg_inf = 2,
+  e_fp_negative = 3,
+  e_fp_zero = 4,
+  e_fp_positive = 5,
+  e_fp_denormalized = 6
+};
+
+namespace detail {
+
+// Rounding bits plus SW_CLIP_FP / SW_LINEAR: what a CONVERT accepts.
+inline constexpr int kConvertSwitches = kRoundingBits | SW_CLIP_FP | SW_LINEAR;
+
+// Integer add/sub with SW_SAT saturate to the lane type; floats ignore it, as the ISA does.
+template <typename V, bool Sub>
+inline V add_sat(const V& a, const V& b) {
+  using T = lane_t<V>;
+  if constexpr (std::is_integral_v<T>) {
+    V r(no_init_t{});
+    for (int i = 0; i < V::lanes; ++i) {
+      const long long x = Sub ? static_cast<long long>(a.v[i]) - static_cast<long long>(b.v[i])
+                              : static_cast<long long>(a.v[i]) + static_cast<long long>(b.v[i]);
+      r.v[i] = static_cast<T>(std::clamp<long long>(x, std::numeric_limits<T>::lowest(),
+                                                    std::numeric_limits<T>::max()));
+    }
+    return r;
+  } else {
+    return Sub ? map2(a, b, op_sub{}) : map2(a, b, op_add{});
+  }
+}
+
+// One predicated VPU instruction: `computed` where enabled, `income` elsewhere.
+template <typename V, typename... Ops>
+inline V predicated(const V& computed, const V& income, bool p, bool pol, const Ops&... ops) {
+  return on_vpu(enabled(p, pol) ? computed : income, income, ops...);
+}
+template <typename V, typename... Ops>
+inline V predicated_v(const V& computed, const V& income, const bool256& p, bool pol,
+                      const Ops&... ops) {
+  return on_vpu(blend(computed, income, p, pol), income, p, ops...);
+}
+
+// MOV_DUAL_GROUP (tpc-intrinsics.h): dual group `src` of `a` into dual group `dst` of the
+// result; SW_WR_LOWER_GROUP / SW_WR_UPPER_GROUP choose which half of the dual group is written.
+// `mask` enables 2-byte units of the 64-byte dual group (bit j: bytes 2j, 2j+1).
+template <typename V>
+inline V mov_dual_group(const V& a, std::uint32_t mask, int src, int dst, int sw, const V& income,
+                        const char* name) {
+  check_switches(sw, SW_WR_LOWER_GROUP | SW_WR_UPPER_GROUP, name);
+  constexpr int n = V::lanes / 4;  // elements per dual group
+  constexpr int bytes = static_cast<int>(sizeof(lane_t<V>));
+  V r = income;
+  for (int j = 0; j < n; ++j) {
+    const bool lower = j < n / 2;
+    if (!(sw & (lower ? SW_WR_LOWER_GROUP : SW_WR_UPPER_GROUP))) continue;
+    if (!((mask >> ((j * bytes) / 2)) & 1u)) continue;
+    r.v[(dst & 3) * n + j] = a.v[(src & 3) * n + j];
+  }
+  return r;
+}
+
+// UNPACK: elements of group SW_GROUP_x of each dual group (for SW_STRIDE_4, its half
+// SW_GROUP_HALF_x) go to every second (fourth) element of that dual group; the others are zero.
+// The layout is the one Habana's cast_bf16_to_f32 example documents.
+template <typename V>
+inline V unpack(const V& a, int sw, const char* name) {
+  check_switches(sw, SW_GROUP_1 | SW_STRIDE_4 | SW_GROUP_HALF_1, name);
+  constexpr int n = V::lanes / 4;
+  const int stride = (sw & SW_STRIDE_4) ? 4 : 2;
+  const int count = n / stride;
+  const int first =
+      ((sw & SW_GROUP_1) ? n / 2 : 0) + (stride == 4 && (sw & SW_GROUP_HALF_1) ? count : 0);
+  V r;
+  for (int dg = 0; dg < 4; ++dg)
+    for (int j = 0; j < count; ++j) r.v[dg * n + j * stride] = a.v[dg * n + first + j];
+  return r;
+}
+
+// SHUFFLE: lane i takes lane (b[i] & 31) of its 32-lane group when bit 7 of b[i] is set.
+template <typename V>
+inline V shuffle(const V& a, const uchar256& b, const V& income) {
+  V r = income;
+  for (int i = 0; i < V::lanes; ++i)
+    if (b.v[i] & 0x80) r.v[i] = a.v[(i & ~31) + (b.v[i] & 31)];
+  return r;
+}
+
+// FCLASS: the class bit of each lane (tpc-intrinsics.h table: -inf, -normal, -denormal, -0,
+// +0, +denormal, +normal, +inf, sNaN, qNaN), as a number of the lane type.
+inline float fclass_bits(float x) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  const bool neg = (u >> 31) != 0;
+  int bit;
+  switch (std::fpclassify(x)) {
+    case FP_INFINITE:
+      bit = neg ? 0 : 7;
+      break;
+    case FP_NORMAL:
+      bit = neg ? 1 : 6;
+      break;
+    case FP_SUBNORMAL:
+      bit = neg ? 2 : 5;
+      break;
+    case FP_ZERO:
+      bit = neg ? 3 : 4;
+      break;
+    default:
+      bit = (u & 0x00400000u) ? 9 : 8;  // quiet NaNs have the top mantissa bit set
+  }
+  return static_cast<float>(1u << bit);
+}
+
+// CALC_FP_SPECIAL: the IEEE result of the function for lanes whose inputs are special (NaN,
+// infinities, zeros, negatives where undefined); other lanes keep income.
+inline bool special_result(int func, float x, float y, float& out) {
+  const bool xs = std::isnan(x) || std::isinf(x) || x == 0.0f;
+  switch (func) {
+    case SW_RECIP:
+      if (!xs) return false;
+      out = 1.0f / x;
+      return true;
+    case SW_RSQRT:
+      if (!xs && x > 0) return false;
+      out = 1.0f / std::sqrt(x);
+      return true;
+    case SW_SQRT:
+      if (!xs && x > 0) return false;
+      out = std::sqrt(x);
+      return true;
+    case SW_LOG:
+      if (!xs && x > 0) return false;
+      out = std::log(x);
+      return true;
+    case SW_EXP:
+      if (!xs) return false;
+      out = std::exp(x);
+      return true;
+    case SW_TANH:
+      if (!xs) return false;
+      out = std::tanh(x);
+      return true;
+    case SW_DIV: {
+      const bool ys = std::isnan(y) || std::isinf(y) || y == 0.0f;
+      if (!xs && !ys) return false;
+      out = x / y;
+      return true;
+    }
+    default: {  // SW_POW
+      const bool ys = std::isnan(y) || std::isinf(y) || y == 0.0f;
+      if (!xs && !ys && x > 0) return false;
+      out = std::pow(x, y);
+      return true;
+    }
+  }
+}
+
+// Store of lanes [first, last] only (ST_TNSR partial): in-tensor lanes are written one by one,
+// so neighbouring lanes another instance owns are never touched.
+template <typename V>
+inline void store_lanes(const int5& coord, tensor t, const V& value, int first, int last,
+                        const char* intrinsic) {
+  using T = lane_t<V>;
+  InstanceContext& c = instance(intrinsic);
+  TensorSlot& s = slot(c, t, sizeof(T), intrinsic);
+  global_write(c, value.ready);
+  const std::int64_t outer = outer_offset(s, coord);
+  if (outer < 0) return;  // culled (spec 000 §2.4.1)
+  for (int i = std::max(first, 0); i <= std::min(last, V::lanes - 1); ++i) {
+    const std::int64_t x = static_cast<std::int64_t>(coord.v[0]) + i;
+    if (x < 0 || x >= s.size[0]) continue;
+    const std::int64_t at = (outer + x * s.stride[0]) * static_cast<std::int64_t>(sizeof(T));
+    std::memcpy(s.base + at, &value.v[i], sizeof(T));
+    c.counters.bytes_written += sizeof(T);
+    if (c.coherency_check) note_store(s, at, at + static_cast<std::int64_t>(sizeof(T)));
+  }
+}
+
+template <typename V, typename F>
+inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const char* intrinsic) {
+  V old = load<V>(coord, t, intrinsic);
+  V r = map2(old, value, f);
+  r.ready = std::max(old.ready, value.ready);
+  store(coord, t, r, intrinsic);
+}
+
+[[noreturn]] void bad_rmw(const char* intrinsic, int rmw, int expected_dt);
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Vector intrinsics per data type. D: dtype suffix, V: vector, B: predicate view, RDT: RMW type.
+// ---------------------------------------------------------------------------------------------
+
+#define TESSERA_TPC_G_BIN(D, V, B, NAME, EXPR, ALLOWED)                                        \
+  inline V v_##D##_##NAME##_b(const V& a, const V& b, int switches = 0, const V& income = V(), \
+                              bool predicate = true, bool polarity = false) {                  \
+    detail::check_switches(switches, ALLOWED, "v_" #D "_" #NAME "_b");                         \
+    if (!detail::enabled(predicate, polarity)) return detail::on_vpu(income, a, b, income);    \
+    return detail::on_vpu(EXPR, a, b);                                                         \
+  }                                                                                            \
+  inline V v_##D##_##NAME##_vb(const V& a, const V& b, int switches, const V& income,          \
+                               const B& predicate, bool polarity = false) {                    \
+    detail::check_switches(switches, ALLOWED, "v_" #D "_" #NAME "_vb");                        \
+    return detail::predicated_v(EXPR, income, predicate, polarity, a, b);                      \
+  }
+
+#define TESSERA_TPC_G_CMP(D, V, B, NAME)                                                           \
+  inline B v_##D##_cmp_##NAME##_b(const V& a, const V& b, int switches = 0, const B& income = B(), \
+                                  bool predicate = true, bool polarity = false) {                  \
+    detail::check_switches(switches, SW_SUP_NAN, "v_" #D "_cmp_" #NAME "_b");                      \
+    if (!detail::enabled(predicate, polarity)) return detail::on_vpu(income, a, b, income);        \
+    return detail::on_vpu(B(detail::compare(a, b, detail::cmp_##NAME{})), a, b);                   \
+  }                                                                                                \
+  inline B v_##D##_cmp_##NAME##_vb(const V& a, const V& b, int switches, const B& income,          \
+                                   const B& predicate, bool polarity = false) {                    \
+    detail::check_switches(switches, SW_SUP_NAN, "v_" #D "_cmp_" #NAME "_vb");                     \
+    return detail::on_vpu(                                                                         \
+        B(detail::mask(detail::compare(a, b, detail::cmp_##NAME{}), income, predicate, polarity)), \
+        a, b, income, predicate);                                                                  \
+  }                                                                                                \
+  inline V v_##D##_sel_##NAME##_##D##_b(const V& a, const V& b, const V& c, const V& d,            \
+                                        int switches = 0, const V& income = V(),                   \
+                                        bool predicate = true, bool polarity = false) {            \
+    detail::check_switches(switches, SW_SUP_NAN, "v_" #D "_sel_" #NAME "_" #D "_b");               \
+    if (!detail::enabled(predicate, polarity)) return detail::on_vpu(income, a, b, c, d, income);  \
+    return detail::on_vpu(detail::select(a, b, c, d, detail::cmp_##NAME{}), a, b, c, d);           \
+  }                                                                                                \
+  inline V v_##D##_sel_##NAME##_##D##_vb(const V& a, const V& b, const V& c, const V& d,           \
+                                         int switches, const V& income, const B& predicate,        \
+                                         bool polarity = false) {                                  \
+    detail::check_switches(switches, SW_SUP_NAN, "v_" #D "_sel_" #NAME "_" #D "_vb");              \
+    return detail::predicated_v(detail::select(a, b, c, d, detail::cmp_##NAME{}), income,          \
+                                predicate, polarity, a, b, c, d);                                  \
+  }                                                                                                \
+  /* spec 000 / tpc-defs.h legacy spelling: v_<dt>_<dt>_sel_<cmp>_v_v_v_v */                       \
+  inline V v_##D##_##D##_sel_##NAME##_v_v_v_v(const V& a, const V& b, const V& c, const V& d) {    \
+    return v_##D##_sel_##NAME##_##D##_b(a, b, c, d);                                               \
+  }                                                                                                \
+  inline V v_##D##_##D##_sel_##NAME##_v_s_v_v(const V& a, detail::scalar_t<V> b, const V& c,       \
+                                              const V& d) {                                        \
+    return v_##D##_sel_##NAME##_##D##_b(a, V(b), c, d);                                            \
+  }
+
+#define TESSERA_TPC_G_COMMON(D, V, B, S)                                                           \
+  TESSERA_TPC_G_BIN(D, V, B, add, (detail::add_sat<V, false>(a, b)), SW_SAT)                       \
+  TESSERA_TPC_G_BIN(D, V, B, sub, (detail::add_sat<V, true>(a, b)), SW_SAT)                        \
+  TESSERA_TPC_G_BIN(D, V, B, mul, (detail::map2(a, b, detail::op_mul{})), 0)                       \
+  TESSERA_TPC_G_BIN(D, V, B, min, (detail::map2(a, b, detail::op_min{})), 0)                       \
+  TESSERA_TPC_G_BIN(D, V, B, max, (detail::map2(a, b, detail::op_max{})), 0)                       \
+  TESSERA_TPC_G_CMP(D, V, B, eq)                                                                   \
+  TESSERA_TPC_G_CMP(D, V, B, neq)                                                                  \
+  TESSERA_TPC_G_CMP(D, V, B, less)                                                                 \
+  TESSERA_TPC_G_CMP(D, V, B, leq)                                                                  \
+  TESSERA_TPC_G_CMP(D, V, B, grt)                                                                  \
+  TESSERA_TPC_G_CMP(D, V, B, geq)                                                                  \
+  inline V v_##D##_mov_b(const V& a, int switches = 0, const V& income = V(),                      \
+                         bool predicate = true, bool polarity = false) {                           \
+    detail::check_switches(switches, 0, "v_" #D "_mov_b");                                         \
+    return detail::predicated(a, income, predicate, polarity, a);                                  \
+  }                                                                                                \
+  inline V v_##D##_mov_vb(const V& a, int switches, const V& income, const B& predicate,           \
+                          bool polarity = false) {                                                 \
+    detail::check_switches(switches, 0, "v_" #D "_mov_vb");                                        \
+    return detail::predicated_v(a, income, predicate, polarity, a);                                \
+  }                                                                                                \
+  inline V v_##D##_mov_dual_group_b(const V& a, std::uint32_t b, int src_dual_group,               \
+                                    int dest_dual_group, int switches, const V& income,            \
+                                    bool predicate = true, bool polarity = false) {                \
+    const V r = detail::mov_dual_group(a, b, src_dual_group, dest_dual_group, switches, income,    \
+                                       "v_" #D "_mov_dual_group_b");                               \
+    return detail::predicated(r, income, predicate, polarity, a);                                  \
+  }                                                                                                \
+  inline V v_##D##_mov_dual_group_vb(const V& a, std::uint32_t b, int src_dual_group,              \
+                                     int dest_dual_group, int switches, const V& income,           \
+                                     const B& predicate, bool polarity = false) {                  \
+    const V r = detail::mov_dual_group(a, b, src_dual_group, dest_dual_group, switches, income,    \
+                                       "v_" #D "_mov_dual_group_vb");                              \
+    return detail::predicated_v(r, income, predicate, polarity, a);                                \
+  }                                                                                                \
+  inline V v_##D##_shuffle_b(const V& a, const uchar256& b, int switches = 0,                      \
+                             const V& income = V(), bool predicate = true,                         \
+                             bool polarity = false) {                                              \
+    detail::check_switches(switches, 0, "v_" #D "_shuffle_b");                                     \
+    return detail::predicated(detail::shuffle(a, b, income), income, predicate, polarity, a, b);   \
+  }                                                                                                \
+  inline V v_##D##_unpack_b(const V& a, int switches = 0, const V& income = V(),                   \
+                            bool predicate = true, bool polarity = false) {                        \
+    return detail::predicated(detail::unpack(a, switches, "v_" #D "_unpack_b"), income, predicate, \
+                              polarity, a);                                                        \
+  }                                                                                                \
+  /* tensor access (spec 000 §2.4.1): pad outside on reads, culled outside on writes */           \
+  inline V v_##D##_ld_tnsr_b(const int5& ndx, tensor t, int switches = 0, const V& income = V(),   \
+                             bool predicate = true, bool polarity = false) {                       \
+    detail::check_switches(switches, 0, "v_" #D "_ld_tnsr_b");                                     \
+    if (!detail::enabled(predicate, polarity))                                                     \
+      return detail::on_slot(detail::kLoad, income, income);                                       \
+    return detail::load<V>(ndx, t, "v_" #D "_ld_tnsr_b");                                          \
+  }                                                                                                \
+  inline V v_##D##_ld_tnsr_vb(const int5& ndx, tensor t, int switches, const V& income,            \
+                              const B& predicate, bool polarity = false) {                         \
+    detail::check_switches(switches, 0, "v_" #D "_ld_tnsr_vb");                                    \
+    V r = detail::blend(detail::load<V>(ndx, t, "v_" #D "_ld_tnsr_vb"), income, predicate,         \
+                        polarity);                                                                 \
+    r.ready = std::max({r.ready, income.ready, predicate.ready});                                  \
+    return r;                                                                                      \
+  }                                                                                                \
+  inline void v_##D##_st_tnsr(const int5& ndx, tensor t, const V& value, int switches = 0,         \
+                              bool predicate = true, bool polarity = false) {                      \
+    detail::check_switches(switches, 0, "v_" #D "_st_tnsr");                                       \
+    if (!detail::enabled(predicate, polarity)) {                                                   \
+      detail::issue(detail::kStore, value.ready);                                                  \
+      return;                                                                                      \
+    }                                                                                              \
+    detail::store(ndx, t, value, "v_" #D "_st_tnsr");                                              \
+  }                                                                                                \
+  /* PARTIAL: lanes offset .. offset + size only (size: elements minus one) */                     \
+  inline void v_##D##_st_tnsr_partial(const int5& ndx, tensor t, const V& value, int size,         \
+                                      int offset, int switches = 0, bool predicate = true,         \
+                                      bool polarity = false) {                                     \
+    detail::check_switches(switches, 0, "v_" #D "_st_tnsr_partial");                               \
+    if (!detail::enabled(predicate, polarity)) {                                                   \
+      detail::issue(detail::kStore, value.ready);                                                  \
+      return;                                                                                      \
+    }                                                                                              \
+    detail::store_lanes(ndx, t, value, offset, offset + size, "v_" #D "_st_tnsr_partial");         \
+  }                                                                                                \
+  /* ld_g: one scalar from global memory, broadcast to every lane */                               \
+  inline V v_##D##_ld_g(const global_address& addr, int switches = 0, const V& income = V(),       \
+                        bool predicate = true, bool polarity = false) {                            \
+    detail::check_switches(switches, 0, "v_" #D "_ld_g");                                          \
+    if (!detail::enabled(predicate, polarity))                                                     \
+      return detail::on_slot(detail::kLoad, income, income);                                       \
+    S x{};                                                                                         \
+    V r(x);                                                                                        \
+    r.ready = detail::scalar_global_read(addr, &x, sizeof(S), "v_" #D "_ld_g");                    \
+    const std::uint64_t ready = r.ready;                                                           \
+    r = V(static_cast<detail::scalar_t<V>>(x));                                                    \
+    r.ready = ready;                                                                               \
+    return r;                                                                                      \
+  }                                                                                                \
+  /* scalar global access through a gen_addr address (spec 000 §2.5.2) */                         \
+  inline S s_##D##_ld_g(const global_address& addr, int switches = 0, S income = S(),              \
+                        bool predicate = true, bool polarity = false) {                            \
+    detail::check_switches(switches, 0, "s_" #D "_ld_g");                                          \
+    if (!detail::enabled(predicate, polarity)) return income;                                      \
+    S x{};                                                                                         \
+    detail::scalar_global_read(addr, &x, sizeof(S), "s_" #D "_ld_g");                              \
+    return x;                                                                                      \
+  }                                                                                                \
+  inline void s_##D##_st_g(const global_address& addr, S value, int switches = 0,                  \
+                           bool predicate = true, bool polarity = false) {                         \
+    detail::check_switches(switches, 0, "s_" #D "_st_g");                                          \
+    if (!detail::enabled(predicate, polarity)) return;                                             \
+    detail::scalar_global_write(addr, &value, sizeof(S), "s_" #D "_st_g");                         \
+  }                                                                                                \
+  /* scalar arithmetic on the SPU */                                                               \
+  inline S s_##D##_add(S a, S b, int switches = 0, S income = S(), bool predicate = true,          \
+                       bool polarity = false) {                                                    \
+    detail::check_switches(switches, SW_SAT, "s_" #D "_add");                                      \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? static_cast<S>(a + b) : income;                  \
+  }                                                                                                \
+  inline S s_##D##_sub(S a, S b, int switches = 0, S income = S(), bool predicate = true,          \
+                       bool polarity = false) {                                                    \
+    detail::check_switches(switches, SW_SAT, "s_" #D "_sub");                                      \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? static_cast<S>(a - b) : income;                  \
+  }                                                                                                \
+  inline S s_##D##_mul(S a, S b, int switches = 0, S income = S(), bool predicate = true,          \
+                       bool polarity = false) {                                                    \
+    detail::check_switches(switches, 0, "s_" #D "_mul");                                           \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? static_cast<S>(a * b) : income;                  \
+  }                                                                                                \
+  inline S s_##D##_min(S a, S b, int switches = 0, S income = S(), bool predicate = true,          \
+                       bool polarity = false) {                                                    \
+    detail::check_switches(switches, 0, "s_" #D "_min");                                           \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? (b < a ? b : a) : income;                        \
+  }                                                                                                \
+  inline S s_##D##_max(S a, S b, int switches = 0, S income = S(), bool predicate = true,          \
+                       bool polarity = false) {                                                    \
+    detail::check_switches(switches, 0, "s_" #D "_max");                                           \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? (a < b ? b : a) : income;                        \
+  }                                                                                                \
+  inline S s_##D##_mov(S a, int switches = 0, S income = S(), bool predicate = true,               \
+                       bool polarity = false) {                                                    \
+    detail::check_switches(switches, 0, "s_" #D "_mov");                                           \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? a : income;                                      \
+  }
+
+#define TESSERA_TPC_G_RMW(D, V, RDT)                                                              \
+  inline void v_##D##_st_tnsr_rmw(const int5& ndx, tensor t, const V& value, int rmw,             \
+                                  int switches = 0, bool predicate = true,                        \
+                                  bool polarity = false) {                                        \
+    detail::check_switches(switches, 0, "v_" #D "_st_tnsr_rmw");                                  \
+    if ((rmw & 0xf) != RDT || (rmw & ~(0xf | (0x7 << 4) | RMW_SET)) != 0 || ((rmw >> 4) & 7) > 3) \
+      detail::bad_rmw("v_" #D "_st_tnsr_rmw", rmw, RDT);                                          \
+    if (!detail::enabled(predicate, polarity)) {                                                  \
+      detail::issue(detail::kStore, value.ready);                                                 \
+      return;                                                                                     \
+    }                                                                                             \
+    switch ((rmw >> 4) & 7) {                                                                     \
+      case 0:                                                                                     \
+        return detail::store_rmw(ndx, t, value, detail::op_add{}, "v_" #D "_st_tnsr_rmw");        \
+      case 1:                                                                                     \
+        return detail::store_rmw(ndx, t, value, detail::op_sub{}, "v_" #D "_st_tnsr_rmw");        \
+      case 2:                                                                                     \
+        return detail::store_rmw(ndx, t, value, detail::op_min{}, "v_" #D "_st_tnsr_rmw");        \
+      default:                                                                                    \
+        return detail::store_rmw(ndx, t, value, detail::op_max{}, "v_" #D "_st_tnsr_rmw");        \
+    }                                                                                             \
+  }
+
+#define TESSERA_TPC_G_FLOAT(D, V, B)                                                             \
+  inline V v_##D##_mac_b(const V& a, const V& b, const V& accumulator, int switches = 0,         \
+                         bool predicate = true, bool polarity = false) {                         \
+    detail::check_switches(switches, SW_NEG, "v_" #D "_mac_b");                                  \
+    if (!detail::enabled(predicate, polarity))                                                   \
+      return detail::on_vpu(accumulator, a, b, accumulator);                                     \
+    return (switches & SW_NEG) ? v_##D##_msac_neg(a, b, accumulator)                             \
+                               : v_##D##_mac_v_v(a, b, accumulator);                             \
+  }                                                                                              \
+  inline V v_##D##_mac_vb(const V& a, const V& b, const V& accumulator, int switches,            \
+                          const B& predicate, bool polarity = false) {                           \
+    detail::check_switches(switches, SW_NEG, "v_" #D "_mac_vb");                                 \
+    V r = detail::blend((switches & SW_NEG) ? v_##D##_msac_neg(a, b, accumulator)                \
+                                            : v_##D##_mac_v_v(a, b, accumulator),                \
+                        accumulator, predicate, polarity);                                       \
+    r.ready = std::max({r.ready, predicate.ready});                                              \
+    return r;                                                                                    \
+  }                                                                                              \
+  /* legacy (spec 000 / tpc-defs.h): the negation is an argument */                              \
+  inline V v_##D##_mac_v_v(const V& a, const V& b, const V& acc, bool neg) {                     \
+    return v_##D##_mac_b(a, b, acc, neg ? SW_NEG : 0);                                           \
+  }                                                                                              \
+  inline V v_##D##_mac_v_s(const V& a, detail::scalar_t<V> b, const V& acc, bool neg) {          \
+    return v_##D##_mac_b(a, V(b), acc, neg ? SW_NEG : 0);                                        \
+  }                                                                                              \
+  inline V v_##D##_mac_v_v_b(const V& a, const V& b, const V& acc, bool neg, bool p, bool pol) { \
+    return v_##D##_mac_b(a, b, acc, neg ? SW_NEG : 0, p, pol);                                   \
+  }                                                                                              \
+  inline V v_##D##_mac_v_v_vb(const V& a, const V& b, const V& acc, bool neg, const bool256& p,  \
+                              bool pol) {                                                        \
+    return v_##D##_mac_vb(a, b, acc, neg ? SW_NEG : 0, B(p), pol);                               \
+  }                                                                                              \
+  inline V v_##D##_abs_b(const V& a, int switches = 0, const V& income = V(),                    \
+                         bool predicate = true, bool polarity = false) {                         \
+    detail::check_switches(switches, 0, "v_" #D "_abs_b");                                       \
+    return detail::predicated(v_##D##_abs_v(a), income, predicate, polarity, a);                 \
+  }                                                                                              \
+  inline V v_##D##_abs_vb(const V& a, int switches, const V& income, const B& predicate,         \
+                          bool polarity = false) {                                               \
+    detail::check_switches(switches, 0, "v_" #D "_abs_vb");                                      \
+    return detail::predicated_v(v_##D##_abs_v(a), income, predicate, polarity, a);               \
+  }
+
+// acc - a*b, one MAC with the NEG switch (shares the lane code of v_<dt>_mac_v_v's fused path).
+inline float64 v_f32_msac_neg(const float64& a, const float64& b, const float64& acc) {
+  return v_f32_mac_v_v(v_f32_neg_v(a), b, acc);
+}
+inline bfloat128 v_bf16_msac_neg(const bfloat128& a, const bfloat128& b, const bfloat128& acc) {
+  return v_bf16_mac_v_v(v_bf16_neg_v(a), b, acc);
+}
+
+TESSERA_TPC_G_COMMON(f32, float64, bool64, float)
+TESSERA_TPC_G_COMMON(bf16, bfloat128, bool128, bf16)
+TESSERA_TPC_G_COMMON(i32, int64, bool64, std::int32_t)
+TESSERA_TPC_G_COMMON(u32, uint64, bool64, std::uint32_t)
+TESSERA_TPC_G_COMMON(i16, short128, bool128, std::int16_t)
+TESSERA_TPC_G_COMMON(u16, ushort128, bool128, std::uint16_t)
+TESSERA_TPC_G_COMMON(i8, char256, bool256, std::int8_t)
+TESSERA_TPC_G_COMMON(u8, uchar256, bool256, std::uint8_t)
+TESSERA_TPC_G_FLOAT(f32, float64, bool64)
+TESSERA_TPC_G_FLOAT(bf16, bfloat128, bool128)
+TESSERA_TPC_G_RMW(f32, float64, RMW_DT_FP32)
+TESSERA_TPC_G_RMW(bf16, bfloat128, RMW_DT_BF16)
+TESSERA_TPC_G_RMW(i32, int64, RMW_DT_INT32)
+TESSERA_TPC_G_RMW(u32, uint64, RMW_DT_UINT32)
+TESSERA_TPC_G_RMW(i16, short128, RMW_DT_INT16)
+TESSERA_TPC_G_RMW(u16, ushort128, RMW_DT_UINT16)
+TESSERA_TPC_G_RMW(i8, char256, RMW_DT_INT8)
+TESSERA_TPC_G_RMW(u8, uchar256, RMW_DT_UINT8)
+
+#define TESSERA_TPC_G_LOGIC(D, V, B)                                         \
+  TESSERA_TPC_G_BIN(D, V, B, and, (detail::map2(a, b, detail::op_and{})), 0) \
+  TESSERA_TPC_G_BIN(D, V, B, or, (detail::map2(a, b, detail::op_or{})), 0)   \
+  TESSERA_TPC_G_BIN(D, V, B, xor, (detail::map2(a, b, detail::op_xor{})), 0) \
+  TESSERA_TPC_G_BIN(D, V, B, shl, (detail::map2(a, b, detail::op_shl{})), 0) \
+  TESSERA_TPC_G_BIN(D, V, B, shr, (detail::map2(a, b, detail::op_shr{})), 0)
+TESSERA_TPC_G_LOGIC(i32, int64, bool64)
+TESSERA_TPC_G_LOGIC(u32, uint64, bool64)
+TESSERA_TPC_G_LOGIC(i16, short128, bool128)
+TESSERA_TPC_G_LOGIC(u16, ushort128, bool128)
+TESSERA_TPC_G_LOGIC(i8, char256, bool256)
+TESSERA_TPC_G_LOGIC(u8, uchar256, bool256)
+
+#undef TESSERA_TPC_G_LOGIC
+#undef TESSERA_TPC_G_FLOAT
+#undef TESSERA_TPC_G_RMW
+#undef TESSERA_TPC_G_COMMON
+#undef TESSERA_TPC_G_CMP
+#undef TESSERA_TPC_G_BIN
+
+// ---- converts (current names); the rounding mode is in the switches (SW_RHNE.. or
+// e_round_* << 16) ----
+#define TESSERA_TPC_G_CONVERT(FD, FV, TD, TV, TB)                                                  \
+  inline TV v_convert_##FD##_to_##TD##_b(const FV& a, int switches = 0, const TV& income = TV(),   \
+                                         bool predicate = true, bool polarity = false) {           \
+    detail::check_switches(switches, detail::kConvertSwitches, "v_convert_" #FD "_to_" #TD "_b");  \
+    return detail::predicated(                                                                     \
+        v_convert_##FD##_to_##TD##_v(a, switches & detail::kRoundingBits, 0, income), income,      \
+        predicate, polarity, a);                                                                   \
+  }                                                                                                \
+  inline TV v_convert_##FD##_to_##TD##_vb(const FV& a, int switches, const TV& income,             \
+                                          const TB& predicate, bool polarity = false) {            \
+    detail::check_switches(switches, detail::kConvertSwitches, "v_convert_" #FD "_to_" #TD "_vb"); \
+    return detail::predicated_v(                                                                   \
+        v_convert_##FD##_to_##TD##_v(a, switches & detail::kRoundingBits, 0, income), income,      \
+        predicate, polarity, a);                                                                   \
+  }
+TESSERA_TPC_G_CONVERT(f32, float64, i32, int64, bool64)
+TESSERA_TPC_G_CONVERT(i32, int64, f32, float64, bool64)
+TESSERA_TPC_G_CONVERT(f32, float64, u32, uint64, bool64)
+TESSERA_TPC_G_CONVERT(u32, uint64, f32, float64, bool64)
+TESSERA_TPC_G_CONVERT(bf16, bfloat128, i16, short128, bool128)
+TESSERA_TPC_G_CONVERT(i16, short128, bf16, bfloat128, bool128)
+TESSERA_TPC_G_CONVERT(i16, short128, i32, int64, bool64)
+TESSERA_TPC_G_CONVERT(i32, int64, i16, short128, bool128)
+TESSERA_TPC_G_CONVERT(i8, char256, i32, int64, bool64)
+TESSERA_TPC_G_CONVERT(u8, uchar256, i32, int64, bool64)
+#undef TESSERA_TPC_G_CONVERT
+
+// f32 <-> bf16 over all lanes (tpc-defs.h: two SINGLE_LANE converts, lane 0 and lane 1): the
+// float128's v1 holds the even bf16 lanes, v2 the odd ones (Habana's cast_bf16_to_f32).
+inline bfloat128 v_convert_f32_to_bf16_all_b(const float128& src, int switches = 0,
+                                             const bfloat128& income = bfloat128(),
+                                             bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, detail::kConvertSwitches, "v_convert_f32_to_bf16_all_b");
+  const int rm = detail::rounding_of(switches, "v_convert_f32_to_bf16_all_b");
+  bfloat128 r(detail::no_init_t{});
+  for (int i = 0; i < 64; ++i) {
+    r.v[2 * i] = detail::convert_lane<tessera::bf16>(src.v1.v[i], rm);
+    r.v[2 * i + 1] = detail::convert_lane<tessera::bf16>(src.v2.v[i], rm);
+  }
+  return detail::predicated(r, income, predicate, polarity, src.v1, src.v2);
+}
+inline float128 v_convert_bf16_to_f32_all_b(const bfloat128& src, int switches = 0,
+                                            const float128& income = float128(),
+                                            bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, detail::kConvertSwitches, "v_convert_bf16_to_f32_all_b");
+  if (!detail::enabled(predicate, polarity)) {
+    float128 r = income;
+    r.v1 = detail::on_vpu(r.v1, src);
+    r.v2.ready = r.v1.ready;
+    return r;
+  }
+  float128 r;
+  for (int i = 0; i < 64; ++i) {
+    r.v1.v[i] = static_cast<float>(src.v[2 * i]);
+    r.v2.v[i] = static_cast<float>(src.v[2 * i + 1]);
+  }
+  r.v1 = detail::on_vpu(r.v1, src);
+  r.v2.ready = r.v1.ready;
+  return r;
+}
+inline bfloat128 convert_float128_to_bfloat128(const float128& a, const int options) {
+  return v_convert_f32_to_bf16_all_b(a, options);
+}
+inline float128 convert_bfloat128_to_float128(const bfloat128& a, const int options) {
+  return v_convert_bf16_to_f32_all_b(a, options);
+}
+
+// ---- floating-point helpers ----
+// FORM_FP_NUM with the exponent given as a number (the _ie_ form): sign of c (or forced),
+// exponent from a's lane byte (SW_ADD_BIAS adds 127), significand of b.
+inline float64 v_f32_form_fp_num_ie_b(const char256& a, const float64& b, const float64& c,
+                                      int switches = 0, const float64& income = float64(),
+                                      bool predicate = true, bool polarity = false) {
+  detail::check_switches(
+      switches, SW_ADD_BIAS | SW_FORCE_SIGN0 | SW_FORCE_SIGN1 | SW_EXP_IS_NUM | SW_SIGN_LSB,
+      "v_f32_form_fp_num_ie_b");
+  float64 r(detail::no_init_t{});
+  for (int i = 0; i < 64; ++i) {
+    const std::uint32_t sig = std::bit_cast<std::uint32_t>(b.v[i]) & 0x007fffffu;
+    std::uint32_t sign = std::bit_cast<std::uint32_t>(c.v[i]) & 0x80000000u;
+    if (switches & SW_FORCE_SIGN0) sign = 0;
+    if (switches & SW_FORCE_SIGN1) sign = 0x80000000u;
+    if (switches & SW_SIGN_LSB) sign = (std::bit_cast<std::uint32_t>(c.v[i]) & 1u) << 31;
+    int e = static_cast<std::int8_t>(a.v[4 * i]);
+    if (switches & SW_ADD_BIAS) e += 127;
+    const std::uint32_t exp = (static_cast<std::uint32_t>(e) & 0xffu) << 23;
+    r.v[i] = std::bit_cast<float>(sign | exp | sig);
+  }
+  return detail::predicated(r, income, predicate, polarity, a, b, c);
+}
+inline float64 v_f32_fclass_b(const float64& a, int switches = 0, const float64& income = float64(),
+                              bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, 0, "v_f32_fclass_b");
+  return detail::predicated(detail::map1(a, [](float x) { return detail::fclass_bits(x); }), income,
+                            predicate, polarity, a);
+}
+inline float64 v_f32_calc_fp_special_b(const float64& src1, const float64& src2, int switches,
+                                       const float64& income, bool predicate = true,
+                                       bool polarity = false) {
+  detail::check_switches(switches, 0x7, "v_f32_calc_fp_special_b");
+  float64 r = income;
+  for (int i = 0; i < 64; ++i) {
+    float out = 0;
+    if (detail::special_result(switches & 0x7, src1.v[i], src2.v[i], out)) r.v[i] = out;
+  }
+  return detail::predicated(r, income, predicate, polarity, src1, src2);
+}
+
+// ---- index registers (i_*): int5 arithmetic on the dimensions `dimmask` selects ----
+#define TESSERA_TPC_G_INDEX(NAME, EXPR)                                                        \
+  inline int5 i_i32_##NAME(const int5& a, const int5& b, int dimmask, int switches,            \
+                           const int5& income, bool predicate = true, bool polarity = false) { \
+    detail::check_switches(switches, 0, "i_i32_" #NAME);                                       \
+    detail::issue(detail::kSpu);                                                               \
+    if (!detail::enabled(predicate, polarity)) return income;                                  \
+    int5 r = income;                                                                           \
+    for (int d = 0; d < 5; ++d)                                                                \
+      if ((dimmask >> d) & 1) r.v[d] = (EXPR);                                                 \
+    return r;                                                                                  \
+  }
+TESSERA_TPC_G_INDEX(add, a.v[d] + b.v[d])
+TESSERA_TPC_G_INDEX(sub, a.v[d] - b.v[d])
+TESSERA_TPC_G_INDEX(mul, a.v[d] * b.v[d])
+TESSERA_TPC_G_INDEX(min, b.v[d] < a.v[d] ? b.v[d] : a.v[d])
+TESSERA_TPC_G_INDEX(max, a.v[d] < b.v[d] ? b.v[d] : a.v[d])
+#undef TESSERA_TPC_G_INDEX
+inline int5 i_i32_mov(int a, int dimmask, int switches, const int5& income, bool predicate = true,
+                      bool polarity = false) {
+  detail::check_switches(switches, 0, "i_i32_mov");
+  detail::issue(detail::kSpu);
+  if (!detail::enabled(predicate, polarity)) return income;
+  int5 r = income;
+  for (int d = 0; d < 5; ++d)
+    if ((dimmask >> d) & 1) r.v[d] = a;
+  return r;
+}
+
+// ---- global addresses (GEN_ADDR): address arithmetic, never a fault ----
+inline global_address gen_addr(const int5& inx, tensor t, int switches = 0,
+                               const global_address& income = global_address(),
+                               bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, 0, "gen_addr");
+  if (!detail::enabled(predicate, polarity)) return income;
+  return detail::gen_addr(inx, t, "gen_addr");
+}
+
+// ---- bool logic, legacy spelling of spec 000 / tpc-defs.h ----
+inline bool256 bv_b_and_bv_bv(const bool256& a, const bool256& b) {
+  return a & b;
+}
+inline bool256 bv_b_or_bv_bv(const bool256& a, const bool256& b) {
+  return a | b;
+}
+inline bool256 bv_b_xor_bv_bv(const bool256& a, const bool256& b) {
+  return a ^ b;
+}
+inline bool256 bv_b_not_bv(const bool256& a) {
+  return ~a;
+}
+
+// MOV_DUAL_GROUP write-enable helpers of tpc-defs.h.
+#define MkWr(l, u) \
+  (((l) ? ::tessera::tpc::SW_WR_LOWER_GROUP : 0) | ((u) ? ::tessera::tpc::SW_WR_UPPER_GROUP : 0))
+#define MkRMW(dt, op, rmw, dl) ((dt) | ((op) << 4) | ((rmw) << 6) | ((dl) << 7))
+
+}  // namespace tessera::tpc

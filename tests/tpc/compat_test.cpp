@@ -1,0 +1,187 @@
+// Source compatibility with Habana's TPC toolchain: gcapi as gc_interface.h declares it, both
+// generations of intrinsic names on one implementation, switch encodings, auxiliary tensors, and
+// address generation that never faults while the access through it does.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <new>
+#include <sstream>
+#include <string>
+
+#include "gc_interface.h"
+#include "tpc_test_util.h"
+
+using namespace tpc_test;
+
+namespace {
+
+// The vendor header's values (Habana's public gc_interface.h).
+static_assert(gcapi::DATA_F32 == 0 && gcapi::DATA_F16 == 1 && gcapi::DATA_I32 == 2 &&
+              gcapi::DATA_BF16 == 6 && gcapi::DATA_U32 == 8);
+static_assert(gcapi::GLUE_INSUFICIENT_ELF_BUFFER == 18 && gcapi::GLUE_FAILED == 400 &&
+              gcapi::GLUE_INSUFICIENT_AUX_BUFFER_SIZE == 9);
+static_assert(gcapi::MAX_NODE_NAME == 64 && gcapi::MAX_TENSOR_NR == 16 &&
+              gcapi::MAX_TENSORS_PARAMS_NR == 32);
+static_assert(SW_RD == (3 << 16) && SW_NEG == (1 << 1) && SW_WR_UPPER_GROUP == (1 << 13));
+
+struct CompatFixture : ::testing::Test {
+  std::unique_ptr<runtime::Device> dev = open_gaudi();
+  std::shared_ptr<KernelSet> lib = std::make_shared<KernelSet>("compat-kernels");
+  KernelRegistry registry;
+  RuntimeOptions options() {
+    RuntimeOptions o;
+    o.registry = &registry;
+    return o;
+  }
+  void SetUp() override { registry.add_builtin_library(lib); }
+  void add_one_member(const std::string& name, KernelFunction fn) {
+    lib->add(name, [fn](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+      inst->indexSpaceGeometry.dims = 1;
+      inst->indexSpaceGeometry.sizes[0] = 1;
+      return gcapi::set_kernel(inst, fn);
+    });
+  }
+};
+
+TEST(TpcCompat, Int5AndVectorsStartAtZero) {
+  alignas(int5) unsigned char raw[sizeof(int5)];
+  std::memset(raw, 0xff, sizeof raw);
+  const int5* a = new (raw) int5;  // default-initialised, as `int5 a;` in a kernel
+  for (int d = 0; d < 5; ++d) EXPECT_EQ((*a)[d], 0);
+  const float64 v;
+  EXPECT_EQ(v[63], 0.0f);
+}
+
+TEST(TpcCompat, LegacyAndCurrentNamesAgree) {
+  float64 a, b, c(1.0f), d(2.0f);
+  for (int i = 0; i < 64; ++i) {
+    a[i] = static_cast<float>(i);
+    b[i] = 31.5f;
+  }
+  const float64 cur = v_f32_sel_less_f32_b(a, b, c, d);
+  const float64 old = v_f32_f32_sel_less_v_v_v_v(a, b, c, d);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(cur[i], i < 31.5f ? 1.0f : 2.0f);
+    EXPECT_EQ(old[i], cur[i]);
+  }
+  // MAC: the negation switch of the current API and the negation argument of the legacy one.
+  const float64 acc(10.0f);
+  EXPECT_EQ(v_f32_mac_b(float64(2.0f), float64(3.0f), acc, SW_NEG)[0], 4.0f);
+  EXPECT_EQ(v_f32_mac_v_v(float64(2.0f), float64(3.0f), acc, true)[0], 4.0f);
+  EXPECT_EQ(v_f32_mac_b(float64(2.0f), float64(3.0f), acc)[0], 16.0f);
+  // Predicates: to_bool64 / from_bool64 and the legacy bool logic.
+  const bool64 gt = v_f32_cmp_grt_b(a, float64(10.0f));
+  const bool256 both = bv_b_and_bv_bv(from_bool64(gt), from_bool64(v_f32_cmp_less_b(a, 20.0f)));
+  const float64 picked = v_f32_mov_vb(float64(1.0f), 0, float64(0.0f), to_bool64(both));
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(picked[i], (i > 10 && i < 20) ? 1.0f : 0.0f) << i;
+}
+
+TEST(TpcCompat, RoundingModesUseTheirEncodingsAndUnknownOnesAreUserErrors) {
+  const float64 x(-2.5f);
+  EXPECT_EQ(v_convert_f32_to_i32_b(x, SW_RD)[0], -3);
+  EXPECT_EQ(v_convert_f32_to_i32_b(x, e_round_zero << 16)[0], -2);
+  EXPECT_EQ(v_convert_f32_to_i32_b(x, SW_RHNE)[0], -2);
+  EXPECT_EQ(v_convert_f32_to_i32_b(x, SW_RHAZ)[0], -3);
+  try {
+    (void)v_convert_f32_to_i32_b(x, SW_SR);
+    FAIL() << "stochastic rounding must be a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("v_convert_f32_to_i32"), std::string::npos) << e.what();
+  }
+  try {
+    (void)v_f32_add_b(x, x, SW_NEG);  // ADD takes SW_SAT only
+    FAIL() << "an unknown switch must be a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("v_f32_add_b"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0x2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TpcCompat, BfloatConvertsAllLanesEvenOdd) {
+  bfloat128 in;
+  for (int i = 0; i < 128; ++i) in[i] = tessera::bf16(static_cast<float>(i));
+  const float128 f = v_convert_bf16_to_f32_all_b(in);
+  EXPECT_EQ(f.v1[5], 10.0f);
+  EXPECT_EQ(f.v2[5], 11.0f);
+  const bfloat128 back = v_convert_f32_to_bf16_all_b(f);
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(static_cast<float>(back[i]), static_cast<float>(i));
+}
+
+void address_past_the_end(tensor in, tensor out) {
+  int5 past = {8, 0, 0, 0, 0};
+  global_address a = gen_addr(past, in);  // address arithmetic: no access, no fault
+  (void)a;
+  int5 first = {0};
+  s_i32_st_g(gen_addr(first, out), 5);
+}
+
+void read_past_the_end(tensor in, tensor out) {
+  int5 past = {8, 1, 0, 0, 0};
+  s_i32_st_g(gen_addr(int5{}, out), s_i32_ld_g(gen_addr(past, in)));
+}
+
+TEST_F(CompatFixture, AddressGenerationNeverFaultsTheAccessDoes) {
+  add_one_member("gen_f32", tpc_kernel<&address_past_the_end>());
+  add_one_member("read_f32", tpc_kernel<&read_past_the_end>());
+  Runtime rt(*dev, options());
+  auto in = make_device_tensor(*dev, DType::i32, Shape{8, 2});
+  auto out = make_device_tensor(*dev, DType::i32, Shape{8, 2});
+  rt.launch("gen_f32", {in}, {out});
+  EXPECT_EQ(download<std::int32_t>(*dev, out)[0], 5);
+  try {
+    rt.launch("read_f32", {in}, {out});
+    FAIL() << "reading outside the tensor must fault";
+  } catch (const DeviceFault& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("read_f32"), std::string::npos) << m;
+    EXPECT_NE(m.find("tensor 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("(8, 1, 0, 0, 0)"), std::string::npos) << m;
+  }
+}
+
+// out = in + aux, where aux is a table the glue fills (an auxiliary tensor, gcapi-style).
+void add_aux(tensor in, tensor aux, tensor out) {
+  int5 c = {0};
+  v_f32_st_tnsr(c, out, v_f32_ld_tnsr_b(c, in) + v_f32_ld_tnsr_b(c, aux));
+}
+
+TEST_F(CompatFixture, AuxiliaryTensorsComeFromTheGluesRequest) {
+  lib->add("aux_f32", [](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+    inst->indexSpaceGeometry.dims = 1;
+    inst->indexSpaceGeometry.sizes[0] = 1;
+    gcapi::AuxTensor_t& aux = inst->auxiliaryTensors[0];
+    inst->auxiliaryTensorCount = 1;
+    aux.geometry.dims = 1;
+    aux.geometry.sizes[0] = 64;
+    aux.dataType = gcapi::DATA_F32;
+    if (aux.pData == nullptr || aux.bufferSize < 64 * sizeof(float)) {
+      aux.bufferSize = 64 * sizeof(float);
+      return gcapi::GLUE_INSUFICIENT_AUX_BUFFER_SIZE;
+    }
+    float* table = static_cast<float*>(aux.pData);
+    for (int i = 0; i < 64; ++i) table[i] = 100.0f * static_cast<float>(i);
+    return gcapi::set_kernel(inst, tpc_kernel<&add_aux>());
+  });
+  Runtime rt(*dev, options());
+  std::vector<float> x(64, 1.0f);
+  auto in = upload(*dev, DType::f32, Shape{64}, x);
+  auto out = make_device_tensor(*dev, DType::f32, Shape{64});
+  rt.launch("aux_f32", {in}, {out});
+  const auto got = download<float>(*dev, out);
+  EXPECT_EQ(got[0], 1.0f);
+  EXPECT_EQ(got[63], 6301.0f);
+}
+
+TEST_F(CompatFixture, GlueWithoutAKernelBinaryIsAUserError) {
+  lib->add("nobinary_f32",
+           [](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+             inst->indexSpaceGeometry.dims = 1;
+             inst->indexSpaceGeometry.sizes[0] = 1;
+             return gcapi::GLUE_SUCCESS;
+           });
+  Runtime rt(*dev, options());
+  auto t = make_device_tensor(*dev, DType::f32, Shape{64});
+  EXPECT_THROW(rt.launch("nobinary_f32", {t}, {t}), UserError);
+}
+
+}  // namespace

@@ -242,7 +242,10 @@ template <typename To, typename From>
 inline To convert(const From& a, int rounding, int group, const To& income) {
   // one CONVERT issue, as v_convert_<from>_to_<to>_v
   return tpc::detail::on_vpu(
-      tpc::detail::convert<To, From>(a, tpc::detail::rounding_of(rounding, "cast"), group, income),
+      [&] {
+        return tpc::detail::convert<To, From>(a, tpc::detail::rounding_of(rounding, "cast"), group,
+                                              income);
+      },
       a, income);
 }
 

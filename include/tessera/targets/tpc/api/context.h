@@ -123,19 +123,25 @@ inline std::uint64_t ready_of(const Ops&... ops) {
   ((r = std::max(r, ready_of_one(ops))), ...);
   return r;
 }
-// `result` of one instruction on `slot` whose operands are `ops`.
-template <typename R, typename... Ops>
-inline R on_slot(Slot slot, R result, const Ops&... ops) {
+// One instruction on `slot` whose operands are `ops`: `compute()` gives its result, which is
+// stamped with its ready cycle. The result is built in place (a vector value is 320 bytes;
+// passing it through by value would copy it on every intrinsic).
+template <typename F, typename... Ops>
+inline auto on_slot(Slot slot, F&& compute, const Ops&... ops) {
+  auto result = compute();
   result.ready = issue(slot, ready_of(ops...));
   return result;
 }
-template <typename R, typename... Ops>
-inline R on_vpu(R result, const Ops&... ops) {
-  return on_slot(kVpu, std::move(result), ops...);
+template <typename F, typename... Ops>
+inline auto on_vpu(F&& compute, const Ops&... ops) {
+  auto result = compute();
+  result.ready = issue(kVpu, ready_of(ops...));
+  return result;
 }
 // A multi-issue VPU operation (special functions, reductions): `occupancy` cycles on the slot.
-template <typename R, typename... Ops>
-inline R on_vpu_long(std::uint64_t occupancy, R result, const Ops&... ops) {
+template <typename F, typename... Ops>
+inline auto on_vpu_long(std::uint64_t occupancy, F&& compute, const Ops&... ops) {
+  auto result = compute();
   result.ready = issue(kVpu, ready_of(ops...), occupancy);
   return result;
 }

@@ -430,73 +430,85 @@ void scalar_global_write(const global_address& a, const void* in, std::size_t by
 
 #define TESSERA_TPC_BINARY(D, V, NAME, OP)                                                         \
   inline V v_##D##_##NAME##_v_v(const V& a, const V& b) {                                          \
-    return detail::on_vpu(detail::map2(a, b, detail::OP{}), a, b);                                 \
+    return detail::on_vpu([&] { return detail::map2(a, b, detail::OP{}); }, a, b);                 \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_s(const V& a, detail::scalar_t<V> b) {                               \
-    return detail::on_vpu(detail::map2s(a, b, detail::OP{}), a);                                   \
+    return detail::on_vpu([&] { return detail::map2s(a, b, detail::OP{}); }, a);                   \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_v_b(const V& a, const V& b, const V& income, bool p, bool pol) {     \
-    return detail::on_vpu(detail::enabled(p, pol) ? detail::map2(a, b, detail::OP{}) : income, a,  \
-                          b, income);                                                              \
+    return detail::on_vpu(                                                                         \
+        [&] { return detail::enabled(p, pol) ? detail::map2(a, b, detail::OP{}) : income; }, a, b, \
+        income);                                                                                   \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_v_b(const V& a, const V& b, bool p, bool pol) {                      \
     return v_##D##_##NAME##_v_v_b(a, b, V(), p, pol);                                              \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, const V& income, bool p,      \
                                   bool pol) {                                                      \
-    return detail::on_vpu(detail::enabled(p, pol) ? detail::map2s(a, b, detail::OP{}) : income, a, \
-                          income);                                                                 \
+    return detail::on_vpu(                                                                         \
+        [&] { return detail::enabled(p, pol) ? detail::map2s(a, b, detail::OP{}) : income; }, a,   \
+        income);                                                                                   \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, bool p, bool pol) {           \
     return v_##D##_##NAME##_v_s_b(a, b, V(), p, pol);                                              \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_v_vb(const V& a, const V& b, const V& income, const bool256& p,      \
                                    bool pol) {                                                     \
-    return detail::on_vpu(detail::blend(detail::map2(a, b, detail::OP{}), income, p, pol), a, b,   \
-                          income, p);                                                              \
+    return detail::on_vpu(                                                                         \
+        [&] { return detail::blend(detail::map2(a, b, detail::OP{}), income, p, pol); }, a, b,     \
+        income, p);                                                                                \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_v_vb(const V& a, const V& b, const bool256& p, bool pol) {           \
     return v_##D##_##NAME##_v_v_vb(a, b, V(), p, pol);                                             \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const V& income,             \
                                    const bool256& p, bool pol) {                                   \
-    return detail::on_vpu(detail::blend(detail::map2s(a, b, detail::OP{}), income, p, pol), a,     \
-                          income, p);                                                              \
+    return detail::on_vpu(                                                                         \
+        [&] { return detail::blend(detail::map2s(a, b, detail::OP{}), income, p, pol); }, a,       \
+        income, p);                                                                                \
   }                                                                                                \
   inline V v_##D##_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const bool256& p,            \
                                    bool pol) {                                                     \
     return v_##D##_##NAME##_v_s_vb(a, b, V(), p, pol);                                             \
   }
 
-#define TESSERA_TPC_UNARY(D, V, NAME, EXPR)                                                   \
-  inline V v_##D##_##NAME##_v(const V& a) {                                                   \
-    return detail::on_vpu(detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }), a);    \
-  }                                                                                           \
-  inline V v_##D##_##NAME##_v_b(const V& a, const V& income, bool p, bool pol) {              \
-    return detail::on_vpu(detail::enabled(p, pol)                                             \
-                              ? detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; })   \
-                              : income,                                                       \
-                          a, income);                                                         \
-  }                                                                                           \
-  inline V v_##D##_##NAME##_v_vb(const V& a, const V& income, const bool256& p, bool pol) {   \
-    return detail::on_vpu(                                                                    \
-        detail::blend(detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }), income, p, \
-                      pol),                                                                   \
-        a, income, p);                                                                        \
+#define TESSERA_TPC_UNARY(D, V, NAME, EXPR)                                                 \
+  inline V v_##D##_##NAME##_v(const V& a) {                                                 \
+    return detail::on_vpu(                                                                  \
+        [&] { return detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }); }, a);    \
+  }                                                                                         \
+  inline V v_##D##_##NAME##_v_b(const V& a, const V& income, bool p, bool pol) {            \
+    return detail::on_vpu(                                                                  \
+        [&] {                                                                               \
+          return detail::enabled(p, pol)                                                    \
+                     ? detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; })          \
+                     : income;                                                              \
+        },                                                                                  \
+        a, income);                                                                         \
+  }                                                                                         \
+  inline V v_##D##_##NAME##_v_vb(const V& a, const V& income, const bool256& p, bool pol) { \
+    return detail::on_vpu(                                                                  \
+        [&] {                                                                               \
+          return detail::blend(detail::map1(a, [](detail::scalar_t<V> x) { return EXPR; }), \
+                               income, p, pol);                                             \
+        },                                                                                  \
+        a, income, p);                                                                      \
   }
 
 #define TESSERA_TPC_CMP(D, V, NAME)                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v(const V& a, const V& b) {                               \
-    return detail::on_vpu(detail::compare(a, b, detail::cmp_##NAME{}), a, b);                      \
+    return detail::on_vpu([&] { return detail::compare(a, b, detail::cmp_##NAME{}); }, a, b);      \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_s(const V& a, detail::scalar_t<V> b) {                    \
-    return detail::on_vpu(detail::compare(a, V(b), detail::cmp_##NAME{}), a);                      \
+    return detail::on_vpu([&] { return detail::compare(a, V(b), detail::cmp_##NAME{}); }, a);      \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v_b(const V& a, const V& b, const bool256& income,        \
                                              bool p, bool pol) {                                   \
     return detail::on_vpu(                                                                         \
-        detail::enabled(p, pol) ? detail::compare(a, b, detail::cmp_##NAME{}) : income, a, b,      \
-        income);                                                                                   \
+        [&] {                                                                                      \
+          return detail::enabled(p, pol) ? detail::compare(a, b, detail::cmp_##NAME{}) : income;   \
+        },                                                                                         \
+        a, b, income);                                                                             \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v_b(const V& a, const V& b, bool p, bool pol) {           \
     return bv_##D##_cmp_##NAME##_v_v_b(a, b, bool256(), p, pol);                                   \
@@ -504,8 +516,11 @@ void scalar_global_write(const global_address& a, const void* in, std::size_t by
   inline bool256 bv_##D##_cmp_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b,                    \
                                              const bool256& income, bool p, bool pol) {            \
     return detail::on_vpu(                                                                         \
-        detail::enabled(p, pol) ? detail::compare(a, V(b), detail::cmp_##NAME{}) : income, a,      \
-        income);                                                                                   \
+        [&] {                                                                                      \
+          return detail::enabled(p, pol) ? detail::compare(a, V(b), detail::cmp_##NAME{})          \
+                                         : income;                                                 \
+        },                                                                                         \
+        a, income);                                                                                \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_s_b(const V& a, detail::scalar_t<V> b, bool p,            \
                                              bool pol) {                                           \
@@ -514,8 +529,8 @@ void scalar_global_write(const global_address& a, const void* in, std::size_t by
   inline bool256 bv_##D##_cmp_##NAME##_v_v_vb(const V& a, const V& b, const bool256& income,       \
                                               const bool256& p, bool pol) {                        \
     return detail::on_vpu(                                                                         \
-        detail::mask(detail::compare(a, b, detail::cmp_##NAME{}), income, p, pol), a, b, income,   \
-        p);                                                                                        \
+        [&] { return detail::mask(detail::compare(a, b, detail::cmp_##NAME{}), income, p, pol); }, \
+        a, b, income, p);                                                                          \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_v_vb(const V& a, const V& b, const bool256& p,            \
                                               bool pol) {                                          \
@@ -524,8 +539,10 @@ void scalar_global_write(const global_address& a, const void* in, std::size_t by
   inline bool256 bv_##D##_cmp_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b,                   \
                                               const bool256& income, const bool256& p, bool pol) { \
     return detail::on_vpu(                                                                         \
-        detail::mask(detail::compare(a, V(b), detail::cmp_##NAME{}), income, p, pol), a, income,   \
-        p);                                                                                        \
+        [&] {                                                                                      \
+          return detail::mask(detail::compare(a, V(b), detail::cmp_##NAME{}), income, p, pol);     \
+        },                                                                                         \
+        a, income, p);                                                                             \
   }                                                                                                \
   inline bool256 bv_##D##_cmp_##NAME##_v_s_vb(const V& a, detail::scalar_t<V> b, const bool256& p, \
                                               bool pol) {                                          \
@@ -533,11 +550,13 @@ void scalar_global_write(const global_address& a, const void* in, std::size_t by
   }                                                                                                \
   /* sel: (a NAME b) ? c : d, lane by lane */                                                      \
   inline V v_##D##_sel_##NAME##_v_v_v_v(const V& a, const V& b, const V& c, const V& d) {          \
-    return detail::on_vpu(detail::select(a, b, c, d, detail::cmp_##NAME{}), a, b, c, d);           \
+    return detail::on_vpu([&] { return detail::select(a, b, c, d, detail::cmp_##NAME{}); }, a, b,  \
+                          c, d);                                                                   \
   }                                                                                                \
   inline V v_##D##_sel_##NAME##_v_s_v_v(const V& a, detail::scalar_t<V> b, const V& c,             \
                                         const V& d) {                                              \
-    return detail::on_vpu(detail::select(a, V(b), c, d, detail::cmp_##NAME{}), a, c, d);           \
+    return detail::on_vpu([&] { return detail::select(a, V(b), c, d, detail::cmp_##NAME{}); }, a,  \
+                          c, d);                                                                   \
   }
 
 namespace detail {
@@ -545,7 +564,8 @@ namespace detail {
 template <typename R, typename V>
 inline R on_reduction(R result, const V& a) {
   InstanceContext* c = current_instance;
-  return on_vpu_long(c ? c->reduction_issues : 1, std::move(result), a);
+  return on_vpu_long(
+      c ? c->reduction_issues : 1, [&] { return std::move(result); }, a);
 }
 }  // namespace detail
 
@@ -580,13 +600,13 @@ inline R on_reduction(R result, const V& a) {
           detail::op_add{}(static_cast<detail::scalar_t<V>>(acc.v[i]),                            \
                            detail::op_mul{}(static_cast<detail::scalar_t<V>>(a.v[i]),             \
                                             static_cast<detail::scalar_t<V>>(b.v[i]))));          \
-    return detail::on_vpu(r, a, b, acc);                                                          \
+    return detail::on_vpu([&] { return r; }, a, b, acc);                                          \
   }                                                                                               \
   inline V v_##D##_mac_v_s(const V& a, detail::scalar_t<V> b, const V& acc) {                     \
     return v_##D##_mac_v_v(a, V(b), acc);                                                         \
   }                                                                                               \
   inline V v_##D##_mac_v_v_b(const V& a, const V& b, const V& acc, bool p, bool pol) {            \
-    if (!detail::enabled(p, pol)) return detail::on_vpu(acc, a, b, acc);                          \
+    if (!detail::enabled(p, pol)) return detail::on_vpu([&] { return acc; }, a, b, acc);          \
     return v_##D##_mac_v_v(a, b, acc);                                                            \
   }                                                                                               \
   inline V v_##D##_mac_v_v_vb(const V& a, const V& b, const V& acc, const bool256& p, bool pol) { \
@@ -596,22 +616,22 @@ inline R on_reduction(R result, const V& a) {
   }                                                                                               \
   /* moves (spec 000 §2.5.3 example: v_f32_mov_s_vb(s, income, mask, 0)) */                      \
   inline V v_##D##_mov_v(const V& a) {                                                            \
-    return detail::on_vpu(a, a);                                                                  \
+    return detail::on_vpu([&] { return a; }, a);                                                  \
   }                                                                                               \
   inline V v_##D##_mov_s(detail::scalar_t<V> s) {                                                 \
-    return detail::on_vpu(V(s));                                                                  \
+    return detail::on_vpu([&] { return V(s); });                                                  \
   }                                                                                               \
   inline V v_##D##_mov_v_b(const V& a, const V& income, bool p, bool pol) {                       \
-    return detail::on_vpu(detail::enabled(p, pol) ? a : income, a, income);                       \
+    return detail::on_vpu([&] { return detail::enabled(p, pol) ? a : income; }, a, income);       \
   }                                                                                               \
   inline V v_##D##_mov_s_b(detail::scalar_t<V> s, const V& income, bool p, bool pol) {            \
-    return detail::on_vpu(detail::enabled(p, pol) ? V(s) : income, income);                       \
+    return detail::on_vpu([&] { return detail::enabled(p, pol) ? V(s) : income; }, income);       \
   }                                                                                               \
   inline V v_##D##_mov_v_vb(const V& a, const V& income, const bool256& p, bool pol) {            \
-    return detail::on_vpu(detail::blend(a, income, p, pol), a, income, p);                        \
+    return detail::on_vpu([&] { return detail::blend(a, income, p, pol); }, a, income, p);        \
   }                                                                                               \
   inline V v_##D##_mov_s_vb(detail::scalar_t<V> s, const V& income, const bool256& p, bool pol) { \
-    return detail::on_vpu(detail::blend(V(s), income, p, pol), income, p);                        \
+    return detail::on_vpu([&] { return detail::blend(V(s), income, p, pol); }, income, p);        \
   }                                                                                               \
   /* tensor access (spec 000 §2.4.1): pad outside on reads, culled outside on writes */          \
   inline V v_##D##_ld_tnsr_i(const int5& coord, tensor t) {                                       \
@@ -621,7 +641,9 @@ inline R on_reduction(R result, const V& a) {
     return detail::load<V>(coord, t, "v_" #D "_ld_tnsr");                                         \
   }                                                                                               \
   inline V v_##D##_ld_tnsr_i_b(const int5& coord, tensor t, const V& income, bool p, bool pol) {  \
-    if (!detail::enabled(p, pol)) return detail::on_slot(detail::kLoad, income, income);          \
+    if (!detail::enabled(p, pol))                                                                 \
+      return detail::on_slot(                                                                     \
+          detail::kLoad, [&] { return income; }, income);                                         \
     return detail::load<V>(coord, t, "v_" #D "_ld_tnsr_i_b");                                     \
   }                                                                                               \
   inline V v_##D##_ld_tnsr_b(const int5& coord, tensor t, const V& income, bool p, bool pol) {    \
@@ -719,20 +741,22 @@ inline bool256 bv_not_bv(const bool256& a) {
   return ~a;
 }
 inline bool256 bv_mov_b(bool value) {
-  return detail::on_vpu(bool256(static_cast<unsigned char>(value ? 0xff : 0)));
+  return detail::on_vpu([&] { return bool256(static_cast<unsigned char>(value ? 0xff : 0)); });
 }
 inline bool256 bv_mov_bv(const bool256& a) {
-  return detail::on_vpu(a, a);
+  return detail::on_vpu([&] { return a; }, a);
 }
 
 // ---- conversions: v_convert_<from>_to_<to>_v(a, rounding, lane group, income) ----
-#define TESSERA_TPC_CONVERT(FD, FV, TD, TV)                                                     \
-  inline TV v_convert_##FD##_to_##TD##_v(const FV& a, int rounding = SW_RHNE, int group = 0,    \
-                                         const TV& income = TV()) {                             \
-    return detail::on_vpu(                                                                      \
-        detail::convert<TV, FV>(                                                                \
-            a, detail::rounding_of(rounding, "v_convert_" #FD "_to_" #TD "_v"), group, income), \
-        a, income);                                                                             \
+#define TESSERA_TPC_CONVERT(FD, FV, TD, TV)                                                       \
+  inline TV v_convert_##FD##_to_##TD##_v(const FV& a, int rounding = SW_RHNE, int group = 0,      \
+                                         const TV& income = TV()) {                               \
+    return detail::on_vpu(                                                                        \
+        [&] {                                                                                     \
+          return detail::convert<TV, FV>(                                                         \
+              a, detail::rounding_of(rounding, "v_convert_" #FD "_to_" #TD "_v"), group, income); \
+        },                                                                                        \
+        a, income);                                                                               \
   }
 #define TESSERA_TPC_CONVERT_FROM(FD, FV)       \
   TESSERA_TPC_CONVERT(FD, FV, f32, float64)    \
@@ -766,17 +790,17 @@ TESSERA_TPC_CONVERT_FROM(u8, uchar256)
 inline uint64 read_lane_id_4b_b() {
   uint64 r(detail::no_init_t{});
   for (int i = 0; i < 64; ++i) r.v[i] = static_cast<std::uint32_t>(i);
-  return detail::on_vpu(r);
+  return detail::on_vpu([&] { return r; });
 }
 inline ushort128 read_lane_id_2b_b() {
   ushort128 r(detail::no_init_t{});
   for (int i = 0; i < 128; ++i) r.v[i] = static_cast<std::uint16_t>(i);
-  return detail::on_vpu(r);
+  return detail::on_vpu([&] { return r; });
 }
 inline uchar256 read_lane_id_1b_b() {
   uchar256 r(detail::no_init_t{});
   for (int i = 0; i < 256; ++i) r.v[i] = static_cast<std::uint8_t>(i);
-  return detail::on_vpu(r);
+  return detail::on_vpu([&] { return r; });
 }
 #define V_LANE_ID_32 (::tessera::tpc::read_lane_id_4b_b())
 #define V_LANE_ID_16 (::tessera::tpc::read_lane_id_2b_b())

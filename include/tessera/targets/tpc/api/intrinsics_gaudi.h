@@ -161,12 +161,12 @@ inline V add_sat(const V& a, const V& b) {
 // One predicated VPU instruction: `computed` where enabled, `income` elsewhere.
 template <typename V, typename... Ops>
 inline V predicated(const V& computed, const V& income, bool p, bool pol, const Ops&... ops) {
-  return on_vpu(enabled(p, pol) ? computed : income, income, ops...);
+  return on_vpu([&] { return enabled(p, pol) ? computed : income; }, income, ops...);
 }
 template <typename V, typename... Ops>
 inline V predicated_v(const V& computed, const V& income, const bool256& p, bool pol,
                       const Ops&... ops) {
-  return on_vpu(blend(computed, income, p, pol), income, p, ops...);
+  return on_vpu([&] { return blend(computed, income, p, pol); }, income, p, ops...);
 }
 
 // MOV_DUAL_GROUP (tpc-intrinsics.h): dual group `src` of `a` into dual group `dst` of the
@@ -324,8 +324,9 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
   inline V v_##D##_##NAME##_b(const V& a, const V& b, int switches = 0, const V& income = V(), \
                               bool predicate = true, bool polarity = false) {                  \
     detail::check_switches(switches, ALLOWED, "v_" #D "_" #NAME "_b");                         \
-    if (!detail::enabled(predicate, polarity)) return detail::on_vpu(income, a, b, income);    \
-    return detail::on_vpu(EXPR, a, b);                                                         \
+    if (!detail::enabled(predicate, polarity))                                                 \
+      return detail::on_vpu([&] { return income; }, a, b, income);                             \
+    return detail::on_vpu([&] { return EXPR; }, a, b);                                         \
   }                                                                                            \
   inline V v_##D##_##NAME##_vb(const V& a, const V& b, int switches, const V& income,          \
                                const B& predicate, bool polarity = false) {                    \
@@ -337,22 +338,28 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
   inline B v_##D##_cmp_##NAME##_b(const V& a, const V& b, int switches = 0, const B& income = B(), \
                                   bool predicate = true, bool polarity = false) {                  \
     detail::check_switches(switches, SW_SUP_NAN, "v_" #D "_cmp_" #NAME "_b");                      \
-    if (!detail::enabled(predicate, polarity)) return detail::on_vpu(income, a, b, income);        \
-    return detail::on_vpu(B(detail::compare(a, b, detail::cmp_##NAME{})), a, b);                   \
+    if (!detail::enabled(predicate, polarity))                                                     \
+      return detail::on_vpu([&] { return income; }, a, b, income);                                 \
+    return detail::on_vpu([&] { return B(detail::compare(a, b, detail::cmp_##NAME{})); }, a, b);   \
   }                                                                                                \
   inline B v_##D##_cmp_##NAME##_vb(const V& a, const V& b, int switches, const B& income,          \
                                    const B& predicate, bool polarity = false) {                    \
     detail::check_switches(switches, SW_SUP_NAN, "v_" #D "_cmp_" #NAME "_vb");                     \
     return detail::on_vpu(                                                                         \
-        B(detail::mask(detail::compare(a, b, detail::cmp_##NAME{}), income, predicate, polarity)), \
+        [&] {                                                                                      \
+          return B(detail::mask(detail::compare(a, b, detail::cmp_##NAME{}), income, predicate,    \
+                                polarity));                                                        \
+        },                                                                                         \
         a, b, income, predicate);                                                                  \
   }                                                                                                \
   inline V v_##D##_sel_##NAME##_##D##_b(const V& a, const V& b, const V& c, const V& d,            \
                                         int switches = 0, const V& income = V(),                   \
                                         bool predicate = true, bool polarity = false) {            \
     detail::check_switches(switches, SW_SUP_NAN, "v_" #D "_sel_" #NAME "_" #D "_b");               \
-    if (!detail::enabled(predicate, polarity)) return detail::on_vpu(income, a, b, c, d, income);  \
-    return detail::on_vpu(detail::select(a, b, c, d, detail::cmp_##NAME{}), a, b, c, d);           \
+    if (!detail::enabled(predicate, polarity))                                                     \
+      return detail::on_vpu([&] { return income; }, a, b, c, d, income);                           \
+    return detail::on_vpu([&] { return detail::select(a, b, c, d, detail::cmp_##NAME{}); }, a, b,  \
+                          c, d);                                                                   \
   }                                                                                                \
   inline V v_##D##_sel_##NAME##_##D##_vb(const V& a, const V& b, const V& c, const V& d,           \
                                          int switches, const V& income, const B& predicate,        \
@@ -422,7 +429,8 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
                              bool predicate = true, bool polarity = false) {                       \
     detail::check_switches(switches, 0, "v_" #D "_ld_tnsr_b");                                     \
     if (!detail::enabled(predicate, polarity))                                                     \
-      return detail::on_slot(detail::kLoad, income, income);                                       \
+      return detail::on_slot(                                                                      \
+          detail::kLoad, [&] { return income; }, income);                                          \
     return detail::load<V>(ndx, t, "v_" #D "_ld_tnsr_b");                                          \
   }                                                                                                \
   inline V v_##D##_ld_tnsr_vb(const int5& ndx, tensor t, int switches, const V& income,            \
@@ -458,7 +466,8 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
                         bool predicate = true, bool polarity = false) {                            \
     detail::check_switches(switches, 0, "v_" #D "_ld_g");                                          \
     if (!detail::enabled(predicate, polarity))                                                     \
-      return detail::on_slot(detail::kLoad, income, income);                                       \
+      return detail::on_slot(                                                                      \
+          detail::kLoad, [&] { return income; }, income);                                          \
     S x{};                                                                                         \
     V r(x);                                                                                        \
     r.ready = detail::scalar_global_read(addr, &x, sizeof(S), "v_" #D "_ld_g");                    \
@@ -548,7 +557,7 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
                          bool predicate = true, bool polarity = false) {                         \
     detail::check_switches(switches, SW_NEG, "v_" #D "_mac_b");                                  \
     if (!detail::enabled(predicate, polarity))                                                   \
-      return detail::on_vpu(accumulator, a, b, accumulator);                                     \
+      return detail::on_vpu([&] { return accumulator; }, a, b, accumulator);                     \
     return (switches & SW_NEG) ? v_##D##_msac_neg(a, b, accumulator)                             \
                                : v_##D##_mac_v_v(a, b, accumulator);                             \
   }                                                                                              \
@@ -682,7 +691,7 @@ inline float128 v_convert_bf16_to_f32_all_b(const bfloat128& src, int switches =
   detail::check_switches(switches, detail::kConvertSwitches, "v_convert_bf16_to_f32_all_b");
   if (!detail::enabled(predicate, polarity)) {
     float128 r = income;
-    r.v1 = detail::on_vpu(r.v1, src);
+    r.v1 = detail::on_vpu([&] { return r.v1; }, src);
     r.v2.ready = r.v1.ready;
     return r;
   }
@@ -691,7 +700,7 @@ inline float128 v_convert_bf16_to_f32_all_b(const bfloat128& src, int switches =
     r.v1.v[i] = static_cast<float>(src.v[2 * i]);
     r.v2.v[i] = static_cast<float>(src.v[2 * i + 1]);
   }
-  r.v1 = detail::on_vpu(r.v1, src);
+  r.v1 = detail::on_vpu([&] { return r.v1; }, src);
   r.v2.ready = r.v1.ready;
   return r;
 }

@@ -1,0 +1,90 @@
+// Runs a graph's programs on a simulated device (spec 001 §2.2.2): results computed on the host,
+// each Execute timed as a BSP superstep (compute, exchange, sync) on Tessera's engine, tile
+// memory laid out and checked per spec 001 §7.2, and the profile summary of §8.2.3.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include <poplar/Device.hpp>
+#include <poplar/Graph.hpp>
+#include <poplar/OptionFlags.hpp>
+#include <poplar/Program.hpp>
+
+namespace tessera::profile {
+struct Profile;
+}
+
+namespace poplar {
+
+// Scratch bytes of a worker (spec 001 §7.3); fixed by the architecture.
+inline constexpr unsigned WORKER_SCRATCH_SIZE = 48;
+
+class StreamCallback {
+ public:
+  enum class Result { Success, NotAvailable };
+  virtual ~StreamCallback() = default;
+  virtual Result prefetch(void* p) = 0;
+  virtual void fetch(void* p) = 0;
+  virtual void complete() = 0;
+  virtual void invalidatePrefetched() {}
+};
+
+class LegacyStreamCallback : public StreamCallback {
+ public:
+  Result prefetch(void*) override { return Result::NotAvailable; }
+  void complete() override {}
+};
+
+using StreamCallbackHandle = std::unique_ptr<StreamCallback>;
+
+namespace detail {
+struct EngineState;
+}
+
+class Engine {
+ public:
+  Engine(const Graph& graph, const program::Program& prog, const OptionFlags& options = {});
+  Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& options = {});
+  Engine(const Graph& graph, const std::vector<program::Program>& progs,
+         const OptionFlags& options = {})
+      : Engine(graph, ArrayRef<program::Program>(progs), options) {}
+  ~Engine();
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
+
+  void load(const Device& device);
+  void run(unsigned prog = 0, const std::string& debugName = "");
+
+  void writeTensor(StringRef handle, const void* buf, const void* bufEnd);
+  void readTensor(StringRef handle, void* buf, void* bufEnd);
+  void writeTensor(StringRef handle, const void* buf);
+  void readTensor(StringRef handle, void* buf);
+
+  void connectStream(StringRef handle, void* p);
+  void connectStream(StringRef handle, void* begin, void* end);  // circular buffer
+  void connectStreamToCallback(StringRef handle, StreamCallbackHandle f);
+  void connectStreamToCallback(StringRef handle, std::function<void(void*)> f);
+
+  double getTileClockFrequency() const;
+  unsigned getNumTiles() const;
+
+  // The profile summary of spec 001 §8.2.3 (options: "colours", "showExecutionSteps",
+  // "showVarStorage", "showPerIpuMemoryUsage").
+  void printProfileSummary(std::ostream& out, const OptionFlags& opts = {}) const;
+  void resetExecutionProfile();
+
+  // Tessera's view of the runs so far: cycles and the engine-wide Profile.
+  std::uint64_t tesseraTotalCycles() const;
+  const tessera::profile::Profile& tesseraProfile() const;
+  // Bytes the graph occupies on a tile (all categories).
+  std::uint64_t tesseraTileBytes(unsigned tile) const;
+
+ private:
+  std::unique_ptr<detail::EngineState> state_;
+};
+
+}  // namespace poplar

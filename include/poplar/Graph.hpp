@@ -1,0 +1,179 @@
+// The graph: variables and constants with their tile mapping, compute sets of vertices and
+// their connections, codelets, streams (spec 001 §2.1-§2.6, §2.8). Virtual graphs are views of
+// a tile range of their parent and share its contents (§2.4).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <poplar/ArrayRef.hpp>
+#include <poplar/DebugContext.hpp>
+#include <poplar/Device.hpp>
+#include <poplar/GraphElements.hpp>
+#include <poplar/Interval.hpp>
+#include <poplar/OptionFlags.hpp>
+#include <poplar/ReplicatedStreamMode.hpp>
+#include <poplar/Target.hpp>
+#include <poplar/Tensor.hpp>
+#include <poplar/Type.hpp>
+#include <poplar/exceptions.hpp>
+
+namespace poplar {
+
+namespace program {
+class Program;
+}
+
+enum class CodeletFileType {
+  PreprocessedAsmSource,
+  AsmSource,
+  CSource,
+  CppSource,
+  IrSource,
+  Object,
+  Auto
+};
+enum class VariableMappingMethod { NONE, LINEAR };
+
+class replication_factor {
+ public:
+  explicit replication_factor(unsigned n) : value(n) {}
+  unsigned value;
+};
+
+using TileToTensorMapping = std::vector<std::vector<Interval>>;
+
+class Graph {
+ public:
+  explicit Graph(const Target& target, replication_factor r = replication_factor(1));
+  explicit Graph(const Device& device, replication_factor r = replication_factor(1));
+  ~Graph();
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+
+  const Target& getTarget() const { return target_; }
+  unsigned getReplicationFactor() const { return 1; }
+
+  // ---- data ----
+  Tensor addVariable(const Type& type, ArrayRef<std::size_t> shape,
+                     const DebugContext& debugContext = {});
+  Tensor addVariable(const Type& type, ArrayRef<std::size_t> shape, VariableMappingMethod method,
+                     const DebugContext& debugContext = {});
+  template <typename T>
+  Tensor addConstant(const Type& type, ArrayRef<std::size_t> shape, ArrayRef<T> values,
+                     const DebugContext& debugContext = {}) {
+    Tensor t = addVariable(type, shape, debugContext);
+    tesseraMarkConstant(t);
+    setInitialValue<T>(t, values);
+    return t;
+  }
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+  Tensor addConstant(const Type& type, ArrayRef<std::size_t> shape, T value,
+                     const DebugContext& debugContext = {}) {
+    Tensor t = addVariable(type, shape, debugContext);
+    tesseraMarkConstant(t);
+    setInitialValue<T>(t, value);
+    return t;
+  }
+  template <typename T>
+  Tensor addConstant(const Type& type, ArrayRef<std::size_t> shape, const T* values,
+                     const DebugContext& debugContext = {}) {
+    std::size_t n = 1;
+    for (auto d : shape) n *= d;
+    return addConstant<T>(type, shape, ArrayRef<T>(values, n), debugContext);
+  }
+
+  template <typename T>
+  void setInitialValue(const Tensor& t, ArrayRef<T> values) {
+    tesseraSetInitialValue(t, values.data(), values.size(), hostType<T>(), sizeof(T));
+  }
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+  void setInitialValue(const Tensor& t, T value) {
+    std::vector<T> v(t.numElements(), value);
+    tesseraSetInitialValue(t, v.data(), v.size(), hostType<T>(), sizeof(T));
+  }
+  // Vertex state (plain members and Vector<T> members).
+  template <typename T, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
+  void setInitialValue(const FieldRef& field, T value) {
+    tesseraSetFieldValue(field, &value, 1, sizeof(T), hostType<T>());
+  }
+  template <typename T>
+  void setInitialValue(const FieldRef& field, ArrayRef<T> values) {
+    tesseraSetFieldValue(field, values.data(), values.size(), sizeof(T), hostType<T>());
+  }
+
+  void setTileMapping(const Tensor& t, unsigned tileNum);
+  void setTileMapping(VertexRef v, unsigned tileNum);
+  void setTileMapping(const Tensor& t, const TileToTensorMapping& mapping);
+  TileToTensorMapping getTileMapping(const Tensor& t, bool requireComplete = true) const;
+  unsigned getTileMapping(VertexRef v) const;
+
+  // ---- compute ----
+  ComputeSet addComputeSet(const DebugContext& debugContext = {});
+  VertexRef addVertex(ComputeSet cs, StringRef vertexType);
+  VertexRef addVertex(ComputeSet cs, StringRef vertexType, ArrayRef<ConnectionDesc> connections);
+  void connect(FieldRef field, const Tensor& tensor);
+  void connect(FieldRef field, ArrayRef<Tensor> tensors);
+  void setFieldSize(FieldRef field, std::size_t size);
+  std::size_t getFieldSize(FieldRef field) const;
+  void setPerfEstimate(const VertexRef& v, std::uint64_t cycles, std::uint64_t flops = 0);
+  void registerPerfEstimator(StringRef vertexTypeName, PerfEstimateFunc f);
+
+  // Compiles a codelet source with the host C++ compiler (or loads a popc .gp file) when the
+  // program runs (spec 001 §2.8). A compile error is a graph_program_compilation_error holding
+  // the compiler's message.
+  bool addCodelets(StringRef src, CodeletFileType type = CodeletFileType::Auto,
+                   StringRef compileFlags = "", StringRef targetName = "");
+  void addCodelets(ArrayRef<std::string> srcs, StringRef compileFlags = "");
+  bool hasCodelet(StringRef vertexTypeName) const;
+
+  // ---- host transfers ----
+  DataStream addHostToDeviceFIFO(StringRef handle, const Type& elementType, std::size_t numElements,
+                                 ReplicatedStreamMode mode = ReplicatedStreamMode::REPLICATE,
+                                 const OptionFlags& options = {});
+  DataStream addDeviceToHostFIFO(StringRef handle, const Type& elementType, std::size_t numElements,
+                                 const OptionFlags& options = {});
+  void createHostWrite(StringRef handle, const Tensor& t, bool rearrangeOnHost = false);
+  void createHostRead(StringRef handle, const Tensor& t, bool rearrangeOnHost = false);
+
+  Function addFunction(const program::Program& program);
+
+  // A graph over tiles [lowerTile, upperTile) of this one; what is added to it is added here.
+  Graph createVirtualGraph(unsigned lowerTile, unsigned upperTile);
+  Graph createVirtualGraph(const std::vector<unsigned>& tiles);
+
+  std::size_t getNumVertices() const;
+  std::size_t getNumComputeSets() const;
+  unsigned getTileOffset() const { return tileBase_; }
+
+  // For Tessera's Engine.
+  const std::shared_ptr<detail::GraphState>& tesseraState() const { return state_; }
+
+ private:
+  Graph(std::shared_ptr<detail::GraphState> state, Target target, std::vector<unsigned> tiles);
+  template <typename T>
+  static Type hostType() {
+    if constexpr (requires { equivalent_device_type<T>::value; })
+      return equivalent_device_type<T>::value;
+    else
+      return Type();
+  }
+  void tesseraSetInitialValue(const Tensor& t, const void* values, std::size_t n, Type hostType,
+                              std::size_t hostSize);
+  void tesseraSetFieldValue(const FieldRef& f, const void* values, std::size_t n,
+                            std::size_t elemSize, Type hostType);
+  void tesseraMarkConstant(const Tensor& t);
+  unsigned physicalTile(unsigned tile) const;
+
+  std::shared_ptr<detail::GraphState> state_;
+  Target target_;
+  unsigned tileBase_ = 0;
+  std::vector<unsigned> tiles_;  // virtual graph: its tiles in the parent; empty: all
+};
+
+}  // namespace poplar

@@ -1,0 +1,7 @@
+#pragma once
+
+namespace poplar {
+
+enum class TargetType { IPU, IPU_MODEL, CPU };
+
+}  // namespace poplar

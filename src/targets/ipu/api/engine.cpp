@@ -1,0 +1,1202 @@
+// The Engine: compiles a graph for its tiles (storage, tile memory per spec 001 §7.2.2/§7.2.3,
+// vertex state, exchange plans) and runs control programs as BSP supersteps on Tessera's engine
+// (spec 001 §2.2.2, §7.1.1): exchange, compute over the tile's worker contexts, sync.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <numeric>
+#include <regex>
+#include <set>
+#include <tuple>
+
+#include <poplar/Engine.hpp>
+#include <poplar/VectorLayout.hpp>
+
+#include "codelets.h"
+#include "engine_state.h"
+#include "tessera/core/log.h"
+#include "tessera/profile/profile.h"
+#include "tessera/sim/cost_model.h"
+#include "tessera/sim/scheduler.h"
+
+namespace poplar {
+
+using detail::Chunk;
+using detail::EngineState;
+namespace abi = tessera::ipu::abi;
+namespace sim = tessera::sim;
+
+namespace {
+
+bool option_true(const OptionFlags& o, const char* key) {
+  if (!o.contains(key)) return false;
+  const auto& v = o.at(key);
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  throw invalid_option(fmt::format("option '{}' is '{}'; use \"true\" or \"false\"", key, v));
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return b == 0 ? 0 : (a + b - 1) / b;
+}
+
+// Poplar's logging variables map onto Tessera's when Tessera's own are not set (spec 001 §9.1).
+void honour_poplar_logging() {
+  static const bool done = [] {
+    const char* level = std::getenv("POPLAR_LOG_LEVEL");
+    const char* dest = std::getenv("POPLAR_LOG_DEST");
+    bool changed = false;
+    if (level && !std::getenv("TESSERA_LOG_LEVEL")) {
+      setenv("TESSERA_LOG_LEVEL", level, 0);
+      changed = true;
+    }
+    if (dest && !std::getenv("TESSERA_LOG_DEST")) {
+      setenv("TESSERA_LOG_DEST", dest, 0);
+      changed = true;
+    }
+    if (changed) tessera::configure_logging_from_env();
+    return true;
+  }();
+  (void)done;
+}
+
+// Splits a tensor's runs at tile-mapping boundaries: the chunks of `t` in row-major order.
+std::vector<Chunk> chunks_of(const detail::GraphState& g, const Tensor& t) {
+  std::vector<Chunk> out;
+  std::uint64_t pos = 0;
+  for (const auto& r : t.regions()) {
+    const auto& m = g.var(r.var).mapping;
+    for (std::uint64_t b = r.begin; b < r.end;) {
+      auto it = m.upper_bound(b);
+      TESSERA_CHECK(it != m.begin(), "unmapped bytes of variable {}", r.var);
+      --it;
+      std::uint64_t e = std::min(r.end, it->second.first);
+      out.push_back({r.var, b, pos + (b - r.begin), e - b, it->second.second});
+      b = e;
+    }
+    pos += r.end - r.begin;
+  }
+  return out;
+}
+
+// Pairs two chunk lists over the same byte stream, cutting at both sides' boundaries.
+void pair_chunks(const std::vector<Chunk>& a, const std::vector<Chunk>& b, std::vector<Chunk>& oa,
+                 std::vector<Chunk>& ob) {
+  std::size_t i = 0, j = 0;
+  std::uint64_t ia = 0, jb = 0;  // bytes consumed of a[i], b[j]
+  while (i < a.size() && j < b.size()) {
+    std::uint64_t n = std::min(a[i].bytes - ia, b[j].bytes - jb);
+    oa.push_back({a[i].var, a[i].var_offset + ia, a[i].buf_offset + ia, n, a[i].tile});
+    ob.push_back({b[j].var, b[j].var_offset + jb, b[j].buf_offset + jb, n, b[j].tile});
+    ia += n;
+    jb += n;
+    if (ia == a[i].bytes) ++i, ia = 0;
+    if (jb == b[j].bytes) ++j, jb = 0;
+  }
+}
+
+}  // namespace
+
+namespace detail {
+namespace {
+
+class Compiler {
+ public:
+  Compiler(EngineState& e) : e_(e), g_(*e.graph), spec_(*e.target->spec) {}
+
+  void run() {
+    check_mapping();
+    allocate_storage();
+    for (unsigned cs = 0; cs < g_.compute_sets.size(); ++cs) compile_compute_set(cs);
+    layout_memory();
+  }
+
+ private:
+  void check_mapping() {
+    for (std::uint32_t id = 0; id < g_.variables.size(); ++id) {
+      const auto& v = g_.variables[id];
+      std::uint64_t expect = 0;
+      for (const auto& [b, run] : v.mapping) {
+        if (b != expect) break;
+        expect = run.first;
+      }
+      if (expect < v.bytes) {
+        std::size_t es = std::max(1u, v.type.tesseraSize());
+        throw invalid_tile_mapping(fmt::format(
+            "tensor '{}' (shape {{{}}}, {}): element {} has no tile mapping at Engine creation; "
+            "call Graph::setTileMapping for all {} elements",
+            v.name, fmt::join(v.shape, ","), v.type.toString(), expect / es, v.bytes / es));
+      }
+    }
+  }
+
+  void allocate_storage() {
+    e_.data.resize(g_.variables.size());
+    if (e_.debug_undefined) e_.written.resize(g_.variables.size());
+    for (std::size_t i = 0; i < g_.variables.size(); ++i) {
+      const auto& v = g_.variables[i];
+      if (!v.initial.empty())
+        e_.data[i] = v.initial;
+      else
+        e_.data[i].assign(v.bytes, std::byte{0});
+      if (e_.debug_undefined) {
+        std::size_t n = v.bytes / std::max(1u, v.type.tesseraSize());
+        e_.written[i] = v.initial_set.empty() ? std::vector<std::uint8_t>(n, 0) : v.initial_set;
+      }
+    }
+  }
+
+  const std::string* field_name(const std::string& s) {
+    e_.field_names.push_back(std::make_unique<std::string>(s));
+    return e_.field_names.back().get();
+  }
+
+  // Points a span at a tensor's bytes: directly when they are one run on the vertex's tile,
+  // else at a staging buffer the exchange fills (inputs) and drains (outputs).
+  void bind(CompiledVertex& cv, CompiledComputeSet& cs, const Tensor& t, abi::FieldAccess access,
+            abi::EdgeSpan& span, bool interleaved) {
+    span.size = static_cast<std::uint32_t>(t.numElements());
+    auto chunks = chunks_of(g_, t);
+    if (interleaved)
+      for (const auto& c : chunks) interleaved_.insert(c.var);
+    if (chunks.size() == 1 && chunks[0].tile == cv.tile) {
+      span.data = e_.data[chunks[0].var].data() + chunks[0].var_offset;
+      return;
+    }
+    if (chunks.empty()) {
+      span.data = nullptr;
+      return;
+    }
+    StagedField sf;
+    sf.buffer = cv.buffers.size();
+    cv.buffers.emplace_back(t.numElements() * t.elementSize());
+    sf.in = access == abi::FieldAccess::in || access == abi::FieldAccess::inout;
+    sf.out = access == abi::FieldAccess::out || access == abi::FieldAccess::inout;
+    for (const auto& c : chunks) {
+      if (c.tile != cv.tile) {
+        // Sent by the owner, received here (inputs); sent from here, received there (outputs).
+        std::uint64_t n = c.bytes * ((sf.in ? 1 : 0) + (sf.out ? 1 : 0));
+        cs.exchange_per_tile[cv.tile] += n;
+        cs.exchange_per_tile[c.tile] += n;
+      }
+    }
+    sf.chunks = std::move(chunks);
+    span.data = cv.buffers[sf.buffer].data();
+    staging_[cv.tile] += cv.buffers[sf.buffer].size();
+    cv.staged.push_back(std::move(sf));
+  }
+
+  void compile_compute_set(unsigned id) {
+    auto cs = std::make_unique<CompiledComputeSet>();
+    const auto& info = g_.compute_sets[id];
+    cs->name = info.name;
+    cs->compute_per_tile.assign(e_.tiles, 0);
+    cs->exchange_per_tile.assign(e_.tiles, 0);
+    cs->vertices.reserve(info.vertices.size());
+    std::uint64_t edge_bytes = param("ipu.vertex_state_edge_bytes");
+    for (unsigned vid : info.vertices) {
+      const auto& v = g_.vertices[vid];
+      const auto& type = g_.types[v.type];
+      if (v.tile == ~0u)
+        throw invalid_tile_mapping(fmt::format(
+            "vertex {} ({}) in compute set '{}' has no tile; call Graph::setTileMapping(v, tile)",
+            vid, type.name, info.name));
+      CompiledVertex cv;
+      cv.id = vid;
+      cv.tile = v.tile;
+      cv.type = &type;
+      cv.object = arena_alloc(type.desc.size, type.desc.align);
+      type.desc.construct(cv.object);
+      std::uint64_t touched = 0, state = 0;
+      for (std::size_t fi = 0; fi < type.fields.size(); ++fi) {
+        const auto& fd = type.fields[fi];
+        const auto& conn = v.fields[fi];
+        auto* base = static_cast<std::byte*>(cv.object) + fd.offset;
+        if (!conn.connected) {
+          throw graph_connection_error(fmt::format(
+              "vertex {} ({}) on tile {} in compute set '{}': field '{}' is not {}; every field "
+              "of a vertex must be {} before the Engine is created",
+              vid, type.name, v.tile, info.name, fd.name,
+              fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
+                  ? "set"
+                  : "connected",
+              fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
+                  ? "given a value with Graph::setInitialValue"
+                  : "connected with Graph::connect"));
+        }
+        const std::string* fname = field_name(fd.name);
+        switch (fd.kind) {
+          case abi::FieldKind::state:
+            std::memcpy(base, conn.state.data(), std::min(conn.state.size(), fd.host_bytes));
+            state += fd.host_bytes;
+            break;
+          case abi::FieldKind::state_vector: {
+            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+            cv.buffers.push_back(conn.state);
+            span.data = cv.buffers.back().data();
+            span.size = static_cast<std::uint32_t>(conn.state_count);
+            span.vertex = vid;
+            span.field = fname->c_str();
+            state += edge_bytes * 2 + conn.state.size();
+            touched += conn.state.size();
+            break;
+          }
+          case abi::FieldKind::edge:
+          case abi::FieldKind::edge_vector: {
+            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+            span.vertex = vid;
+            span.field = fname->c_str();
+            const Tensor& t = conn.tensors.at(0);
+            check_layout(vid, type, fd, t.numElements());
+            bind(cv, *cs, t, fd.access, span, fd.interleaved);
+            cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &t);
+            state += edge_bytes * (fd.has_size && fd.kind == abi::FieldKind::edge_vector ? 2 : 1);
+            touched += t.numElements() * t.elementSize();
+            break;
+          }
+          case abi::FieldKind::edge_2d:
+          case abi::FieldKind::edge_scalars: {
+            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+            cv.span_arrays.emplace_back(conn.tensors.size());
+            auto& rows = cv.span_arrays.back();
+            for (std::size_t r = 0; r < conn.tensors.size(); ++r) {
+              rows[r].vertex = vid;
+              rows[r].field = fname->c_str();
+              bind(cv, *cs, conn.tensors[r], fd.access, rows[r], fd.interleaved);
+              cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &conn.tensors[r]);
+              touched += conn.tensors[r].numElements() * conn.tensors[r].elementSize();
+            }
+            span.data = rows.data();
+            span.size = static_cast<std::uint32_t>(rows.size());
+            span.vertex = vid;
+            span.field = fname->c_str();
+            state += edge_bytes * 2 + edge_bytes * rows.size();
+            break;
+          }
+        }
+      }
+      check_constraints(vid, type, v);
+      cv.cycles = estimate(vid, v, type, touched);
+      state_bytes_[cv.tile] += state;
+      tile_types_[cv.tile].insert(v.type);
+      cs->vertices.push_back(std::move(cv));
+    }
+    check_single_writer(*cs);
+    schedule_workers(*cs);
+    e_.compute_sets.push_back(std::move(cs));
+  }
+
+  void check_layout(unsigned vid, const VertexType& type, const abi::FieldDesc& fd, std::size_t n) {
+    if (fd.kind == abi::FieldKind::edge_vector &&
+        fd.layout == static_cast<unsigned>(VectorLayout::SHORT_SPAN)) {
+      std::uint64_t limit = param("ipu.short_span_max_elements");
+      if (n > limit)
+        throw graph_connection_error(fmt::format(
+            "vertex {} ({}) field '{}' is a SHORT_SPAN vector of at most {} elements (spec 001 "
+            "§4.1.2) but is connected to {}; use SPAN or split the vertex",
+            vid, type.name, fd.name, limit, n));
+    }
+  }
+
+  // poplar::constraint (spec 001 §3.2.2): two fields in different memory elements or regions.
+  void check_constraints(unsigned vid, const VertexType& type, const VertexInstance& v) {
+    static const std::regex re(R"((elem|region)\(\*(\w+)\)\s*!=\s*(elem|region)\(\*(\w+)\))");
+    for (const auto& c : type.constraints) {
+      std::smatch m;
+      if (!std::regex_search(c, m, re) || m[1] != m[3])
+        throw memory_elem_constraints_error(fmt::format(
+            "vertex type {}: constraint \"{}\" is not of the form elem(*a)!=elem(*b) or "
+            "region(*a)!=region(*b)",
+            type.name, c));
+      int a = type.field_index(m[2].str()), b = type.field_index(m[4].str());
+      if (a < 0 || b < 0)
+        throw memory_elem_constraints_error(
+            fmt::format("vertex type {}: constraint \"{}\" names a field the vertex does not have",
+                        type.name, c));
+      for (const auto& ta : v.fields[a].tensors)
+        for (const auto& tb : v.fields[b].tensors)
+          if (ta.valid() && tb.valid() && ta.intersectsWith(tb))
+            throw memory_elem_constraints_error(fmt::format(
+                "vertex {} ({}) on tile {}: constraint \"{}\" cannot be met: fields '{}' and '{}' "
+                "are connected to the same elements of tensor '{}', which cannot lie in two "
+                "memory {}s; connect different tensors or remove the constraint",
+                vid, type.name, v.tile, c, m[2].str(), m[4].str(), g_.var(ta.regions()[0].var).name,
+                m[1].str() == "elem" ? "element" : "region"));
+      for (int f : {a, b})
+        for (const auto& t : v.fields[f].tensors)
+          for (const auto& r : t.regions()) {
+            if (m[1] == "elem")
+              elem_aligned_.insert(r.var);
+            else if (f == b)
+              region1_.insert(r.var);
+          }
+    }
+  }
+
+  std::uint64_t estimate(unsigned vid, const VertexInstance& v, const VertexType& type,
+                         std::uint64_t touched) {
+    if (v.estimate) return v.estimate->cycles;
+    auto est = g_.estimators.find(type.name);
+    if (est != g_.estimators.end())
+      return est->second(VertexIntrospector(&g_, vid), g_.target).cycles;
+    // No estimator: the bytes the fields touch at the preset's per-worker rate.
+    std::uint64_t overhead = param("ipu.vertex_overhead_cycles");
+    std::uint64_t bpc = param("ipu.vertex_bytes_per_cycle");
+    std::uint64_t share = type.desc.multi_vertex ? e_.target->workers : 1;
+    return overhead + ceil_div(touched, bpc * share);
+  }
+
+  // Two vertices of one compute set must not write the same element (spec 001 §3.3.1).
+  void check_single_writer(const CompiledComputeSet& cs) {
+    struct W {
+      std::uint32_t var;
+      std::uint64_t b, e;
+      unsigned vertex;
+      const char* field;
+    };
+    std::vector<W> writes;
+    for (const auto& cv : cs.vertices)
+      for (const auto& [fi, t] : cv.field_tensors) {
+        const auto& fd = cv.type->fields[fi];
+        if (fd.access != abi::FieldAccess::out && fd.access != abi::FieldAccess::inout) continue;
+        for (const auto& r : t->regions())
+          writes.push_back({r.var, r.begin, r.end, cv.id, fd.name});
+      }
+    std::sort(writes.begin(), writes.end(),
+              [](const W& a, const W& b) { return std::tie(a.var, a.b) < std::tie(b.var, b.b); });
+    for (std::size_t i = 1; i < writes.size(); ++i) {
+      const W& p = writes[i - 1];
+      const W& q = writes[i];
+      if (p.var == q.var && q.b < p.e && p.vertex != q.vertex) {
+        const auto& var = g_.var(q.var);
+        std::size_t es = std::max(1u, var.type.tesseraSize());
+        throw graph_connection_error(fmt::format(
+            "compute set '{}': vertices {} ({}, field '{}') and {} ({}, field '{}') both write "
+            "element {} of tensor '{}'; a compute set's vertices must write disjoint elements, "
+            "so split the writes or put the vertices in separate compute sets",
+            cs.name, p.vertex, g_.types[g_.vertices[p.vertex].type].name, p.field, q.vertex,
+            g_.types[g_.vertices[q.vertex].type].name, q.field, q.b / es, var.name));
+      }
+    }
+  }
+
+  // Vertices to worker contexts (spec 001 §7.1.1): a Vertex takes the least-loaded worker; a
+  // MultiVertex runs on every worker. A worker issues every `workers`-th cycle, so the tile's
+  // compute is workers x the busiest worker's cycles.
+  void schedule_workers(CompiledComputeSet& cs) {
+    unsigned workers = e_.target->workers;
+    std::map<unsigned, std::vector<std::size_t>> by_tile;
+    for (std::size_t i = 0; i < cs.vertices.size(); ++i) by_tile[cs.vertices[i].tile].push_back(i);
+    double busy = 0, capacity = 0;
+    for (auto& [tile, list] : by_tile) {
+      std::vector<std::uint64_t> load(workers, 0);
+      for (std::size_t i : list) {
+        const auto& cv = cs.vertices[i];
+        if (cv.type->desc.multi_vertex) {
+          std::uint64_t start = *std::max_element(load.begin(), load.end());
+          std::fill(load.begin(), load.end(), start + cv.cycles);
+        } else {
+          *std::min_element(load.begin(), load.end()) += cv.cycles;
+        }
+        cs.cycles_by_type[cv.type->name] += cv.cycles * (cv.type->desc.multi_vertex ? workers : 1);
+        cs.instances_by_type[cv.type->name] += 1;
+      }
+      std::uint64_t peak = *std::max_element(load.begin(), load.end());
+      cs.compute_per_tile[tile] = peak * workers;
+      busy += std::accumulate(load.begin(), load.end(), 0.0);
+      capacity += double(peak) * workers;
+      cs.tiles.push_back(tile);
+      cs.by_tile.push_back(list);
+    }
+    cs.thread_balance = capacity > 0 ? busy / capacity : 1.0;
+  }
+
+  // Tile memory (spec 001 §7.2.2/§7.2.3): code and vertex state in region 0 (instructions are
+  // fetched only from there), data first-fit over both regions, interleaved data in region 1.
+  void layout_memory() {
+    const auto& tile_spec = spec_.memory("tile");
+    std::uint64_t r0 = param("ipu.region0_bytes"), r1 = param("ipu.region1_bytes");
+    std::uint64_t capacity = e_.target->bytes_per_tile;
+    if (r0 + r1 != capacity) {
+      // A model with a changed memoryBytesPerTile keeps region 0 and gives region 1 the rest.
+      r1 = capacity > r0 ? capacity - r0 : 0;
+      r0 = std::min(r0, capacity);
+    }
+    std::uint64_t base = static_cast<std::uint64_t>(tile_spec.base_address.value);
+    std::uint64_t code = param("ipu.vertex_code_bytes");
+    std::uint64_t stack = param("ipu.worker_stack_bytes") * e_.target->workers;
+    std::uint64_t e0 = param("ipu.region0_element_bytes"), e1 = param("ipu.region1_element_bytes");
+    bool allow_oom = option_true(e_.options, "debug.allowOutOfMemory");
+    // Per tile: the variable blocks it holds.
+    std::map<unsigned, std::vector<std::pair<std::uint32_t, std::uint64_t>>> blocks;
+    for (std::uint32_t id = 0; id < g_.variables.size(); ++id) {
+      std::map<unsigned, std::uint64_t> per_tile;
+      for (const auto& [b, run] : g_.variables[id].mapping) per_tile[run.second] += run.first - b;
+      for (const auto& [tile, bytes] : per_tile) blocks[tile].emplace_back(id, bytes);
+    }
+    std::set<unsigned> tiles;
+    for (const auto& [t, _] : blocks) tiles.insert(t);
+    for (const auto& [t, _] : state_bytes_) tiles.insert(t);
+    for (unsigned tile : tiles) {
+      TileMemory tm;
+      auto& cat = tm.by_category;
+      for (const auto& [var, bytes] : blocks[tile])
+        cat[g_.var(var).constant ? "Constants" : "Variables"] += (bytes + 7) / 8 * 8;
+      if (tile_types_.count(tile)) {
+        cat["Vertex Code"] = code * tile_types_[tile].size();
+        cat["Vertex Instances"] = (state_bytes_[tile] + 7) / 8 * 8;
+        cat["Stack"] = stack;
+      }
+      if (staging_[tile]) cat["Internal Exchange Message Buffers"] = (staging_[tile] + 7) / 8 * 8;
+      for (const auto& [_, b] : cat) tm.total += b;
+      if (tm.total > capacity) {
+        std::vector<std::string> parts;
+        for (const auto& [k, b] : cat)
+          parts.push_back(fmt::format("{} {}", k, sim::format_bytes(b)));
+        std::string largest;
+        std::uint64_t lb = 0;
+        for (const auto& [var, bytes] : blocks[tile])
+          if (bytes > lb) lb = bytes, largest = g_.var(var).name;
+        std::string msg = fmt::format(
+            "tile {} needs {} of {}: {}; the largest tensor here is '{}' ({}); map fewer "
+            "elements to this tile or spread the tensors over more tiles",
+            tile, sim::format_bytes(tm.total), sim::format_bytes(capacity), fmt::join(parts, ", "),
+            largest, sim::format_bytes(lb));
+        if (!allow_oom) throw graph_memory_allocation_error(fmt::format("tile {}", tile), msg);
+        e_.out_of_memory.push_back(msg);
+        tm.highest = tm.total;
+        tm.region0 = std::min(tm.total, r0);
+        tm.region1 = tm.total - tm.region0;
+        e_.memory[tile] = std::move(tm);
+        continue;
+      }
+      // Place the blocks; every address is checked against the tile's sim::Memory.
+      sim::Memory mem(tile_spec, fmt::format("tile {}", tile));
+      sim::FirstFitAllocator reg0(fmt::format("tile {}", tile), "region 0", base, r0, 8);
+      sim::FirstFitAllocator reg1(fmt::format("tile {}", tile), "region 1", base + r0, r1, 8);
+      auto place = [&](std::uint64_t bytes, int region, std::uint64_t align,
+                       const std::string& what) {
+        if (bytes == 0) return;
+        std::uint64_t a = 0;
+        bool ok = false;
+        for (int r : {0, 1}) {
+          if (region >= 0 && r != region) continue;
+          auto& alloc = r == 0 ? reg0 : reg1;
+          std::uint64_t al = align ? align : 8;
+          if (alloc.largest_free_block() >= bytes + al) {
+            a = alloc.allocate(bytes, al);
+            ok = true;
+            (r == 0 ? tm.region0 : tm.region1) += bytes;
+            break;
+          }
+        }
+        if (!ok)
+          throw graph_memory_allocation_error(
+              fmt::format("tile {}", tile),
+              fmt::format(
+                  "{} ({}) does not fit in {} of the tile's memory ({} region 0, {} "
+                  "region 1 free); map fewer elements to this tile",
+                  what, sim::format_bytes(bytes), region == 1 ? "region 1" : "either region",
+                  sim::format_bytes(reg0.free_bytes()), sim::format_bytes(reg1.free_bytes())));
+        mem.check_access(a, bytes, what, sim::AccessKind::write, 8);
+        tm.highest = std::max(tm.highest, a + bytes - base);
+      };
+      place(cat.count("Vertex Code") ? cat["Vertex Code"] : 0, 0, 0, "vertex code");
+      place(cat.count("Vertex Instances") ? cat["Vertex Instances"] : 0, 0, 0, "vertex state");
+      place(cat.count("Stack") ? cat["Stack"] : 0, 0, 0, "worker stacks");
+      for (const auto& [var, bytes] : blocks[tile]) {
+        bool interleaved = region1_.count(var) != 0 || interleaved_.count(var) != 0;
+        std::uint64_t align = elem_aligned_.count(var) ? (interleaved ? e1 : e0) : 0;
+        place((bytes + 7) / 8 * 8, interleaved ? 1 : -1, align,
+              fmt::format("tensor '{}'", g_.var(var).name));
+      }
+      if (staging_[tile])
+        place(cat["Internal Exchange Message Buffers"], -1, 0, "exchange buffers");
+      e_.memory[tile] = std::move(tm);
+    }
+    for (const auto& [tile, tm] : e_.memory)
+      for (const auto& [k, b] : tm.by_category)
+        e_.device->note_memory_high_water(fmt::format("tile {}", tile), k, b);
+  }
+
+  // Vertex objects live in the Engine's arenas (one allocation per MiB, not per vertex).
+  void* arena_alloc(std::size_t size, std::size_t align) {
+    align = std::max<std::size_t>(align, alignof(std::max_align_t));
+    if (arena_ == nullptr || arena_used_ + size + align > arena_size_) {
+      arena_size_ = std::max<std::size_t>(1 << 20, size + align);
+      e_.arenas.push_back(std::make_unique<std::byte[]>(arena_size_));
+      arena_ = e_.arenas.back().get();
+      arena_used_ = 0;
+    }
+    auto p = reinterpret_cast<std::uintptr_t>(arena_ + arena_used_);
+    p = (p + align - 1) / align * align;
+    arena_used_ = p + size - reinterpret_cast<std::uintptr_t>(arena_);
+    return reinterpret_cast<void*>(p);
+  }
+
+  std::uint64_t param(const char* key) { return param_u64(spec_, key); }
+
+  EngineState& e_;
+  GraphState& g_;
+  const tessera::arch::MachineSpec& spec_;
+  std::map<unsigned, std::uint64_t> staging_, state_bytes_;
+  std::map<unsigned, std::set<unsigned>> tile_types_;
+  std::set<std::uint32_t> elem_aligned_, region1_, interleaved_;
+  std::byte* arena_ = nullptr;
+  std::size_t arena_size_ = 0, arena_used_ = 0;
+};
+
+}  // namespace
+}  // namespace detail
+}  // namespace poplar
+
+namespace poplar {
+namespace detail {
+namespace {
+
+std::string tensor_name(const GraphState& g, const Tensor& t) {
+  return t.regions().empty() ? std::string("<empty>") : g.var(t.regions()[0].var).name;
+}
+
+class Runner {
+ public:
+  explicit Runner(EngineState& e) : e_(e), g_(*e.graph) {}
+
+  void run(const program::Program& p) { exec(*p.tesseraNode()); }
+
+  // Compiles copies and registers program steps, checking what can be checked before running.
+  void prepare(const program::Node& n) {
+    using program::NodeKind;
+    switch (n.kind) {
+      case NodeKind::execute:
+        if (n.compute_set >= e_.compute_sets.size())
+          throw control_program_error(fmt::format(
+              "Execute of compute set {}, which is not in this Engine's graph", n.compute_set));
+        step(&n, "OnTileExecute", e_.compute_sets[n.compute_set]->name);
+        break;
+      case NodeKind::copy:
+        compile_copy(n);
+        break;
+      case NodeKind::stream_to_tensor:
+      case NodeKind::tensor_to_stream: {
+        std::uint64_t bytes = n.stream.numElements() * n.stream.elementType().tesseraSize();
+        std::uint64_t limit = param_u64(*e_.target->spec, "ipu.max_stream_copy_bytes");
+        if (bytes > limit)
+          throw control_program_error(fmt::format(
+              "stream '{}' copies {} at once; a stream copy moves at most {} (spec 001 §2.6.3); "
+              "split it into several copies",
+              n.stream.handle(), sim::format_bytes(bytes), sim::format_bytes(limit)));
+        step(&n, "StreamCopy", n.stream.handle());
+        break;
+      }
+      case NodeKind::call:
+        if (n.function >= g_.functions.size())
+          throw control_program_error(
+              fmt::format("Call of function {}, which is not in this "
+                          "graph",
+                          n.function));
+        prepare(*g_.functions[n.function].tesseraNode());
+        break;
+      default:
+        break;
+    }
+    for (const auto& c : n.children) prepare(*c.tesseraNode());
+    for (const auto& c : n.cases) prepare(*c.second.tesseraNode());
+    if (n.default_case) prepare(*n.default_case);
+  }
+
+ private:
+  void step(const program::Node* n, const char* kind, const std::string& name) {
+    if (e_.step_index.count(n)) return;
+    e_.step_index[n] = e_.steps.size();
+    StepStats s;
+    s.kind = kind;
+    s.name = n->name.empty() ? name : n->name;
+    e_.steps.push_back(std::move(s));
+  }
+
+  void compile_copy(const program::Node& n) {
+    CompiledCopy c;
+    auto src = chunks_of(g_, n.a), dst = chunks_of(g_, n.b);
+    pair_chunks(src, dst, c.src, c.dst);
+    c.bytes = n.a.numElements() * n.a.elementSize();
+    c.overlap = n.a.intersectsWith(n.b);
+    c.compute_per_tile.assign(e_.tiles, 0);
+    c.exchange_per_tile.assign(e_.tiles, 0);
+    std::uint64_t bpc = param_u64(*e_.target->spec, "ipu.copy_bytes_per_cycle");
+    for (std::size_t i = 0; i < c.src.size(); ++i) {
+      if (c.src[i].tile == c.dst[i].tile) {
+        c.compute_per_tile[c.src[i].tile] += ceil_div(c.src[i].bytes, bpc);
+      } else {
+        c.exchange_per_tile[c.src[i].tile] += c.src[i].bytes;
+        c.exchange_per_tile[c.dst[i].tile] += c.src[i].bytes;
+      }
+    }
+    bool exchange = std::any_of(c.exchange_per_tile.begin(), c.exchange_per_tile.end(),
+                                [](auto b) { return b != 0; });
+    step(&n, exchange ? "DoExchange" : "OnTileCopy", "Copy");
+    e_.copies[&n] = std::move(c);
+  }
+
+  // One superstep on the BSP schedule, mirrored into the device's Profile.
+  void superstep(const program::Node* n, std::span<const std::uint64_t> compute,
+                 std::span<const std::uint64_t> exchange, const CompiledComputeSet* cs = nullptr) {
+    const auto& ss = e_.bsp->add(e_.steps[e_.step_index.at(n)].name, compute, exchange);
+    account(n, ss.compute + ss.exchange + ss.sync, ss.start, compute, exchange, cs);
+    e_.compute_cycles += ss.compute;
+    e_.exchange_cycles += ss.exchange;
+    e_.sync_cycles += ss.sync;
+    tessera::profile::KernelRecord rec;
+    rec.name = ss.name;
+    rec.engine = "ipu";
+    rec.cycles = ss.compute + ss.exchange + ss.sync;
+    rec.metrics["compute_cycles"] = double(ss.compute);
+    rec.metrics["exchange_cycles"] = double(ss.exchange);
+    rec.metrics["sync_cycles"] = double(ss.sync);
+    e_.device->record_kernel(std::move(rec));
+    // Per tile group busy time and, when tracing, one track per superstep phase.
+    constexpr unsigned kGroup = 64;
+    for (unsigned t0 = 0; t0 < compute.size(); t0 += kGroup) {
+      std::uint64_t peak = 0;
+      for (unsigned t = t0; t < std::min<std::size_t>(compute.size(), t0 + kGroup); ++t)
+        peak = std::max(peak, compute[t]);
+      if (peak)
+        e_.device->add_pipe_busy(
+            fmt::format("tiles {}-{}/compute", t0,
+                        std::min<std::size_t>(compute.size(), t0 + kGroup) - 1),
+            peak);
+    }
+    if (e_.device->trace_enabled()) {
+      std::uint64_t s = ss.start;
+      if (ss.compute) e_.device->record_interval({"bsp/compute", ss.name, s, s + ss.compute});
+      s += ss.compute;
+      if (ss.exchange) e_.device->record_interval({"bsp/exchange", ss.name, s, s + ss.exchange});
+      s += ss.exchange;
+      if (ss.sync) e_.device->record_interval({"bsp/sync", ss.name, s, s + ss.sync});
+    }
+    e_.device->add_bytes_moved(
+        "exchange", std::accumulate(exchange.begin(), exchange.end(), std::uint64_t{0}) / 2);
+  }
+
+  void account(const program::Node* n, std::uint64_t cycles, std::uint64_t start,
+               std::span<const std::uint64_t> compute, std::span<const std::uint64_t> exchange,
+               const CompiledComputeSet* cs) {
+    auto& s = e_.steps[e_.step_index.at(n)];
+    if (s.executions++ == 0) {
+      s.first_start = start;
+      unsigned active = 0;
+      std::uint64_t peak = 0, sum = 0, dpeak = 0, dsum = 0;
+      for (std::size_t t = 0; t < e_.tiles; ++t) {
+        std::uint64_t c = t < compute.size() ? compute[t] : 0;
+        std::uint64_t d = t < exchange.size() ? exchange[t] : 0;
+        if (c || d) ++active;
+        peak = std::max(peak, c);
+        sum += c;
+        dpeak = std::max(dpeak, d);
+        dsum += d;
+      }
+      s.active_tiles = active;
+      s.tile_balance = peak ? double(sum) / (double(peak) * e_.tiles) : 0;
+      s.active_tile_balance = peak && active ? double(sum) / (double(peak) * active) : 0;
+      s.data_bytes = dsum / 2;
+      s.data_balance = dpeak ? double(dsum) / (double(dpeak) * e_.tiles) : 0;
+      s.thread_balance = cs ? cs->thread_balance : 0;
+    }
+    s.cycles = cycles;
+    s.total_cycles += cycles;
+    if (cs)
+      for (const auto& [type, c] : cs->cycles_by_type) {
+        auto& bt = s.by_type[type];
+        bt.first = cs->instances_by_type.at(type);
+        bt.second += c;
+        auto& tt = e_.type_totals[type];
+        tt.first = std::max(tt.first, bt.first);
+        tt.second += c;
+      }
+  }
+
+  // ---- debug: reads of elements never written (spec 001 §2.8: undefined) ----
+  void check_defined(const Tensor& t, const std::string& where, const std::string& what) {
+    if (!e_.debug_undefined) return;
+    std::size_t es = t.elementSize(), pos = 0;
+    for (const auto& r : t.regions()) {
+      const auto& w = e_.written[r.var];
+      for (std::uint64_t b = r.begin; b < r.end; b += es)
+        if (!w[b / es])
+          throw runtime_error(
+              where, fmt::format("{} reads element {} of tensor '{}' (element {} of the variable), "
+                                 "which was never "
+                                 "written; its value is undefined. Write it first "
+                                 "(setInitialValue, writeTensor, a "
+                                 "Copy or a vertex output)",
+                                 what, pos + (b - r.begin) / es, g_.var(r.var).name, b / es));
+      pos += (r.end - r.begin) / es;
+    }
+  }
+  void mark(const Tensor& t, std::uint8_t value) {
+    if (!e_.debug_undefined) return;
+    std::size_t es = t.elementSize();
+    for (const auto& r : t.regions())
+      std::fill(e_.written[r.var].begin() + r.begin / es, e_.written[r.var].begin() + r.end / es,
+                value);
+  }
+
+  void execute(const program::Node& n) {
+    auto& cs = *e_.compute_sets[n.compute_set];
+    if (e_.debug_undefined)
+      for (const auto& cv : cs.vertices)
+        for (const auto& [fi, t] : cv.field_tensors) {
+          auto acc = cv.type->fields[fi].access;
+          if (acc == abi::FieldAccess::in || acc == abi::FieldAccess::inout)
+            check_defined(*t, fmt::format("tile {}", cv.tile),
+                          fmt::format("vertex {} ({}) field '{}'", cv.id, cv.type->name,
+                                      cv.type->fields[fi].name));
+        }
+    auto& sched = e_.device->scheduler();
+    // Exchange in, compute, exchange out: three phases so every input is read before any
+    // vertex of the compute set writes (BSP: exchange completes before compute starts).
+    auto for_tiles = [&](auto&& fn) {
+      sched.parallel_for(cs.tiles.size(), [&](std::size_t i) {
+        for (std::size_t vi : cs.by_tile[i]) fn(cs.vertices[vi]);
+      });
+    };
+    bool staged = std::any_of(cs.vertices.begin(), cs.vertices.end(),
+                              [](const CompiledVertex& v) { return !v.staged.empty(); });
+    if (staged)
+      for_tiles([&](CompiledVertex& v) {
+        for (const auto& sf : v.staged)
+          if (sf.in)
+            for (const auto& c : sf.chunks)
+              std::memcpy(v.buffers[sf.buffer].data() + c.buf_offset,
+                          e_.data[c.var].data() + c.var_offset, c.bytes);
+      });
+    unsigned workers = e_.target->workers;
+    for_tiles([&](CompiledVertex& v) {
+      try {
+        if (v.type->desc.multi_vertex) {
+          for (unsigned w = 0; w < workers; ++w) v.type->desc.compute_worker(v.object, w);
+        } else {
+          v.type->desc.compute(v.object);
+        }
+      } catch (const runtime_error& f) {
+        throw runtime_error(fmt::format("tile {} vertex {} ({}) in compute set '{}'", v.tile, v.id,
+                                        v.type->name, cs.name),
+                            f.detail());
+      }
+    });
+    if (staged)
+      for_tiles([&](CompiledVertex& v) {
+        for (const auto& sf : v.staged)
+          if (sf.out)
+            for (const auto& c : sf.chunks)
+              std::memcpy(e_.data[c.var].data() + c.var_offset,
+                          v.buffers[sf.buffer].data() + c.buf_offset, c.bytes);
+      });
+    if (e_.debug_undefined)
+      for (const auto& cv : cs.vertices)
+        for (const auto& [fi, t] : cv.field_tensors) {
+          auto acc = cv.type->fields[fi].access;
+          if (acc == abi::FieldAccess::out || acc == abi::FieldAccess::inout) mark(*t, 1);
+        }
+    superstep(&n, cs.compute_per_tile, cs.exchange_per_tile, &cs);
+  }
+
+  void copy(const program::Node& n) {
+    const auto& c = e_.copies.at(&n);
+    check_defined(n.a, "Copy", fmt::format("Copy '{}'", n.name));
+    std::vector<std::byte> tmp;
+    if (c.overlap) {
+      tmp.resize(c.bytes);
+      for (const auto& s : c.src)
+        std::memcpy(tmp.data() + s.buf_offset, e_.data[s.var].data() + s.var_offset, s.bytes);
+      for (const auto& d : c.dst)
+        std::memcpy(e_.data[d.var].data() + d.var_offset, tmp.data() + d.buf_offset, d.bytes);
+    } else {
+      for (std::size_t i = 0; i < c.src.size(); ++i)
+        std::memcpy(e_.data[c.dst[i].var].data() + c.dst[i].var_offset,
+                    e_.data[c.src[i].var].data() + c.src[i].var_offset, c.src[i].bytes);
+    }
+    mark(n.b, 1);
+    superstep(&n, c.compute_per_tile, c.exchange_per_tile);
+  }
+
+  StreamConnection& connection(const DataStream& s) {
+    auto it = e_.streams.find(s.handle());
+    if (it == e_.streams.end() || (it->second.begin == nullptr && !it->second.callback))
+      throw stream_connection_error(fmt::format(
+          "stream '{}' is used by the program but not connected; call Engine::connectStream or "
+          "connectStreamToCallback before run",
+          s.handle()));
+    return it->second;
+  }
+
+  void stream_copy(const program::Node& n, bool to_device) {
+    auto& conn = connection(n.stream);
+    const Tensor& t = to_device ? n.b : n.a;
+    std::size_t bytes = t.numElements() * t.elementSize();
+    std::vector<std::byte> buf(bytes);
+    if (!to_device) {
+      check_defined(t, "StreamCopy", fmt::format("copy to stream '{}'", n.stream.handle()));
+      std::size_t pos = 0;
+      for (const auto& r : t.regions()) {
+        std::memcpy(buf.data() + pos, e_.data[r.var].data() + r.begin, r.end - r.begin);
+        pos += r.end - r.begin;
+      }
+    }
+    if (conn.callback) {
+      if (to_device) {
+        if (conn.callback->prefetch(buf.data()) != StreamCallback::Result::Success)
+          conn.callback->fetch(buf.data());
+      } else {
+        conn.callback->fetch(buf.data());
+      }
+      conn.callback->complete();
+    } else {
+      std::size_t size = static_cast<std::size_t>(conn.end - conn.begin);
+      if (size < bytes || size % bytes != 0)
+        throw stream_connection_error(fmt::format(
+            "stream '{}' buffer is {} B; each transfer moves {} B, so the buffer must hold a "
+            "whole number (at least one) of transfers",
+            n.stream.handle(), size, bytes));
+      std::byte* p = conn.begin + conn.position;
+      if (to_device)
+        std::memcpy(buf.data(), p, bytes);
+      else
+        std::memcpy(p, buf.data(), bytes);
+      conn.position = (conn.position + bytes) % size;
+    }
+    if (to_device) {
+      std::size_t pos = 0;
+      for (const auto& r : t.regions()) {
+        std::memcpy(e_.data[r.var].data() + r.begin, buf.data() + pos, r.end - r.begin);
+        pos += r.end - r.begin;
+      }
+      mark(t, 1);
+    }
+    // Host exchange: the host link's time plus the sync with the host (spec 001 §2.7.2).
+    std::uint64_t cycles =
+        e_.device->cost_model().host_link_cycles(bytes) + e_.target->host_sync_cycles;
+    std::vector<std::uint64_t> per_tile(e_.tiles, 0);
+    for (const auto& c : chunks_of(g_, t)) per_tile[c.tile] += c.bytes;
+    e_.host_cycles += cycles;
+    const auto& ss =
+        e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
+    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr);
+    e_.sync_cycles += ss.sync;
+    tessera::profile::KernelRecord rec;
+    rec.name = "StreamCopy " + n.stream.handle();
+    rec.engine = "ipu";
+    rec.cycles = ss.compute + ss.sync;
+    (to_device ? rec.bytes_read : rec.bytes_written) = bytes;
+    e_.device->record_kernel(std::move(rec));
+    e_.device->add_bytes_moved("host-link", bytes);
+  }
+
+  std::int64_t scalar(const Tensor& t, const char* what) {
+    check_defined(t, what, what);
+    const auto& r = t.regions().at(0);
+    double v = element_as_double(e_.data[r.var].data() + r.begin, t.elementType());
+    // Reading the predicate costs a sync (the control program waits for it).
+    e_.control_cycles += e_.target->sync_cycles;
+    return static_cast<std::int64_t>(v);
+  }
+
+  void exec(const program::Node& n) {
+    using program::NodeKind;
+    switch (n.kind) {
+      case NodeKind::sequence:
+        for (const auto& c : n.children) exec(*c.tesseraNode());
+        break;
+      case NodeKind::execute:
+        execute(n);
+        break;
+      case NodeKind::repeat:
+        for (unsigned i = 0; i < n.count; ++i) exec(*n.children[0].tesseraNode());
+        break;
+      case NodeKind::repeat_while:
+        for (;;) {
+          exec(*n.children[0].tesseraNode());
+          bool p = scalar(n.a, "RepeatWhile predicate") != 0;
+          if (p != n.while_true) break;
+          exec(*n.children[1].tesseraNode());
+        }
+        break;
+      case NodeKind::if_else:
+        exec(*n.children[scalar(n.a, "If predicate") != 0 ? 0 : 1].tesseraNode());
+        break;
+      case NodeKind::switch_case: {
+        std::int64_t v = scalar(n.a, "Switch control");
+        const program::Node* body = n.default_case.get();
+        for (const auto& [value, p] : n.cases)
+          if (value == v) body = p.tesseraNode().get();
+        if (body) exec(*body);
+        break;
+      }
+      case NodeKind::copy:
+        copy(n);
+        break;
+      case NodeKind::stream_to_tensor:
+        stream_copy(n, true);
+        break;
+      case NodeKind::tensor_to_stream:
+        stream_copy(n, false);
+        break;
+      case NodeKind::write_undef:
+        mark(n.a, 0);
+        break;
+      case NodeKind::sync:
+        e_.sync_cycles += e_.target->sync_cycles;
+        break;
+      case NodeKind::print:
+        print(n);
+        break;
+      case NodeKind::assume_equal:
+        break;  // one replica: trivially equal
+      case NodeKind::call:
+        exec(*g_.functions.at(n.function).tesseraNode());
+        break;
+      case NodeKind::cycle_stamp:
+        stamp(n);
+        break;
+    }
+  }
+
+  void print(const program::Node& n) {
+    std::vector<std::string> values;
+    std::size_t es = n.a.elementSize();
+    for (const auto& r : n.a.regions())
+      for (std::uint64_t b = r.begin; b < r.end; b += es)
+        values.push_back(
+            fmt::format("{}", element_as_double(e_.data[r.var].data() + b, n.a.elementType())));
+    std::cout << (n.name.empty() ? tensor_name(g_, n.a) : n.name) << ": {"
+              << fmt::format("{}", fmt::join(values, ",")) << "}\n";
+  }
+
+  void stamp(const program::Node& n) {
+    std::uint64_t now = e_.bsp->total_cycles();
+    if (n.stamp_base_node) {
+      const auto& r = n.stamp_start.regions().at(0);
+      std::uint32_t lo, hi;
+      std::memcpy(&lo, e_.data[r.var].data() + r.begin, 4);
+      std::memcpy(&hi, e_.data[r.var].data() + r.begin + 4, 4);
+      now -= (std::uint64_t(hi) << 32) | lo;
+    }
+    std::uint32_t words[2] = {static_cast<std::uint32_t>(now),
+                              static_cast<std::uint32_t>(now >> 32)};
+    const auto& r = n.a.regions().at(0);
+    std::memcpy(e_.data[r.var].data() + r.begin, words, 8);
+    mark(n.a, 1);
+  }
+
+  EngineState& e_;
+  GraphState& g_;
+};
+
+}  // namespace
+}  // namespace detail
+
+// ---- Engine ----
+Engine::Engine(const Graph& graph, const program::Program& prog, const OptionFlags& options)
+    : Engine(graph, ArrayRef<program::Program>(&prog, 1), options) {}
+
+Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& options)
+    : state_(std::make_unique<EngineState>()) {
+  honour_poplar_logging();
+  auto& e = *state_;
+  e.graph = graph.tesseraState();
+  e.target = e.graph->target.tesseraState();
+  e.options = options;
+  // POPLAR_ENGINE_OPTIONS overrides what the program set (spec 001 §9.3).
+  if (const char* env = std::getenv("POPLAR_ENGINE_OPTIONS"); env != nullptr && *env != '\0') {
+    OptionFlags from_env;
+    readJSON(env, from_env);
+    for (const auto& [k, v] : from_env) e.options.set(k, v);
+  }
+  static const char* known[] = {"debug.checkUndefinedReads",
+                                "debug.allowOutOfMemory",
+                                "debug.instrument",
+                                "debug.instrumentCompute",
+                                "debug.instrumentExternalExchange",
+                                "debug.computeInstrumentationLevel",
+                                "autoReport.all",
+                                "autoReport.directory",
+                                "exchange.enablePrefetch",
+                                "exchange.streamBufferOverlap",
+                                "opt.enableSwSyncs",
+                                "target.syncReplicasIndependently",
+                                "profiler.trace"};
+  for (const auto& [k, v] : e.options)
+    if (std::find_if(std::begin(known), std::end(known), [&](const char* n) { return k == n; }) ==
+        std::end(known))
+      throw invalid_option(fmt::format("unknown Engine option '{}' (= '{}'); known options: {}", k,
+                                       v, fmt::join(known, ", ")));
+  e.debug_undefined = option_true(e.options, "debug.checkUndefinedReads");
+  e.tiles = e.target->num_tiles;
+  e.programs.assign(progs.begin(), progs.end());
+  e.device = std::make_unique<tessera::runtime::Device>(*e.target->spec);
+  e.device->set_trace_enabled(option_true(e.options, "profiler.trace"));
+  e.bsp = std::make_unique<tessera::sim::BspSchedule>(
+      tessera::sim::BspCosts::from_params(e.device->cost_model(), "ipu"));
+  detail::Compiler(e).run();
+  detail::Runner runner(e);
+  for (const auto& p : e.programs) runner.prepare(*p.tesseraNode());
+  tessera::log(tessera::LogLevel::info, "ipu", "Engine: {} vertices in {} compute sets on {} tiles",
+               e.graph->vertices.size(), e.compute_sets.size(), e.tiles);
+}
+
+Engine::~Engine() = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+
+void Engine::load(const Device& device) {
+  if (device.getTarget().getNumTiles() < state_->tiles)
+    throw invalid_machine_model(fmt::format("the graph needs {} tiles; the device has {}",
+                                            state_->tiles, device.getTarget().getNumTiles()));
+  state_->loaded = true;
+}
+
+void Engine::run(unsigned prog, const std::string&) {
+  auto& e = *state_;
+  if (prog >= e.programs.size())
+    throw control_program_error(
+        fmt::format("run({}) of an Engine with {} programs", prog, e.programs.size()));
+  detail::Runner(e).run(e.programs[prog]);
+  ++e.runs;
+  e.device->synchronize();
+}
+
+namespace {
+const detail::HostHandle& handle(const EngineState& e, StringRef h, bool write) {
+  std::string key = std::string(h) + (write ? "" : "\x01read");
+  auto it = e.graph->host_handles.find(key);
+  if (it == e.graph->host_handles.end())
+    throw tensor_io_state_error(fmt::format("no host {} handle '{}'; create it with Graph::{}",
+                                            write ? "write" : "read", h,
+                                            write ? "createHostWrite" : "createHostRead"));
+  return it->second;
+}
+}  // namespace
+
+void Engine::writeTensor(StringRef h, const void* buf, const void* bufEnd) {
+  const auto& hh = handle(*state_, h, true);
+  std::size_t bytes = hh.tensor.numElements() * hh.tensor.elementSize();
+  std::size_t given = static_cast<const std::byte*>(bufEnd) - static_cast<const std::byte*>(buf);
+  if (given != bytes)
+    throw tensor_io_state_error(
+        fmt::format("writeTensor '{}': the buffer is {} B, the tensor is "
+                    "{} B",
+                    h, given, bytes));
+  writeTensor(h, buf);
+}
+void Engine::writeTensor(StringRef h, const void* buf) {
+  auto& e = *state_;
+  const auto& hh = handle(e, h, true);
+  std::size_t pos = 0, es = hh.tensor.elementSize();
+  for (const auto& r : hh.tensor.regions()) {
+    std::memcpy(e.data[r.var].data() + r.begin, static_cast<const std::byte*>(buf) + pos,
+                r.end - r.begin);
+    if (e.debug_undefined)
+      std::fill(e.written[r.var].begin() + r.begin / es, e.written[r.var].begin() + r.end / es, 1);
+    pos += r.end - r.begin;
+  }
+}
+void Engine::readTensor(StringRef h, void* buf, void* bufEnd) {
+  const auto& hh = handle(*state_, h, false);
+  std::size_t bytes = hh.tensor.numElements() * hh.tensor.elementSize();
+  std::size_t given = static_cast<std::byte*>(bufEnd) - static_cast<std::byte*>(buf);
+  if (given != bytes)
+    throw tensor_io_state_error(
+        fmt::format("readTensor '{}': the buffer is {} B, the tensor is "
+                    "{} B",
+                    h, given, bytes));
+  readTensor(h, buf);
+}
+void Engine::readTensor(StringRef h, void* buf) {
+  auto& e = *state_;
+  const auto& hh = handle(e, h, false);
+  std::size_t pos = 0;
+  for (const auto& r : hh.tensor.regions()) {
+    std::memcpy(static_cast<std::byte*>(buf) + pos, e.data[r.var].data() + r.begin,
+                r.end - r.begin);
+    pos += r.end - r.begin;
+  }
+}
+
+namespace {
+const DataStream& find_stream(const EngineState& e, StringRef h) {
+  auto it = e.graph->stream_index.find(std::string(h));
+  if (it == e.graph->stream_index.end())
+    throw stream_connection_error(
+        fmt::format("no stream '{}' in the graph; add it with "
+                    "addHostToDeviceFIFO or addDeviceToHostFIFO",
+                    h));
+  return e.graph->streams[it->second];
+}
+}  // namespace
+
+void Engine::connectStream(StringRef h, void* p) {
+  const auto& s = find_stream(*state_, h);
+  auto* b = static_cast<std::byte*>(p);
+  connectStream(h, b, b + s.numElements() * s.elementType().tesseraSize());
+}
+void Engine::connectStream(StringRef h, void* begin, void* end) {
+  find_stream(*state_, h);
+  auto& c = state_->streams[std::string(h)];
+  c.begin = static_cast<std::byte*>(begin);
+  c.end = static_cast<std::byte*>(end);
+  c.position = 0;
+  c.callback.reset();
+}
+void Engine::connectStreamToCallback(StringRef h, StreamCallbackHandle f) {
+  find_stream(*state_, h);
+  auto& c = state_->streams[std::string(h)];
+  c.begin = c.end = nullptr;
+  c.callback = std::move(f);
+}
+void Engine::connectStreamToCallback(StringRef h, std::function<void(void*)> f) {
+  struct Fn : LegacyStreamCallback {
+    explicit Fn(std::function<void(void*)> fn) : fn_(std::move(fn)) {}
+    void fetch(void* p) override { fn_(p); }
+    std::function<void(void*)> fn_;
+  };
+  connectStreamToCallback(h, std::make_unique<Fn>(std::move(f)));
+}
+
+double Engine::getTileClockFrequency() const {
+  return state_->target->clock_hz;
+}
+unsigned Engine::getNumTiles() const {
+  return state_->tiles;
+}
+std::uint64_t Engine::tesseraTotalCycles() const {
+  return state_->bsp->total_cycles() + state_->control_cycles;
+}
+const tessera::profile::Profile& Engine::tesseraProfile() const {
+  return state_->device->profile();
+}
+std::uint64_t Engine::tesseraTileBytes(unsigned tile) const {
+  auto it = state_->memory.find(tile);
+  return it == state_->memory.end() ? 0 : it->second.total;
+}
+void Engine::resetExecutionProfile() {
+  auto& e = *state_;
+  for (auto& s : e.steps) {
+    detail::StepStats fresh;
+    fresh.kind = s.kind;
+    fresh.name = s.name;
+    s = std::move(fresh);
+  }
+  e.type_totals.clear();
+  e.host_cycles = e.copy_cycles = e.exchange_cycles = e.compute_cycles = e.sync_cycles =
+      e.control_cycles = 0;
+  e.bsp = std::make_unique<tessera::sim::BspSchedule>(
+      tessera::sim::BspCosts::from_params(e.device->cost_model(), "ipu"));
+  e.device->reset_profile();
+}
+void Engine::printProfileSummary(std::ostream& out, const OptionFlags& opts) const {
+  detail::print_profile_summary(*state_, out, opts);
+}
+
+}  // namespace poplar

@@ -1,0 +1,134 @@
+// The Engine's compiled form of a graph: variable storage, tile memory layout, compute sets
+// bound to storage, copies, and the run's BSP schedule and statistics.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <poplar/Engine.hpp>
+
+#include "state.h"
+#include "tessera/runtime/device.h"
+#include "tessera/sim/bsp.h"
+#include "tessera/sim/memory.h"
+
+namespace poplar::detail {
+
+namespace sim = ::tessera::sim;
+
+// Bytes moved between a variable and a contiguous buffer (staging, host or another variable).
+struct Chunk {
+  std::uint32_t var = 0;
+  std::uint64_t var_offset = 0;
+  std::uint64_t buf_offset = 0;
+  std::uint64_t bytes = 0;
+  unsigned tile = 0;  // the tile that holds the variable's bytes
+};
+
+struct StagedField {
+  std::uint64_t buffer = 0;  // index into CompiledVertex::buffers
+  std::vector<Chunk> chunks;
+  bool in = false, out = false;
+};
+
+struct CompiledVertex {
+  unsigned id = 0;
+  unsigned tile = 0;
+  const VertexType* type = nullptr;
+  void* object = nullptr;
+  std::uint64_t cycles = 0;                             // per worker for a MultiVertex
+  std::vector<std::vector<std::byte>> buffers;          // staging and vector state
+  std::vector<std::vector<abi::EdgeSpan>> span_arrays;  // rows of 2-D fields
+  std::vector<StagedField> staged;
+  std::vector<std::pair<const Tensor*, bool>> reads;  // (tensor, field is in) for debug checks
+  std::vector<std::pair<unsigned, const Tensor*>> field_tensors;  // field index -> tensor
+};
+
+struct CompiledComputeSet {
+  std::string name;
+  std::vector<unsigned> tiles;                    // tiles with vertices, ascending
+  std::vector<std::vector<std::size_t>> by_tile;  // indices into vertices
+  std::vector<CompiledVertex> vertices;
+  std::vector<std::uint64_t> compute_per_tile;   // all tiles
+  std::vector<std::uint64_t> exchange_per_tile;  // all tiles
+  std::map<std::string, std::uint64_t> cycles_by_type;
+  std::map<std::string, std::uint64_t> instances_by_type;
+  double thread_balance = 1.0;
+};
+
+struct CompiledCopy {
+  std::vector<Chunk> src, dst;  // src[i] pairs with dst[i] (same bytes, same buffer offset)
+  std::uint64_t bytes = 0;
+  bool overlap = false;
+  std::vector<std::uint64_t> compute_per_tile, exchange_per_tile;
+};
+
+struct StepStats {
+  std::string kind;  // OnTileExecute, DoExchange, StreamCopy, Sync, ...
+  std::string name;
+  std::uint64_t executions = 0;
+  std::uint64_t first_start = 0;
+  std::uint64_t cycles = 0;  // of the last execution
+  std::uint64_t total_cycles = 0;
+  unsigned active_tiles = 0;
+  double tile_balance = 0, active_tile_balance = 0, thread_balance = 0;
+  std::uint64_t data_bytes = 0;
+  double data_balance = 0;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_type;  // instances, cycles
+};
+
+struct TileMemory {
+  std::map<std::string, std::uint64_t> by_category;
+  std::uint64_t total = 0;
+  std::uint64_t region0 = 0, region1 = 0;
+  std::uint64_t highest = 0;  // highest allocated address - base (including gaps)
+};
+
+struct StreamConnection {
+  std::byte* begin = nullptr;
+  std::byte* end = nullptr;
+  std::size_t position = 0;
+  std::unique_ptr<StreamCallback> callback;
+};
+
+struct EngineState {
+  std::shared_ptr<GraphState> graph;
+  std::shared_ptr<const TargetState> target;
+  OptionFlags options;
+  std::vector<program::Program> programs;
+  std::unique_ptr<tessera::runtime::Device> device;
+  std::unique_ptr<sim::BspSchedule> bsp;
+  bool debug_undefined = false;
+  bool loaded = false;
+  unsigned tiles = 0;
+
+  std::vector<std::vector<std::byte>> data;        // per variable
+  std::vector<std::vector<std::uint8_t>> written;  // per variable element (debug only)
+  std::map<unsigned, TileMemory> memory;           // tiles that hold anything
+  std::vector<std::string> out_of_memory;          // with debug.allowOutOfMemory
+
+  std::vector<std::unique_ptr<CompiledComputeSet>> compute_sets;
+  std::map<const program::Node*, CompiledCopy> copies;
+  std::map<const program::Node*, std::size_t> step_index;
+  std::vector<StepStats> steps;
+  std::map<std::string, StreamConnection> streams;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> type_totals;  // instances, cycles
+  std::uint64_t host_cycles = 0, copy_cycles = 0, exchange_cycles = 0, compute_cycles = 0,
+                sync_cycles = 0, control_cycles = 0;
+  std::uint64_t runs = 0;
+  std::uint64_t vertex_state_bytes = 0;
+  std::vector<std::unique_ptr<std::string>> field_names;  // stable strings for EdgeSpan::field
+  std::vector<std::unique_ptr<std::byte[]>> arenas;       // vertex objects
+
+  ~EngineState() {
+    for (auto& cs : compute_sets)
+      for (auto& v : cs->vertices) v.type->desc.destroy(v.object);
+  }
+};
+
+void print_profile_summary(const EngineState& e, std::ostream& out, const OptionFlags& opts);
+
+}  // namespace poplar::detail

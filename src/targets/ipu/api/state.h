@@ -1,0 +1,168 @@
+// Internal state behind the Poplar handles: the target's figures, the graph's variables,
+// vertices and codelets, and program nodes. Shared by the api/ sources only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <poplar/Graph.hpp>
+#include <poplar/Program.hpp>
+#include <poplar/Target.hpp>
+
+#include "tessera/arch/machine_spec.h"
+#include "tessera/targets/ipu/api/codelet_abi.h"
+
+namespace poplar::detail {
+
+namespace abi = ::tessera::ipu::abi;
+
+struct TargetState {
+  std::shared_ptr<const tessera::arch::MachineSpec> spec;
+  std::string arch;  // "ipu1", "ipu2" (or the preset name)
+  unsigned num_ipus = 1;
+  unsigned tiles_per_ipu = 0;
+  unsigned num_tiles = 0;  // all IPUs, or a virtual graph's tiles
+  unsigned bytes_per_tile = 0;
+  unsigned workers = 0;
+  unsigned exchange_bytes_per_cycle = 0;
+  unsigned sync_cycles = 0;
+  unsigned host_sync_cycles = 0;
+  double clock_hz = 0;
+};
+
+// A preset figure as a positive integer; UserError naming the preset and key otherwise.
+std::uint64_t param_u64(const tessera::arch::MachineSpec& spec, const char* key);
+std::shared_ptr<TargetState> make_target_state(std::string_view preset, unsigned num_ipus);
+// "ipu1"/"ipu2" -> preset names; anything else unchanged.
+std::string preset_for(std::string_view system_type);
+
+// Element type table (spec 001 §2.3).
+struct TypeInfo {
+  std::string name;
+  unsigned size;
+  bool floating;
+  bool is_signed;
+};
+const TypeInfo& type_info(Type t);
+// Converts n values between element types (value-preserving casts; half via _Float16).
+void convert_elements(const void* src, Type src_type, void* dst, Type dst_type, std::size_t n);
+double element_as_double(const void* p, Type t);
+
+struct Variable {
+  std::string name;
+  Type type;
+  std::vector<std::size_t> shape;
+  std::uint64_t bytes = 0;
+  bool constant = false;
+  std::vector<std::byte> initial;         // empty: no initial value
+  std::vector<std::uint8_t> initial_set;  // per element, when initial is partial
+  std::map<std::uint64_t, std::pair<std::uint64_t, unsigned>> mapping;  // begin -> (end, tile)
+};
+
+class CodeletLibrary;
+
+struct VertexType {
+  std::string name;
+  abi::VertexTypeDesc desc;
+  std::vector<abi::FieldDesc> fields;
+  std::vector<std::string> constraints;
+  std::shared_ptr<CodeletLibrary> library;
+  int field_index(std::string_view name) const;
+};
+
+struct Connection {
+  bool connected = false;
+  std::vector<Tensor> tensors;    // one for edge/edge_vector; one per row for 2-D fields
+  std::vector<std::byte> state;   // state fields: raw value(s)
+  std::size_t state_count = 0;    // state_vector: elements
+  std::size_t declared_rows = 0;  // setFieldSize
+};
+
+struct VertexInstance {
+  unsigned type = 0;
+  unsigned compute_set = 0;
+  unsigned tile = ~0u;
+  std::vector<Connection> fields;  // by the type's field index
+  std::optional<VertexPerfEstimate> estimate;
+};
+
+struct ComputeSetInfo {
+  std::string name;
+  std::vector<unsigned> vertices;
+};
+
+struct HostHandle {
+  Tensor tensor;
+  bool write = true;
+};
+
+struct GraphState {
+  Target target;
+  std::vector<Variable> variables;
+  std::vector<VertexType> types;
+  std::map<std::string, unsigned> type_index;
+  std::vector<VertexInstance> vertices;
+  std::vector<ComputeSetInfo> compute_sets;
+  std::vector<DataStream> streams;
+  std::map<std::string, unsigned> stream_index;
+  std::map<std::string, HostHandle> host_handles;
+  std::vector<program::Program> functions;
+  std::map<std::string, PerfEstimateFunc> estimators;
+  std::vector<std::shared_ptr<CodeletLibrary>> libraries;
+
+  const Variable& var(std::uint32_t id) const { return variables.at(id); }
+  // Tile of the byte at `offset` of variable `var`, or ~0u when unmapped.
+  unsigned tile_of(std::uint32_t var, std::uint64_t offset) const;
+};
+
+// Normalised vertex type name: "Foo<float, half>" -> "Foo<float,half>".
+std::string normalise_type_name(std::string_view name);
+
+// Compiles (or loads) codelets and registers their vertex types in `graph`.
+void add_codelets(GraphState& graph, const std::string& path, CodeletFileType type,
+                  const std::string& flags);
+
+}  // namespace poplar::detail
+
+namespace poplar::program {
+
+enum class NodeKind {
+  sequence,
+  execute,
+  repeat,
+  repeat_while,
+  if_else,
+  switch_case,
+  copy,
+  stream_to_tensor,
+  tensor_to_stream,
+  write_undef,
+  sync,
+  print,
+  assume_equal,
+  call,
+  cycle_stamp
+};
+
+struct Node {
+  NodeKind kind = NodeKind::sequence;
+  std::string name;
+  std::vector<Program> children;  // sequence; repeat/while: body (and cond first for while)
+  unsigned compute_set = 0;
+  unsigned count = 0;
+  bool while_true = true;
+  Tensor a, b;  // copy src/dst, predicate, control, printed tensor, stamp target
+  DataStream stream;
+  std::vector<std::pair<std::int32_t, Program>> cases;
+  std::shared_ptr<Node> default_case;  // switch: runs when no case matches
+  unsigned function = 0;
+  std::uint64_t stamp_base_node = 0;  // cycle_stamp: 0 = absolute; else subtract the stamp
+  Tensor stamp_start;                 // of this tensor
+};
+
+}  // namespace poplar::program

@@ -282,7 +282,7 @@ std::vector<ParsedVertex> find_vertices(const std::string& source) {
     if (!std::regex_search(bases, base_re)) continue;
     std::string before = head.substr(0, colon);
     std::vector<std::string> constraints;
-    static const std::regex cons_re(R"(constraint\s*\(([^)]*)\))");
+    static const std::regex cons_re(R"re(constraint\s*\(((?:\s*"(?:[^"\\]|\\.)*"\s*,?)+)\))re");
     for (auto c = std::sregex_iterator(before.begin(), before.end(), cons_re);
          c != std::sregex_iterator(); ++c) {
       static const std::regex str_re(R"re("((?:[^"\\]|\\.)*)")re");

@@ -49,9 +49,6 @@ class Engine {
  public:
   Engine(const Graph& graph, const program::Program& prog, const OptionFlags& options = {});
   Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& options = {});
-  Engine(const Graph& graph, const std::vector<program::Program>& progs,
-         const OptionFlags& options = {})
-      : Engine(graph, ArrayRef<program::Program>(progs), options) {}
   ~Engine();
   Engine(Engine&&) noexcept;
   Engine& operator=(Engine&&) noexcept;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <numeric>
@@ -27,8 +28,9 @@ std::string pct(double v) {
   return fmt::format("{:.1f}%", v * 100.0);
 }
 std::string mem(double bytes) {
-  if (bytes >= 1e6) return fmt::format("{:.1f} MB", bytes / 1e6);
-  return fmt::format("{:.1f} kB", bytes / 1e3);
+  // Binary units, as the spec's sample (256 KiB tiles print as "256.0 kB", §8.2.3).
+  if (bytes >= 1024.0 * 1024.0) return fmt::format("{:.1f} MB", bytes / (1024.0 * 1024.0));
+  return fmt::format("{:.1f} kB", bytes / 1024.0);
 }
 
 bool use_colour(const OptionFlags& opts, const std::ostream& out) {
@@ -45,7 +47,7 @@ void print_profile_summary(const EngineState& e, std::ostream& out, const Option
   bool colour = use_colour(opts, out);
   auto head = [&](const std::string& s) { return colour ? "\033[1;34m" + s + "\033[0m" : s; };
   auto row = [&](const std::string& k, const std::string& v, int indent = 2) {
-    out << fmt::format("{:{}}{:<40}{}\n", "", indent, k + ":", v);
+    out << fmt::format("{:{}}{:<{}}{}\n", "", indent, k + ":", 50 - indent, v);
   };
   const auto& t = *e.target;
   const auto& g = *e.graph;
@@ -57,7 +59,8 @@ void print_profile_summary(const EngineState& e, std::ostream& out, const Option
   row("Total Tiles", num(t.num_tiles));
   row("Memory Per-Tile", mem(t.bytes_per_tile));
   row("Total Memory", mem(total_mem));
-  row("Clock Speed (approx)", fmt::format("{:.1f} MHz", t.clock_hz / 1e6));
+  row("Clock Speed (approx)", fmt::format("{}.{} MHz", num(static_cast<std::uint64_t>(t.clock_hz / 1e6)),
+                                          static_cast<int>(std::fmod(t.clock_hz / 1e5, 10.0))));
   row("Number of Replicas", "1");
   row("IPUs per Replica", num(t.num_ipus));
   row("Tiles per Replica", num(t.num_tiles));

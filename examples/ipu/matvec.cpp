@@ -28,8 +28,8 @@ int main() {
     unsigned tile = r * tiles / rows;
     graph.setTileMapping(matrix[r], tile);
     graph.setTileMapping(out[r], tile);
-    VertexRef v = graph.addVertex(cs, "DotProductVertex",
-                                  {{"a", matrix[r]}, {"b", vec}, {"out", out[r]}});
+    VertexRef v =
+        graph.addVertex(cs, "DotProductVertex", {{"a", matrix[r]}, {"b", vec}, {"out", out[r]}});
     graph.setTileMapping(v, tile);
   }
   graph.createHostWrite("matrix", matrix);

@@ -59,8 +59,9 @@ void print_profile_summary(const EngineState& e, std::ostream& out, const Option
   row("Total Tiles", num(t.num_tiles));
   row("Memory Per-Tile", mem(t.bytes_per_tile));
   row("Total Memory", mem(total_mem));
-  row("Clock Speed (approx)", fmt::format("{}.{} MHz", num(static_cast<std::uint64_t>(t.clock_hz / 1e6)),
-                                          static_cast<int>(std::fmod(t.clock_hz / 1e5, 10.0))));
+  row("Clock Speed (approx)",
+      fmt::format("{}.{} MHz", num(static_cast<std::uint64_t>(t.clock_hz / 1e6)),
+                  static_cast<int>(std::fmod(t.clock_hz / 1e5, 10.0))));
   row("Number of Replicas", "1");
   row("IPUs per Replica", num(t.num_ipus));
   row("Tiles per Replica", num(t.num_tiles));

@@ -391,3 +391,32 @@ TEST(IpuDeterminism, SameResultsAndCyclesFor1_2And8HostThreads) {
   here += '\n';
   EXPECT_EQ(digests[0], here);
 }
+
+TEST(IpuGraph, VirtualGraphsMapOntoTheirParentsTilesAndHalfIsTwoBytes) {
+  Device d = small_device(8);
+  Graph g(d.getTarget());
+  Graph stage = g.createVirtualGraph(4, 8);
+  EXPECT_EQ(stage.getTarget().getNumTiles(), 4u);
+  Tensor h = stage.addVariable(HALF, {3}, "h");
+  stage.setTileMapping(h, 1);  // tile 5 of the parent
+  auto mapping = g.getTileMapping(h);
+  ASSERT_EQ(mapping.size(), 8u);
+  ASSERT_EQ(mapping[5].size(), 1u);
+  EXPECT_EQ(mapping[5][0], Interval(0, 3));
+  EXPECT_EQ(stage.getTileMapping(h)[1][0], Interval(0, 3));
+  std::vector<float> values = {0.5f, -2.0f, 65504.0f};
+  stage.setInitialValue(h, ArrayRef<float>(values));
+  Tensor out = g.addVariable(HALF, {3}, "out");
+  g.setTileMapping(out, 0);
+  g.createHostRead("out", out);
+  Engine e(g, Copy(h, out));
+  e.load(d);
+  e.run();
+  std::uint16_t raw[3];
+  e.readTensor("out", raw, raw + 3);
+  float back[3];
+  copyDeviceHalfToFloat(g.getTarget(), raw, back, 3);
+  EXPECT_EQ(std::vector<float>(back, back + 3), values);
+  EXPECT_EQ(raw[0], 0x3800);  // IEEE half 0.5
+  EXPECT_GT(e.tesseraTileBytes(5), 0u);
+}

@@ -65,11 +65,22 @@ std::string kind_of(const json& j) {
 
 enum class Range { positive, non_negative };
 
+// Besides its sign and kind, every figure has a sane range (data/schema/machine.schema.json):
+// a preset outside it is a typo or an attack, and would make the engine hang (a million cores),
+// divide by zero or produce cycle counts beyond 64 bits.
 struct FigureRule {
   Range range = Range::positive;
   bool integer = false;
   bool power_of_two = false;
+  double min = 0;
+  double max = 0x1p53;
 };
+
+FigureRule within(FigureRule rule, double min, double max) {
+  rule.min = min;
+  rule.max = max;
+  return rule;
+}
 
 // Walks one document, collecting problems with their JSON paths.
 class Validator {
@@ -170,19 +181,27 @@ class Validator {
     // Whole-number figures must convert to int64 exactly; every figure must fit Figure::as_int.
     const double limit = rule.integer ? 0x1p53 : 0x1p63;
     if (std::fabs(v) >= limit) {
-      add(here, fmt::format("{} is too large; the limit is {}", v, limit));
+      add(here, fmt::format("{} is too large; the allowed range is {} to {}", v, rule.min,
+                            std::min(rule.max, limit)));
       return;
     }
-    if (rule.range == Range::positive && v <= 0)
+    if (rule.range == Range::positive && v <= 0) {
       add(here, fmt::format("must be positive, got {}", v));
-    if (rule.range == Range::non_negative && v < 0)
+      return;
+    }
+    if (rule.range == Range::non_negative && v < 0) {
       add(here, fmt::format("must not be negative, got {}", v));
+      return;
+    }
     if (rule.integer && v != std::floor(v))
       add(here, fmt::format("must be a whole number, got {}", v));
     if (rule.power_of_two && v > 0 && v == std::floor(v) && v < 0x1p63) {
       const auto u = static_cast<std::uint64_t>(v);
       if ((u & (u - 1)) != 0) add(here, fmt::format("must be a power of two, got {}", v));
     }
+    if (v < rule.min || v > rule.max)
+      add(here, fmt::format("{} is out of range; the allowed range is {} to {}", v, rule.min,
+                            rule.max));
   }
 
   // An array field; returns nullptr (after noting the problem) when absent or not an array.
@@ -219,6 +238,23 @@ constexpr FigureRule kPositiveInt{Range::positive, true, false};
 constexpr FigureRule kNonNegative{Range::non_negative, false, false};
 constexpr FigureRule kNonNegativeInt{Range::non_negative, true, false};
 constexpr FigureRule kPowerOfTwo{Range::positive, true, true};
+
+// The sane ranges, mirrored in data/schema/machine.schema.json.
+const FigureRule kClock = within(kPositive, 1e6, 1e11);                      // 1 MHz - 100 GHz
+const FigureRule kCores = within(kPositiveInt, 1, 65536);
+const FigureRule kLatencyCycles = within(kNonNegative, 0, 1e6);
+const FigureRule kCoreCapacity = within(kPositiveInt, 1, 0x1p30);           // 1 GiB per core
+const FigureRule kDeviceCapacity = within(kPositiveInt, 1, 0x1p48);         // 256 TiB
+const FigureRule kBaseAddress = within(kNonNegativeInt, 0, 0x1p48);
+const FigureRule kAlignment = within(kPowerOfTwo, 1, 65536);
+const FigureRule kBanks = within(kPositiveInt, 1, 1024);
+const FigureRule kBankWidth = within(kNonNegativeInt, 0, 65536);
+const FigureRule kBytesPerCycle = within(kPositive, 1.0 / 1024, 0x1p20);
+const FigureRule kLinkBandwidth = within(kPositive, 1e3, 1e13);             // 1 kB/s - 10 TB/s
+const FigureRule kLinkLatency = within(kNonNegative, 0, 1);                 // seconds
+const FigureRule kParam = within(kNonNegative, 0, 0x1p40);
+// A rate ("..._per_cycle") divides work: it may not be 0 or vanishingly small.
+const FigureRule kParamRate = within(kPositive, 1.0 / 1024, 0x1p40);
 
 bool valid_param_name(std::string_view name) {
   // Lower-case identifiers joined by dots, at least two parts: "tpc.vector_bytes".
@@ -406,6 +442,11 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
     // nlohmann prefixes "[json.exception.parse_error.101] parse error at line L, column C: ".
     if (auto colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
     throw_user_error("{}:{}:{}: malformed JSON: {}", origin, line, column, what);
+  } catch (const json::exception& e) {
+    // A number beyond double's range (1e916) arrives as out_of_range: still the file's fault.
+    std::string what = e.what();
+    if (auto bracket = what.find("] "); bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw_user_error("{}: malformed JSON: {}; numbers must be finite doubles", origin, what);
   }
 
   Validator v;
@@ -434,8 +475,8 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
                                           spec.target) == known_targets().end())
       v.add("target", fmt::format("unknown target \"{}\"; expected one of {}", spec.target,
                                   fmt::join(known_targets(), ", ")));
-    spec.clock_hz = v.figure(doc, "", "clock_hz", kPositive);
-    spec.core_count = v.figure(doc, "", "core_count", kPositiveInt);
+    spec.clock_hz = v.figure(doc, "", "clock_hz", kClock);
+    spec.core_count = v.figure(doc, "", "core_count", kCores);
     spec.core_name = v.text(doc, "", "core_name", true);
 
     if (const json* pipes = v.array(doc, "", "pipes")) {
@@ -451,7 +492,7 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
         PipeSpec pipe;
         pipe.name = v.text(p, path, "name", true);
         pipe.description = v.text(p, path, "description", false, false);
-        pipe.latency_cycles = v.figure(p, path, "latency_cycles", kNonNegative);
+        pipe.latency_cycles = v.figure(p, path, "latency_cycles", kLatencyCycles);
         if (!pipe.name.empty() && !seen.insert(pipe.name).second)
           v.add(path + ".name", fmt::format("duplicate pipe name \"{}\"", pipe.name));
         spec.pipes.push_back(std::move(pipe));
@@ -481,13 +522,14 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
                             "(one shared)",
                             mem.scope));
         mem.description = v.text(m, path, "description", false, false);
-        mem.capacity_bytes = v.figure(m, path, "capacity_bytes", kPositiveInt);
-        mem.base_address = v.figure(m, path, "base_address", kNonNegativeInt, 0.0);
-        mem.alignment_bytes = v.figure(m, path, "alignment_bytes", kPowerOfTwo, 1.0);
-        mem.banks = v.figure(m, path, "banks", kPositiveInt, 1.0);
-        mem.bank_width_bytes = v.figure(m, path, "bank_width_bytes", kNonNegativeInt, 0.0);
-        mem.bandwidth_bytes_per_cycle = v.figure(m, path, "bandwidth_bytes_per_cycle", kPositive);
-        mem.latency_cycles = v.figure(m, path, "latency_cycles", kNonNegative, 1.0);
+        mem.capacity_bytes = v.figure(m, path, "capacity_bytes",
+                                      mem.scope == "core" ? kCoreCapacity : kDeviceCapacity);
+        mem.base_address = v.figure(m, path, "base_address", kBaseAddress, 0.0);
+        mem.alignment_bytes = v.figure(m, path, "alignment_bytes", kAlignment, 1.0);
+        mem.banks = v.figure(m, path, "banks", kBanks, 1.0);
+        mem.bank_width_bytes = v.figure(m, path, "bank_width_bytes", kBankWidth, 0.0);
+        mem.bandwidth_bytes_per_cycle = v.figure(m, path, "bandwidth_bytes_per_cycle", kBytesPerCycle);
+        mem.latency_cycles = v.figure(m, path, "latency_cycles", kLatencyCycles, 1.0);
         if (mem.banks.value > 1 && mem.bank_width_bytes.value <= 0)
           v.add(path + ".bank_width_bytes",
                 fmt::format("must be positive when the memory has {} banks", mem.banks.value));
@@ -516,9 +558,9 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
     if (const json* link = v.object(doc, "", "host_link")) {
       v.check_keys(*link, "host_link", {"bandwidth_bytes_per_second", "latency_seconds"});
       spec.host_link.bandwidth_bytes_per_second =
-          v.figure(*link, "host_link", "bandwidth_bytes_per_second", kPositive);
+          v.figure(*link, "host_link", "bandwidth_bytes_per_second", kLinkBandwidth);
       spec.host_link.latency_seconds =
-          v.figure(*link, "host_link", "latency_seconds", kNonNegative);
+          v.figure(*link, "host_link", "latency_seconds", kLinkLatency);
     }
 
     // params is optional: a machine may need no target-specific figures.
@@ -533,7 +575,8 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
             v.add(path,
                   "parameter names are lower-case identifiers joined by dots, with the "
                   "target first (\"tpc.vector_bytes\")");
-          spec.params[key] = v.figure_value(value, path, kNonNegative);
+          spec.params[key] =
+              v.figure_value(value, path, key.find("_per_cycle") != std::string::npos ? kParamRate : kParam);
         }
       }
     }

@@ -28,8 +28,10 @@ Plan load_plan(const std::string& path, const LoadOptions& options) {
           "`tessera compile MODEL.onnx --target {} -o MODEL.tsm`",
           path, model.target, target, target);
     const auto backend = create_backend(target);
-    return lower_graph(std::move(model.graph), *backend,
-                       options.device.empty() ? model.device : options.device);
+    Plan plan = lower_graph(std::move(model.graph), *backend,
+                            options.device.empty() ? model.device : options.device);
+    plan.model_file = path;
+    return plan;
   }
   ImportOptions import = options.import;
   const auto shape_inputs = shape_operand_inputs(path);

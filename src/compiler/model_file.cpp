@@ -1,15 +1,18 @@
 #include "tessera/compiler/model_file.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
+#include "tessera/core/limits.h"
 
 namespace tessera::compiler {
 namespace {
@@ -132,6 +135,62 @@ Tensor decode_tensor(const json& j, std::span<const std::byte> blob, const std::
   if (fmt::format("{:016x}", fnv1a64(data)) != j.at("checksum").get<std::string>())
     corrupt(name, "a weight's checksum does not match");
   return Tensor::from_bytes(*dtype, shape, data);
+}
+
+// What the file's graph must satisfy before anything is planned or allocated for it: every
+// value produced once, before it is read, by a node or as an input or constant; inputs are not
+// constants; the graph has outputs. Op-level rules (arity, attributes) are checked when the
+// backends lower each node.
+// Inputs every node of an op must have (ONNX's required inputs; the checker enforces them on
+// ONNX files, this on model files).
+int required_inputs(const std::string& op) {
+  static const std::map<std::string, int> table = {
+      {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2}, {"Pow", 2}, {"Equal", 2}, {"Less", 2},
+      {"Greater", 2}, {"Where", 3}, {"MatMul", 2}, {"Gemm", 2}, {"Conv", 2}, {"ConvTranspose", 2},
+      {"BatchNormalization", 5}, {"InstanceNormalization", 3}, {"LayerNormalization", 2},
+      {"Gather", 2}, {"Expand", 2}, {"Reshape", 2}, {"Slice", 3}};
+  auto it = table.find(op);
+  return it == table.end() ? 1 : it->second;
+}
+
+void validate_graph(const Graph& g, const std::string& name) {
+  if (g.outputs.empty()) corrupt(name, "the graph has no outputs");
+  std::vector<int> defined(g.values.size(), 0);
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].constant) defined[v] = 1;
+  for (ValueId v : g.inputs) {
+    if (g.values[static_cast<std::size_t>(v)].constant)
+      corrupt(name, fmt::format("graph input '{}' is a constant",
+                                g.values[static_cast<std::size_t>(v)].name));
+    if (defined[static_cast<std::size_t>(v)]++)
+      corrupt(name, fmt::format("graph input '{}' is listed twice",
+                                g.values[static_cast<std::size_t>(v)].name));
+  }
+  for (const Node& n : g.nodes) {
+    if (n.outputs.empty() || std::all_of(n.outputs.begin(), n.outputs.end(),
+                                         [](ValueId v) { return v == kNoValue; }))
+      corrupt(name, fmt::format("{} has no outputs", n.describe()));
+    const int need = n.op == "Slice" && g.opset < 10 ? 1 : required_inputs(n.op);
+    for (int i = 0; i < need; ++i)
+      if (i >= static_cast<int>(n.inputs.size()) || n.inputs[static_cast<std::size_t>(i)] == kNoValue)
+        corrupt(name, fmt::format("{} lacks its input {}; {} needs {} inputs", n.describe(), i,
+                                  n.op, need));
+    for (ValueId v : n.inputs)
+      if (v != kNoValue && !defined[static_cast<std::size_t>(v)])
+        corrupt(name, fmt::format("{} reads value '{}' before anything produces it",
+                                  n.describe(), g.values[static_cast<std::size_t>(v)].name));
+    for (ValueId v : n.outputs) {
+      if (v == kNoValue) continue;
+      if (defined[static_cast<std::size_t>(v)]++)
+        corrupt(name, fmt::format("{} writes value '{}', which is already an input, a constant "
+                                  "or another node's output",
+                                  n.describe(), g.values[static_cast<std::size_t>(v)].name));
+    }
+  }
+  for (ValueId v : g.outputs)
+    if (!defined[static_cast<std::size_t>(v)])
+      corrupt(name, fmt::format("graph output '{}' is never produced",
+                                g.values[static_cast<std::size_t>(v)].name));
 }
 
 Attribute decode_attr(const json& j, std::span<const std::byte> blob, const std::string& name) {
@@ -306,16 +365,30 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
       for (auto d : dims)
         if (d < 0 || d > (std::int64_t{1} << 40)) corrupt(name, "bad value dimension");
       v.shape = Shape::from_fastest_first(dims);
-      if (jv.contains("constant")) v.constant = decode_tensor(jv.at("constant"), blob, name);
+      check_host_memory(static_cast<std::uint64_t>(v.shape.element_count()) * dtype_size(v.dtype),
+                        fmt::format("{}: value '{}' of shape {}", name, v.name, v.shape.to_string()));
+      if (jv.contains("constant")) {
+        v.constant = decode_tensor(jv.at("constant"), blob, name);
+        // Kernels size their copies by the value and read the constant: the two must agree.
+        if (v.constant->dtype() != v.dtype || !(v.constant->shape() == v.shape))
+          corrupt(name, fmt::format("value '{}' is declared {} {} but its constant is {} {}",
+                                    v.name, dtype_name(v.dtype), v.shape.to_string(),
+                                    dtype_name(v.constant->dtype()),
+                                    v.constant->shape().to_string()));
+      }
       g.add_value(std::move(v));
     }
     const auto nv = static_cast<int>(g.values.size());
     auto ids = [&](const json& list, bool allow_none) {
       std::vector<ValueId> out;
       for (const auto& e : list) {
-        const int v = e.get<int>();
-        if (v < (allow_none ? -1 : 0) || v >= nv) corrupt(name, "value index out of range");
-        out.push_back(v);
+        // Read wide: get<int>() would wrap an index of 2^40 into range.
+        if (!e.is_number_integer()) corrupt(name, "a value index is not an integer");
+        const std::int64_t v = e.get<std::int64_t>();
+        if (v < (allow_none ? -1 : 0) || v >= nv)
+          corrupt(name, fmt::format("value index {} is out of range; the file has {} values", v,
+                                    nv));
+        out.push_back(static_cast<ValueId>(v));
       }
       return out;
     };
@@ -344,6 +417,7 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
     }
     g.inputs = ids(j.at("inputs"), false);
     g.outputs = ids(j.at("outputs"), false);
+    validate_graph(g, name);
     g.reindex();
   } catch (const json::exception& e) {
     corrupt(name, fmt::format("metadata: {}", e.what()));

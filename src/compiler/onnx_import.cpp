@@ -12,8 +12,10 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "onnx_guard.h"
 #include "tessera/compiler/passes.h"
 #include "tessera/core/error.h"
+#include "tessera/core/limits.h"
 #include "tessera/core/log.h"
 #include "tessera/ops/reference.h"
 
@@ -108,7 +110,6 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& wher
   std::vector<std::int64_t> dims(proto.dims().begin(), proto.dims().end());
   const Shape shape = make_shape(dims, fmt::format("{}: tensor '{}'", where, proto.name()));
   const std::int64_t n = shape.element_count();
-  Tensor t(dtype, shape);
   using TP = onnx::TensorProto;
   auto bad_size = [&](std::size_t have) {
     throw_user_error(
@@ -116,20 +117,30 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& wher
         "is corrupt)",
         where, proto.name(), shape.to_string(), have, n);
   };
+  std::size_t src_size = dtype_size(dtype);
+  if (et == TP::INT64 || et == TP::UINT64 || et == TP::DOUBLE) src_size = 8;
+  // The data must be there before anything is allocated for it: a file declaring 2^40
+  // elements with 4 bytes of data is refused here, not after allocating terabytes.
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != static_cast<std::uint64_t>(n) * src_size)
+      bad_size(proto.raw_data().size() / src_size);
+  } else {
+    std::uint64_t have = 0;
+    switch (et) {
+      case TP::FLOAT: have = static_cast<std::uint64_t>(proto.float_data_size()); break;
+      case TP::DOUBLE: have = static_cast<std::uint64_t>(proto.double_data_size()); break;
+      case TP::INT64: have = static_cast<std::uint64_t>(proto.int64_data_size()); break;
+      case TP::UINT64:
+      case TP::UINT32: have = static_cast<std::uint64_t>(proto.uint64_data_size()); break;
+      default: have = static_cast<std::uint64_t>(proto.int32_data_size());
+    }
+    if (have != static_cast<std::uint64_t>(n)) bad_size(have);
+  }
+  check_host_memory(static_cast<std::uint64_t>(n) * dtype_size(dtype),
+                    fmt::format("{}: tensor '{}' of shape {}", where, proto.name(), shape.to_string()));
+  Tensor t(dtype, shape);
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    std::size_t src_size = 0;
-    switch (et) {
-      case TP::INT64:
-      case TP::UINT64:
-      case TP::DOUBLE:
-        src_size = 8;
-        break;
-      default:
-        src_size = dtype_size(dtype);
-    }
-    if (raw.size() != static_cast<std::size_t>(n) * src_size)
-      bad_size(raw.size() / std::max<std::size_t>(src_size, 1));
     if (et == TP::INT64) {
       auto* out = t.data<std::int32_t>();
       for (std::int64_t i = 0; i < n; ++i) {
@@ -493,6 +504,9 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
     }
   }
 
+  // libonnx's checker and shape inference trust what they index by; Tessera checks first.
+  detail::guard_tensor_sizes(model, name);
+  detail::guard_graph(model, name);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
@@ -597,6 +611,8 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
             where, out,
             inference_error.empty() ? "" : "; ONNX shape inference said: ", inference_error);
       v.shape = make_shape(*dims, where + " output '" + out + "'");
+      check_host_memory(static_cast<std::uint64_t>(v.shape.element_count()) * dtype_size(v.dtype),
+                        fmt::format("{} output '{}' of shape {}", where, out, v.shape.to_string()));
       const ValueId id = graph.add_value(std::move(v));
       ids[out] = id;
       node.outputs.push_back(id);
@@ -604,6 +620,20 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
     graph.add_node(std::move(node));
   }
   for (const Node& node : graph.nodes) validate_node(graph, node, name);
+  // A shape operand read at run time would change shapes the plan fixed at compile time.
+  for (const Node& node : graph.nodes)
+    for (int pos : shape_operand_positions(node.op)) {
+      if (node.op == "Clip" || node.op == "Dropout" || (node.op == "Resize" && pos == 1)) continue;
+      if (pos >= static_cast<int>(node.inputs.size()) || node.inputs[static_cast<std::size_t>(pos)] == kNoValue)
+        continue;
+      const ValueId v = node.inputs[static_cast<std::size_t>(pos)];
+      if (std::find(graph.inputs.begin(), graph.inputs.end(), v) != graph.inputs.end())
+        throw_user_error(
+            "{}: {}: shape operands fed at run time are not supported: input {} ('{}') sets "
+            "output shapes, and Tessera compiles static shapes. Bind it with --input {}=FILE so it "
+            "becomes a constant",
+            name, node.describe(), pos, graph.value(v).name, graph.value(v).name);
+    }
   // Shapes are static from here on: auto_pad becomes explicit pads once, for every backend.
   resolve_auto_pad(graph);
   for (const auto& out : g->output()) {

@@ -75,6 +75,9 @@ Tensor shape_of(const Node& node, const Shape& s) {
 
 }  // namespace
 
+// Folded constants up to this size are always fine; beyond it only when they do not grow.
+constexpr std::uint64_t kMaxFoldedBytes = std::uint64_t{16} << 20;
+
 int fold_constants(Graph& g, PassReport* report) {
   std::vector<bool> dead(g.nodes.size(), false);
   int folded = 0;
@@ -96,6 +99,18 @@ int fold_constants(Graph& g, PassReport* report) {
         ins.push_back(t);
       }
       if (!all_constant) continue;
+      // A node that blows small constants up (an Expand to gigabytes) stays a node: folding
+      // would allocate it at compile time and store it in the model file.
+      std::uint64_t in_bytes = 0, out_bytes = 0;
+      for (const Tensor* t : ins)
+        if (t) in_bytes += t->bytes();
+      for (ValueId v : node.outputs)
+        if (v != kNoValue) out_bytes += g.value(v).bytes();
+      if (out_bytes > kMaxFoldedBytes && out_bytes > 4 * in_bytes) {
+        note(report, fmt::format("kept {}: folding would make {} B of constants from {} B",
+                                 node.describe(), out_bytes, in_bytes));
+        continue;
+      }
       results = run_reference(node, ins, g.opset);
     }
     for (std::size_t o = 0; o < node.outputs.size(); ++o) {

@@ -11,6 +11,7 @@
 #include "tessera/arch/machine_spec.h"
 #include "tessera/compiler/backend.h"
 #include "tessera/core/error.h"
+#include "tessera/core/limits.h"
 #include "tessera/core/log.h"
 
 namespace tessera::compiler {
@@ -166,10 +167,16 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
     info.node = static_cast<int>(n);
     const bool input_constant =
         !node.inputs.empty() && node.inputs[0] != kNoValue && g.value(node.inputs[0]).is_constant();
+    // A node with an empty tensor has nothing for a device kernel to do; reference handles it.
+    const auto empty = [&](ValueId v) { return v != kNoValue && g.value(v).shape.element_count() == 0; };
+    const bool has_empty = std::any_of(node.inputs.begin(), node.inputs.end(), empty) ||
+                           std::any_of(node.outputs.begin(), node.outputs.end(), empty);
+    std::optional<std::string> reason;
+    if (has_empty) reason = "a tensor of the node has no elements, so no device kernel runs";
     if (is_view_op(node) && !input_constant) {
       plan.steps.push_back(std::make_unique<ViewStep>());
       info.kernel = "view";
-    } else if (auto reason = backend.unsupported_reason(node, g)) {
+    } else if (reason || (reason = backend.unsupported_reason(node, g))) {
       plan.steps.push_back(make_reference_step(static_cast<int>(n)));
       info.kernel = "reference:" + node.op;
       info.fallback = backend.name() != "reference";
@@ -185,6 +192,15 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
     plan.info.push_back(std::move(info));
   }
   plan.memory = plan_memory(plan);
+  // Refused here, before any allocation, rather than failing (or swapping) part-way through.
+  const std::uint64_t global = static_cast<std::uint64_t>(spec.global().capacity_bytes.value);
+  const std::uint64_t planned = plan.memory.arena_bytes + plan.memory.weights_bytes;
+  if (planned > global)
+    throw_user_error(
+        "{} needs {} B of device memory (activations {} B + weights {} B), more than the {} B of "
+        "'{}' on device '{}'; use a smaller model or input, or a preset with more memory",
+        g.source.empty() ? "the model" : g.source, planned, plan.memory.arena_bytes,
+        plan.memory.weights_bytes, global, spec.global().name, plan.device);
   log(LogLevel::info, "compiler",
       "plan for {} on {}: {} steps, {} fallbacks, arena {} B (unplanned {} B), weights {} B",
       plan.backend, plan.device, plan.steps.size(), plan.fallback_count(), plan.memory.arena_bytes,
@@ -262,9 +278,15 @@ const Tensor& ExecContext::host(ValueId v) {
 void ExecContext::write(ValueId v, Tensor tensor) {
   const Value& value = graph().value(v);
   if (tensor.dtype() != value.dtype) tensor = tensor.astype(value.dtype);
-  if (!(tensor.shape() == value.shape))
+  if (!(tensor.shape() == value.shape)) {
+    if (!plan_.model_file.empty())
+      throw_user_error(
+          "{}: value '{}' computes to shape {}, but the model file declares {}; the file is "
+          "corrupt or was edited, recompile it with `tessera compile`",
+          plan_.model_file, value.name, tensor.shape().to_string(), value.shape.to_string());
     throw_internal_error("value '{}': a step produced shape {} where the plan has {}", value.name,
                          tensor.shape().to_string(), value.shape.to_string());
+  }
   if (tensor.bytes() > 0) std::memcpy(data(v), tensor.raw_data(), tensor.bytes());
   cache_[static_cast<std::size_t>(v)] = std::move(tensor);
 }
@@ -339,6 +361,10 @@ PlanRunner::PlanRunner(const Plan& plan, runtime::Device& device) : plan_(plan),
   if (device.spec().name != plan.device)
     log(LogLevel::info, "compiler", "plan made for '{}' runs on device '{}'", plan.device,
         device.spec().name);
+  // Device memory is backed by host memory as it is touched; the host limit holds before that.
+  check_host_memory(plan.memory.arena_bytes + plan.memory.weights_bytes,
+                    fmt::format("the plan for '{}' (activations and weights)",
+                                plan.graph.source.empty() ? plan.graph.name : plan.graph.source));
   if (plan.memory.arena_bytes > 0) arena_ = device.allocate(plan.memory.arena_bytes, "activations");
   if (plan.memory.weights_bytes > 0) {
     weights_ = device.allocate(plan.memory.weights_bytes, "weights");

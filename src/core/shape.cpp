@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "tessera/core/error.h"
+#include "tessera/core/limits.h"
 
 namespace tessera {
 
@@ -19,6 +20,12 @@ Shape Shape::from_fastest_first(std::span<const std::int64_t> dims) {
     if (dims[i] < 0) throw_user_error("shape dimension {} has negative size {}", i, dims[i]);
     s.dims_[i] = dims[i];
   }
+  // element_count() multiplies in int64: a shape whose product overflows is refused here, once.
+  if (saturating_element_count(dims.data(), s.rank_) > (std::uint64_t{1} << 62))
+    throw_user_error(
+        "shape ({}) is too large: its dimensions multiply to more than 2^62 elements, beyond "
+        "what any tensor can hold; check the dimensions",
+        fmt::join(dims, ", "));
   return s;
 }
 

@@ -12,8 +12,13 @@ namespace tessera::sim {
 namespace {
 
 std::uint64_t ceil_cycles(double cycles) {
-  if (!(cycles >= 0) || !std::isfinite(cycles))
-    throw_internal_error("cost model produced {} cycles", cycles);
+  if (!(cycles >= 0))
+    throw_user_error(
+        "the cost model got {} cycles from the preset's figures; check its latencies, bandwidths "
+        "and clock (`tessera arch show` validates them)",
+        cycles);
+  // Saturates instead of overflowing: sums of many such costs still fit 64 bits.
+  if (cycles >= static_cast<double>(kMaxOperationCycles)) return kMaxOperationCycles;
   // Drops float noise such as 1e-6 s * 1.6e9 Hz = 1600.0000000000002 before rounding up.
   return static_cast<std::uint64_t>(std::ceil(cycles * (1.0 - 1e-12)));
 }

@@ -2,6 +2,7 @@
 // maps Tessera's three kinds of error to exit codes (2 user error, 3 device fault, 4 bug).
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -40,6 +41,14 @@ int main(int argc, char** argv) {
     return report("device fault: ", e, kExitDeviceFault);
   } catch (const tessera::UserError& e) {
     return report("", e, kExitUserError);
+  } catch (const std::bad_alloc&) {
+    // Tessera checks what a model needs against TESSERA_HOST_MEMORY_LIMIT before allocating;
+    // running out anyway means the machine has less free memory than the limit assumes.
+    std::fputs(
+        "tessera: error: out of host memory; set TESSERA_HOST_MEMORY_LIMIT to the memory "
+        "available (for example 4G) so that oversized models are refused before they allocate\n",
+        stderr);
+    return kExitUserError;
   } catch (const tessera::InternalError& e) {
     return report("", e, kExitInternalError);
   } catch (const std::exception& e) {

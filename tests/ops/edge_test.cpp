@@ -55,9 +55,15 @@ TEST(Edge, HugeShapesAreUserErrors) {
   const std::int64_t big = std::int64_t{1} << 30;
   EXPECT_TRUE(ThrowsUserError(
       [&] {
-        Tensor(DType::f32, Shape{big, big, big});
+        Tensor(DType::f32, Shape{big, big});
       },
       {"too large", "f32"}));
+  // Dims whose product overflows int64 are refused by the shape itself.
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        Tensor(DType::f32, Shape{big, big, big});
+      },
+      {"too large", "2^62"}));
   EXPECT_TRUE(ThrowsUserError(
       [&] {
         ops::resolve_reshape(Shape{1}, {big * big, big * big, 1});

@@ -58,6 +58,9 @@ struct Plan {
   std::vector<StepInfo> info;
   MemoryPlan memory;
   PassReport passes;
+  // The .tsm file the plan was loaded from (empty for a freshly compiled one): a step whose
+  // result disagrees with the plan is then the file's fault, not Tessera's.
+  std::string model_file;
   int fallback_count() const;
 };
 

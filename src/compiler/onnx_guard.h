@@ -1,0 +1,28 @@
+// Checks an ONNX model from a stranger before libonnx's checker and shape inference see it.
+// libonnx 1.12's shape inference indexes arrays by attribute values and divides by strides
+// without checking them (docs/compiler.md, "Hostile input"), and Tessera allocates what tensors
+// declare; so every tensor size, every op and every attribute those paths index by is validated
+// here first, with a UserError naming the node, the attribute and the allowed range.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+namespace tessera::compiler::detail {
+
+// Declared sizes: every initializer, Constant value and graph input (after --dim) must fit the
+// host memory limit, and initializers must hold exactly the data their dims declare.
+// Runs before the checker, which reads tensors too.
+void guard_tensor_sizes(const onnx::ModelProto& model, const std::string& file);
+
+// Ops and domains Tessera supports, then ranks propagated from the inputs and constants through
+// the graph with every rank-indexed attribute (kernel_shape, pads, strides, dilations, perm,
+// axes/axis, output_padding, output_shape, group vs channels, split sizes, Reshape shapes, ...)
+// checked against ONNX's rules. An op libonnx's inference is unsafe on whose input rank cannot
+// be known before inference is refused. Clears value_info (libonnx re-infers it) and checks the
+// declared graph outputs against the propagated ranks.
+void guard_graph(onnx::ModelProto& model, const std::string& file);
+
+}  // namespace tessera::compiler::detail

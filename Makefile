@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo test sanitize format bench clean
+.PHONY: all deps configure build demo test sanitize tsan fuzz fuzz-long format bench clean
 
 all: build
 
@@ -29,6 +29,37 @@ sanitize: deps
 	@cmake --build build-sanitize -j $(JOBS)
 	@cd build-sanitize && ctest --output-on-failure -j $(JOBS)
 
+# ThreadSanitizer over the work scheduler and the TPC kernels, which spread cores over host threads.
+TSAN_TESTS = test_sim test_tpc_intrinsics test_tpc_runtime test_tpc_library test_tpc_kernels_elementwise \
+  test_tpc_kernels_reduce test_tpc_kernels_pool test_tpc_kernels_movement \
+  test_tpc_kernels_determinism test_tpc_mme
+tsan: deps
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_TSAN=ON \
+	  -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_EXAMPLES=OFF >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS)
+	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -L 'sim|tpc'
+
+# libFuzzer targets (fuzz/README.md), built with Debian's clang into build-fuzz/.
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS = onnx tsm preset
+fuzz:
+	@command -v clang++ >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y --no-install-recommends clang; }
+	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DTESSERA_FUZZ=ON -DTESSERA_WERROR=OFF -DTESSERA_BUILD_TESTS=OFF \
+	  -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_EXAMPLES=OFF >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target $(addsuffix _fuzzer,$(FUZZ_TARGETS))
+
+# Each target for FUZZ_SECONDS, one after the other; new inputs go to build-fuzz/corpus/<t>,
+# crashes to build-fuzz/artifacts/ (add them to tests/regressions/ once fixed).
+fuzz-long: fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus/$$t build-fuzz/artifacts; \
+	  echo "== $$t for $(FUZZ_SECONDS) s"; \
+	  build-fuzz/fuzz/$${t}_fuzzer build-fuzz/corpus/$$t fuzz/corpus/$$t -dict=fuzz/$$t.dict \
+	    -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=2560 -print_final_stats=1 \
+	    -artifact_prefix=build-fuzz/artifacts/$$t- || exit 1; \
+	done
+
 bench: build
 	@for b in $(BUILD)/bench/bench_*; do echo "== $$b"; $$b; done
 
@@ -36,4 +67,4 @@ format:
 	@git ls-files '*.h' '*.cpp' | xargs clang-format -i
 
 clean:
-	@rm -rf $(BUILD) build-sanitize
+	@rm -rf $(BUILD) build-sanitize build-tsan build-fuzz

@@ -162,4 +162,24 @@ void WorkScheduler::parallel_for(std::size_t count, const std::function<void(std
   if (failure) std::rethrow_exception(failure);
 }
 
+std::vector<WorkScheduler::Range> WorkScheduler::split(std::size_t count, unsigned parts) {
+  if (parts == 0) throw_user_error("cannot split {} work units into 0 ranges", count);
+  const std::size_t n = std::min<std::size_t>(count, parts);
+  std::vector<Range> ranges;
+  ranges.reserve(n);
+  std::size_t begin = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t size = count / n + (r < count % n ? 1 : 0);
+    ranges.push_back(Range{begin, begin + size});
+    begin += size;
+  }
+  return ranges;
+}
+
+void WorkScheduler::parallel_ranges(
+    std::size_t count, const std::function<void(std::size_t, std::size_t, std::size_t)>& fn) {
+  const std::vector<Range> ranges = split(count, impl_->threads);
+  parallel_for(ranges.size(), [&](std::size_t r) { fn(r, ranges[r].begin, ranges[r].end); });
+}
+
 }  // namespace tessera::sim

@@ -28,7 +28,10 @@ struct CoreResult {
 // A real workload: each core streams its slice of a vector through local memory in tiles
 // (DMA in, compute on the vector pipe, DMA out), double-buffered with flags, like a TPC or
 // AI Core kernel. Returns the output and each core's cycles.
-std::pair<std::vector<float>, std::vector<CoreResult>> run_workload(WorkScheduler& pool) {
+// With `static_split`, cores are handed out as one contiguous range per host thread
+// (parallel_ranges), so 1, 2 and 8 threads split them three different ways.
+std::pair<std::vector<float>, std::vector<CoreResult>> run_workload(WorkScheduler& pool,
+                                                                    bool static_split = false) {
   const arch::MachineSpec spec = testing::test_machine();
   const PresetCostModel cost(spec);
   const int cores = 16, tiles_per_core = 6, tile_elems = 128;
@@ -37,7 +40,7 @@ std::pair<std::vector<float>, std::vector<CoreResult>> run_workload(WorkSchedule
   std::vector<float> output(input.size(), 0.0f);
   std::vector<CoreResult> results(cores);
 
-  pool.parallel_for(cores, [&](std::size_t c) {
+  auto run_core = [&](std::size_t c) {
     Memory local(spec.memories[0], "core" + std::to_string(c), Memory::Backing::host);
     Timeline tl("core" + std::to_string(c), spec, &cost);
     DmaEngine dma_in(tl, tl.pipe("ld"), cost), dma_out(tl, tl.pipe("st"), cost);
@@ -84,7 +87,13 @@ std::pair<std::vector<float>, std::vector<CoreResult>> run_workload(WorkSchedule
     tl.wait_flag(tl.pipe("ld"), freed[1]);
     tl.finish();
     results[c] = CoreResult{tl.end_cycle(), tl.busy_cycles(tl.pipe("vec"))};
-  });
+  };
+  if (static_split)
+    pool.parallel_ranges(cores, [&](std::size_t, std::size_t begin, std::size_t end) {
+      for (std::size_t c = begin; c < end; ++c) run_core(c);
+    });
+  else
+    pool.parallel_for(cores, run_core);
   return {output, results};
 }
 
@@ -105,6 +114,62 @@ TEST(Scheduler, ResultsAndCyclesDoNotDependOnThreadCount) {
   // And the results are right.
   for (std::size_t i = 0; i < out1.size(); ++i)
     ASSERT_EQ(out1[i], static_cast<float>(i % 97) * 0.5f * 2.0f + 1.0f) << i;
+}
+
+TEST(Scheduler, SplitIsStaticAndFollowsThePartCount) {
+  using R = WorkScheduler::Range;
+  EXPECT_EQ(WorkScheduler::split(10, 3), (std::vector<R>{{0, 4}, {4, 7}, {7, 10}}));
+  EXPECT_EQ(WorkScheduler::split(16, 1), (std::vector<R>{{0, 16}}));
+  EXPECT_EQ(WorkScheduler::split(2, 8), (std::vector<R>{{0, 1}, {1, 2}}));
+  EXPECT_TRUE(WorkScheduler::split(0, 4).empty());
+  EXPECT_THROW(WorkScheduler::split(5, 0), UserError);
+}
+
+TEST(Scheduler, RangesFollowTheThreadCountAndCoverEveryUnitOnce) {
+  for (unsigned threads : {1u, 2u, 8u}) {
+    WorkScheduler pool(threads);
+    std::vector<std::atomic<int>> hits(100);
+    std::vector<WorkScheduler::Range> seen(threads);
+    pool.parallel_ranges(hits.size(), [&](std::size_t r, std::size_t begin, std::size_t end) {
+      seen[r] = {begin, end};
+      for (std::size_t i = begin; i < end; ++i) hits[i]++;
+    });
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+    EXPECT_EQ(seen, WorkScheduler::split(hits.size(), threads)) << threads << " threads";
+  }
+}
+
+TEST(Scheduler, ThreadDependentSplitStillGivesIdenticalResultsAndCycles) {
+  // The split really differs between these pools, so this comparison could catch a unit whose
+  // result depends on its range (see the next test), unlike a split fixed by the core count.
+  ASSERT_NE(WorkScheduler::split(16, 2), WorkScheduler::split(16, 8));
+  WorkScheduler one(1), two(2), eight(8);
+  auto [out1, cyc1] = run_workload(one, true);
+  auto [out2, cyc2] = run_workload(two, true);
+  auto [out8, cyc8] = run_workload(eight, true);
+  EXPECT_EQ(std::memcmp(out1.data(), out2.data(), out1.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(out1.data(), out8.data(), out1.size() * 4), 0);
+  for (std::size_t c = 0; c < cyc1.size(); ++c) {
+    EXPECT_EQ(cyc1[c].cycles, cyc2[c].cycles);
+    EXPECT_EQ(cyc1[c].cycles, cyc8[c].cycles);
+    EXPECT_EQ(cyc1[c].vec_busy, cyc8[c].vec_busy);
+  }
+}
+
+TEST(Scheduler, ARangeDependentReductionIsCaughtByTheThreadCountComparison) {
+  // The negative control: float partial sums per range, then summed, change with the split.
+  const std::vector<float> v = {1e8f, 1.0f, -1e8f, 1.0f};
+  auto reduce = [&](unsigned threads) {
+    WorkScheduler pool(threads);
+    std::vector<float> partial(threads, 0.0f);
+    pool.parallel_ranges(v.size(), [&](std::size_t r, std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) partial[r] += v[i];
+    });
+    float total = 0.0f;
+    for (float p : partial) total += p;
+    return total;
+  };
+  EXPECT_NE(reduce(1), reduce(2));
 }
 
 TEST(Scheduler, RunsEveryUnitOnce) {

@@ -1,12 +1,16 @@
 // Deterministic work scheduling over a host thread pool (TESSERA_THREADS).
-// The caller cuts work into units whose split never depends on the thread count and where each
-// unit writes only its own results; then results and cycle counts are the same for any number
-// of host threads (ARCHITECTURE rule 2).
+// parallel_for runs caller-cut units; parallel_ranges cuts the work itself into one contiguous
+// range per host thread, as a real scheduler's static split does, so the split changes with the
+// thread count. Either way each unit or range must write only its own results, and what they
+// compute must not depend on where a range starts; then results and cycle counts are the same for
+// any number of host threads (ARCHITECTURE rule 2), and a test with 1, 2 and 8 threads exercises
+// three different splits.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace tessera::sim {
 
@@ -29,6 +33,20 @@ class WorkScheduler {
   // the exception of the lowest-numbered failing unit is rethrown, whatever the thread count.
   // Nested calls from inside a unit run inline on the calling thread.
   void parallel_for(std::size_t count, const std::function<void(std::size_t)>& fn);
+
+  struct Range {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    bool operator==(const Range&) const = default;
+  };
+  // [0, count) in `parts` contiguous ranges of sizes differing by at most one, larger ones first
+  // (fewer ranges when count < parts; none when count is 0). Static OpenMP's split.
+  static std::vector<Range> split(std::size_t count, unsigned parts);
+
+  // Runs fn(range_index, begin, end) for every range of split(count, thread_count()), in
+  // parallel; exceptions as parallel_for (the lowest-numbered failing range wins).
+  void parallel_ranges(std::size_t count,
+                       const std::function<void(std::size_t, std::size_t, std::size_t)>& fn);
 
  private:
   struct Impl;

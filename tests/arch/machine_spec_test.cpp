@@ -530,5 +530,41 @@ TEST(FormatFigure, UnitsFollowTheFieldName) {
   EXPECT_EQ(format_figure("tpc.vlm_bytes_with_special_functions", 16384), "16 KiB");
 }
 
+TEST(Errors, EveryFigureHasASaneRange) {
+  struct Case {
+    const char* path;
+    json::json_pointer where;
+    double value;
+    const char* range;
+  };
+  const Case cases[] = {
+      {"core_count.value", json::json_pointer("/core_count/value"), 1e6, "1 to 65536"},
+      {"core_count.value", json::json_pointer("/core_count/value"), 0x1p52, "1 to 65536"},
+      {"clock_hz.value", json::json_pointer("/clock_hz/value"), 1e300, "1000000 to 100000000000"},
+      {"memories[1].bandwidth_bytes_per_cycle.value",
+       json::json_pointer("/memories/1/bandwidth_bytes_per_cycle/value"), 1e-300,
+       "0.0009765625 to 1048576"},
+      {"memories[0].capacity_bytes.value", json::json_pointer("/memories/0/capacity_bytes/value"),
+       0x1p52, "1 to 1073741824"},
+      {"host_link.bandwidth_bytes_per_second.value",
+       json::json_pointer("/host_link/bandwidth_bytes_per_second/value"), 1e-300, "1000 to"},
+      {"host_link.latency_seconds.value", json::json_pointer("/host_link/latency_seconds/value"),
+       1e18, "0 to 1"},
+  };
+  for (const Case& c : cases) {
+    json j = minimal();
+    j[c.where] = c.value;
+    const std::string msg = problem_text(j);
+    EXPECT_CONTAINS(msg, c.path);
+    EXPECT_CONTAINS(msg, std::string("allowed range is ") + c.range);
+  }
+  json rate = minimal();
+  rate["params"]["mme.macs_per_cycle_f32"] = fig(1e-300);
+  EXPECT_CONTAINS(problem_text(rate), "params.mme.macs_per_cycle_f32.value");
+  EXPECT_CONTAINS(problem_text(minimal().dump().replace(minimal().dump().find("1000000000.0"), 12,
+                                                         "1e916")),
+                  "malformed JSON");
+}
+
 }  // namespace
 }  // namespace tessera::arch

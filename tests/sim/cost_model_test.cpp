@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tessera/core/error.h"
 #include "test_machine.h"
 
@@ -49,6 +51,19 @@ TEST(CostModel, UnknownNamesAndBadFiguresAreUserErrors) {
     EXPECT_NE(m.find("clock_hz"), std::string::npos) << m;
     EXPECT_NE(m.find("'local'"), std::string::npos) << m;
   }
+}
+
+TEST(CostModel, HugeCostsSaturateInsteadOfOverflowing) {
+  auto spec = testing::test_machine();
+  spec.memories[1].bandwidth_bytes_per_cycle.value = 1e-300;  // what the loader now refuses
+  spec.host_link.bandwidth_bytes_per_second.value = 1e-300;
+  PresetCostModel cost(spec);
+  EXPECT_EQ(cost.op_cycles("vec", 1e300, 1e-300), cost.pipe_latency("vec") + kMaxOperationCycles);
+  EXPECT_LE(cost.transfer_cycles("dram", "local", std::uint64_t{1} << 40),
+            2 * kMaxOperationCycles);
+  EXPECT_EQ(cost.host_link_cycles(1), kMaxOperationCycles);
+  // Sums over a million saturated operations still fit 64 bits.
+  EXPECT_LT(kMaxOperationCycles, std::numeric_limits<std::uint64_t>::max() / (1u << 20) / 2);
 }
 
 }  // namespace

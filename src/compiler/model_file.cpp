@@ -8,6 +8,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "tessera/compiler/reference_exec.h"
@@ -124,6 +125,9 @@ Tensor decode_tensor(const json& j, std::span<const std::byte> blob, const std::
   if (dims.size() > static_cast<std::size_t>(kMaxRank)) corrupt(name, "tensor rank too large");
   for (auto d : dims)
     if (d < 0 || d > (std::int64_t{1} << 40)) corrupt(name, "bad tensor dimension");
+  if (saturating_element_count(dims.data(), static_cast<int>(dims.size())) >
+      (std::uint64_t{1} << 62))
+    corrupt(name, "a weight's dims multiply past any tensor size");
   const Shape shape = Shape::from_fastest_first(dims);
   const auto offset = j.at("offset").get<std::uint64_t>();
   const auto bytes = j.at("bytes").get<std::uint64_t>();
@@ -364,6 +368,10 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
       if (dims.size() > static_cast<std::size_t>(kMaxRank)) corrupt(name, "value rank too large");
       for (auto d : dims)
         if (d < 0 || d > (std::int64_t{1} << 40)) corrupt(name, "bad value dimension");
+      if (saturating_element_count(dims.data(), static_cast<int>(dims.size())) >
+          (std::uint64_t{1} << 62))
+        corrupt(name, fmt::format("value '{}' has dims ({}) whose product overflows", v.name,
+                                  fmt::join(dims, ", ")));
       v.shape = Shape::from_fastest_first(dims);
       check_host_memory(static_cast<std::uint64_t>(v.shape.element_count()) * dtype_size(v.dtype),
                         fmt::format("{}: value '{}' of shape {}", name, v.name, v.shape.to_string()));

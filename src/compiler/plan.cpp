@@ -390,8 +390,8 @@ PlanRunner::~PlanRunner() {
 RunResult PlanRunner::run(const std::map<std::string, Tensor>& inputs, const RunOptions& options,
                           const std::function<void(std::size_t, std::size_t)>& progress) {
   const Graph& g = plan_.graph;
-  for (const auto& [name, t] : inputs) {
-    (void)t;
+  for (const auto& entry : inputs) {
+    const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture bindings
     if (!std::any_of(g.inputs.begin(), g.inputs.end(),
                      [&](ValueId v) { return g.value(v).name == name; }))
       throw_user_error("model input '{}' does not exist; the model's inputs are: {}", name,

@@ -421,7 +421,9 @@ class GraphGuard {
         Info out = Info::of_rank(rank);
         if (rank == 1) {  // shape vectors: keep the length when every piece's is known
           std::int64_t total = 0;
-          for (const auto& i : all_inputs()) total = (total < 0 || i.dim(0) < 0) ? -1 : total + i.dim(0);
+          for (const auto& i : all_inputs())
+            if (total < 0 || i.dim(0) < 0 || __builtin_add_overflow(total, i.dim(0), &total))
+              total = -1;
           out.dims[0] = total;
         }
         return {out};
@@ -444,7 +446,8 @@ class GraphGuard {
         std::int64_t sum = 0;
         for (auto s : *split) {
           if (s < 0) fail(fmt::format("'split' ({}) holds a negative size", fmt::join(*split, ", ")));
-          sum += s;
+          if (__builtin_add_overflow(sum, s, &sum))
+            fail(fmt::format("'split' sizes ({}) overflow when summed", fmt::join(*split, ", ")));
         }
         if (x.dim(a) >= 0 && sum != x.dim(a))
           fail(fmt::format("'split' sizes ({}) sum to {}, but axis {} of the input has size {}",

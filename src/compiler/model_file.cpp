@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -157,6 +159,70 @@ int required_inputs(const std::string& op) {
   return it == table.end() ? 1 : it->second;
 }
 
+// The attributes backends index by, against the ranks the file declares: an ONNX import
+// checked them before shape inference (onnx_guard.cpp), a model file must pass the same rules.
+void validate_attributes(const Graph& g, const Node& n, const std::string& name) {
+  auto bad = [&](const std::string& what) { corrupt(name, fmt::format("{}: {}", n.describe(), what)); };
+  auto rank_of = [&](std::size_t i) {
+    return i < n.inputs.size() && n.inputs[i] != kNoValue ? g.value(n.inputs[i]).shape.rank() : -1;
+  };
+  const int r = rank_of(0);
+  auto ints = [&](const char* key) -> std::vector<std::int64_t> {
+    if (!n.has_attr(key)) return {};
+    if (!std::holds_alternative<std::vector<std::int64_t>>(n.attrs.at(key)))
+      bad(fmt::format("attribute '{}' is not a list of integers", key));
+    return std::get<std::vector<std::int64_t>>(n.attrs.at(key));
+  };
+  auto one = [&](const char* key) -> std::optional<std::int64_t> {
+    if (!n.has_attr(key)) return std::nullopt;
+    if (!std::holds_alternative<std::int64_t>(n.attrs.at(key)))
+      bad(fmt::format("attribute '{}' is not an integer", key));
+    return std::get<std::int64_t>(n.attrs.at(key));
+  };
+  auto in_range = [&](std::int64_t v, std::int64_t lo, std::int64_t hi, const char* key) {
+    if (v < lo || v > hi)
+      bad(fmt::format("attribute '{}' holds {}, outside {} to {} for an input of rank {}", key, v,
+                      lo, hi, r));
+  };
+  if (auto perm = ints("perm"); n.op == "Transpose" && !perm.empty()) {
+    std::vector<bool> seen(static_cast<std::size_t>(std::max(r, 0)), false);
+    if (static_cast<int>(perm.size()) != r) bad(fmt::format("'perm' has {} entries for rank {}", perm.size(), r));
+    for (auto p : perm) {
+      in_range(p, 0, r - 1, "perm");
+      if (seen[static_cast<std::size_t>(p)]) bad("'perm' repeats an axis");
+      seen[static_cast<std::size_t>(p)] = true;
+    }
+  }
+  const bool window = n.op == "Conv" || n.op == "ConvTranspose" || n.op == "MaxPool" ||
+                      n.op == "AveragePool";
+  if (window) {
+    if (r < 3) bad(fmt::format("input rank {}; {} needs rank 3 or more", r, n.op));
+    const std::size_t spatial = static_cast<std::size_t>(r - 2);
+    for (const char* key : {"kernel_shape", "strides", "dilations", "pads", "output_padding"}) {
+      const auto v = ints(key);
+      const std::size_t want = std::string_view(key) == "pads" ? 2 * spatial : spatial;
+      if (!v.empty() && v.size() != want)
+        bad(fmt::format("'{}' has {} values; rank {} needs {}", key, v.size(), r, want));
+      const std::int64_t min = std::string_view(key) == "pads" || std::string_view(key) == "output_padding" ? 0 : 1;
+      for (auto e : v) in_range(e, min, std::int64_t{1} << 31, key);
+    }
+    if ((n.op == "MaxPool" || n.op == "AveragePool") && ints("kernel_shape").empty())
+      bad("'kernel_shape' is missing");
+    if (n.op != "MaxPool" && n.op != "AveragePool") {
+      if (rank_of(1) != r) bad(fmt::format("weights of rank {} for an input of rank {}", rank_of(1), r));
+      if (auto group = one("group")) in_range(*group, 1, std::int64_t{1} << 31, "group");
+    }
+  }
+  if (auto axis = one("axis"); axis && r >= 0) {
+    const bool inclusive = n.op == "Flatten";
+    in_range(*axis, -std::max(r, 1), inclusive ? r : std::max(r, 1) - 1, "axis");
+  }
+  if (r >= 0 && n.op != "Unsqueeze")
+    for (auto a : ints("axes")) in_range(a, -std::max(r, 1), std::max(r, 1) - 1, "axes");
+  for (const char* flag : {"keepdims", "transA", "transB", "ceil_mode", "count_include_pad"})
+    if (auto v = one(flag)) in_range(*v, 0, 1, flag);
+}
+
 void validate_graph(const Graph& g, const std::string& name) {
   if (g.outputs.empty()) corrupt(name, "the graph has no outputs");
   std::vector<int> defined(g.values.size(), 0);
@@ -179,6 +245,7 @@ void validate_graph(const Graph& g, const std::string& name) {
       if (i >= static_cast<int>(n.inputs.size()) || n.inputs[static_cast<std::size_t>(i)] == kNoValue)
         corrupt(name, fmt::format("{} lacks its input {}; {} needs {} inputs", n.describe(), i,
                                   n.op, need));
+    validate_attributes(g, n, name);
     for (ValueId v : n.inputs)
       if (v != kNoValue && !defined[static_cast<std::size_t>(v)])
         corrupt(name, fmt::format("{} reads value '{}' before anything produces it",

@@ -167,7 +167,8 @@ int fold_batchnorm(Graph& g, PassReport* report) {
         bias ? bias->to_doubles() : std::vector<double>(static_cast<std::size_t>(m), 0.0);
     Tensor new_w = *w;
     float* wp = new_w.data<float>();
-    const std::int64_t per = w->element_count() / m;  // M is the outermost weight dim
+    // M is the outermost weight dim; a conv with no output channels has nothing to fold.
+    const std::int64_t per = m == 0 ? 0 : w->element_count() / m;
     std::vector<float> new_b(static_cast<std::size_t>(m));
     for (std::int64_t k = 0; k < m; ++k) {
       const auto kk = static_cast<std::size_t>(k);

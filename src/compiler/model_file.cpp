@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <utility>
 #include <variant>
 
 #include <fmt/format.h>
@@ -94,6 +95,31 @@ json encode_attr(const Attribute& a, Blob& blob) {
                    what);
 }
 
+// nlohmann converts a JSON float to an integer with a plain cast, undefined beyond the type's
+// range (1e26 as an int64): every integer of a model file is read through these instead.
+template <typename T>
+T integer(const json& j, const std::string& name, const char* what) {
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    if (!std::in_range<T>(u)) corrupt(name, fmt::format("{} {} is out of range", what, u));
+    return static_cast<T>(u);
+  }
+  if (j.is_number_integer()) {
+    const auto v = j.get<std::int64_t>();
+    if (!std::in_range<T>(v)) corrupt(name, fmt::format("{} {} is out of range", what, v));
+    return static_cast<T>(v);
+  }
+  corrupt(name, fmt::format("{} is not an integer: {}", what, j.dump()));
+}
+
+template <typename T>
+std::vector<T> integers(const json& j, const std::string& name, const char* what) {
+  if (!j.is_array()) corrupt(name, fmt::format("{} is not a list", what));
+  std::vector<T> out;
+  for (const auto& e : j) out.push_back(integer<T>(e, name, what));
+  return out;
+}
+
 // A node's layout: an object a backend declared (name, perm, weights_name, weights_perm), or
 // the name alone, as format-1 files wrote it ("nchw": ONNX's order,
 // "nhwc": channels last with HWIO Conv weights).
@@ -108,9 +134,10 @@ Layout read_layout(const json& j, const std::string& file) {
     return layout;
   }
   layout.name = j.at("name").get<std::string>();
-  layout.perm = j.at("perm").get<std::vector<std::int64_t>>();
+  layout.perm = integers<std::int64_t>(j.at("perm"), file, "a layout permutation");
   layout.weights_name = j.at("weights_name").get<std::string>();
-  layout.weights_perm = j.at("weights_perm").get<std::vector<std::int64_t>>();
+  layout.weights_perm =
+      integers<std::int64_t>(j.at("weights_perm"), file, "a layout permutation");
   try {
     inverse_permutation(layout.perm);
     if (!layout.weights_perm.empty()) inverse_permutation(layout.weights_perm);
@@ -123,7 +150,7 @@ Layout read_layout(const json& j, const std::string& file) {
 Tensor decode_tensor(const json& j, std::span<const std::byte> blob, const std::string& name) {
   const auto dtype = parse_dtype(j.at("dtype").get<std::string>());
   if (!dtype) corrupt(name, "unknown dtype " + j.at("dtype").get<std::string>());
-  const auto dims = j.at("shape").get<std::vector<std::int64_t>>();
+  const auto dims = integers<std::int64_t>(j.at("shape"), name, "a tensor dim");
   if (dims.size() > static_cast<std::size_t>(kMaxRank)) corrupt(name, "tensor rank too large");
   for (auto d : dims)
     if (d < 0 || d > (std::int64_t{1} << 40)) corrupt(name, "bad tensor dimension");
@@ -131,8 +158,8 @@ Tensor decode_tensor(const json& j, std::span<const std::byte> blob, const std::
       (std::uint64_t{1} << 62))
     corrupt(name, "a weight's dims multiply past any tensor size");
   const Shape shape = Shape::from_fastest_first(dims);
-  const auto offset = j.at("offset").get<std::uint64_t>();
-  const auto bytes = j.at("bytes").get<std::uint64_t>();
+  const auto offset = integer<std::uint64_t>(j.at("offset"), name, "a tensor offset");
+  const auto bytes = integer<std::uint64_t>(j.at("bytes"), name, "a tensor size");
   if (bytes != static_cast<std::uint64_t>(shape.element_count()) * dtype_size(*dtype))
     corrupt(name, "tensor size does not match its shape");
   if (offset > blob.size() || bytes > blob.size() - offset)
@@ -265,13 +292,15 @@ void validate_graph(const Graph& g, const std::string& name) {
 }
 
 Attribute decode_attr(const json& j, std::span<const std::byte> blob, const std::string& name) {
-  if (j.contains("int")) return j.at("int").get<std::int64_t>();
-  if (j.contains("float")) return from_bits(j.at("float").get<std::uint32_t>());
+  if (j.contains("int")) return integer<std::int64_t>(j.at("int"), name, "an int attribute");
+  if (j.contains("float"))
+    return from_bits(integer<std::uint32_t>(j.at("float"), name, "a float attribute"));
   if (j.contains("string")) return j.at("string").get<std::string>();
-  if (j.contains("ints")) return j.at("ints").get<std::vector<std::int64_t>>();
+  if (j.contains("ints")) return integers<std::int64_t>(j.at("ints"), name, "an ints attribute");
   if (j.contains("floats")) {
     std::vector<float> v;
-    for (auto b : j.at("floats").get<std::vector<std::uint32_t>>()) v.push_back(from_bits(b));
+    for (auto b : integers<std::uint32_t>(j.at("floats"), name, "a floats attribute"))
+      v.push_back(from_bits(b));
     return v;
   }
   if (j.contains("strings")) return j.at("strings").get<std::vector<std::string>>();
@@ -423,7 +452,7 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
     Graph& g = model.graph;
     g.name = j.at("name").get<std::string>();
     g.source = j.at("source").get<std::string>();
-    g.opset = j.at("opset").get<std::int64_t>();
+    g.opset = integer<std::int64_t>(j.at("opset"), name, "the opset");
     g.metadata = model.metadata;
     for (const auto& jv : j.at("values")) {
       Value v;
@@ -431,7 +460,7 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
       const auto dtype = parse_dtype(jv.at("dtype").get<std::string>());
       if (!dtype) corrupt(name, "unknown dtype");
       v.dtype = *dtype;
-      const auto dims = jv.at("shape").get<std::vector<std::int64_t>>();
+      const auto dims = integers<std::int64_t>(jv.at("shape"), name, "a value dim");
       if (dims.size() > static_cast<std::size_t>(kMaxRank)) corrupt(name, "value rank too large");
       for (auto d : dims)
         if (d < 0 || d > (std::int64_t{1} << 40)) corrupt(name, "bad value dimension");
@@ -458,8 +487,7 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
       std::vector<ValueId> out;
       for (const auto& e : list) {
         // Read wide: get<int>() would wrap an index of 2^40 into range.
-        if (!e.is_number_integer()) corrupt(name, "a value index is not an integer");
-        const std::int64_t v = e.get<std::int64_t>();
+        const auto v = integer<std::int64_t>(e, name, "a value index");
         if (v < (allow_none ? -1 : 0) || v >= nv)
           corrupt(name, fmt::format("value index {} is out of range; the file has {} values", v,
                                     nv));
@@ -480,13 +508,14 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
             "import; recompile the model",
             name, n.describe());
       const auto act = jn.at("activation");
-      const int kind = act.at(0).get<int>();
+      const int kind = integer<int>(act.at(0), name, "an activation kind");
       if (kind < 0 || kind > static_cast<int>(Activation::Kind::tanh))
         corrupt(name, "unknown activation");
       n.activation.kind = static_cast<Activation::Kind>(kind);
-      n.activation.alpha = from_bits(act.at(1).get<std::uint32_t>());
-      n.activation.min = from_bits(act.at(2).get<std::uint32_t>());
-      n.activation.max = from_bits(act.at(3).get<std::uint32_t>());
+      n.activation.alpha =
+          from_bits(integer<std::uint32_t>(act.at(1), name, "an activation figure"));
+      n.activation.min = from_bits(integer<std::uint32_t>(act.at(2), name, "an activation figure"));
+      n.activation.max = from_bits(integer<std::uint32_t>(act.at(3), name, "an activation figure"));
       if (jn.contains("layout")) n.layout = read_layout(jn.at("layout"), name);
       g.nodes.push_back(std::move(n));
     }

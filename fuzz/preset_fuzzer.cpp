@@ -32,7 +32,8 @@ tessera::compiler::Graph small_network() {
   const ValueId xi = g.add_value(x);
   g.inputs.push_back(xi);
   Tensor w(DType::f32, Shape::nchw(4, 2, 3, 3));
-  for (std::int64_t i = 0; i < w.element_count(); ++i) w.data<float>()[i] = 0.01f * static_cast<float>(i % 7);
+  for (std::int64_t i = 0; i < w.element_count(); ++i)
+    w.data<float>()[i] = 0.01f * static_cast<float>(i % 7);
   const ValueId wi = g.add_constant("w", w);
   Value y;
   y.name = "y";

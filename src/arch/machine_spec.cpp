@@ -200,8 +200,8 @@ class Validator {
       if ((u & (u - 1)) != 0) add(here, fmt::format("must be a power of two, got {}", v));
     }
     if (v < rule.min || v > rule.max)
-      add(here, fmt::format("{} is out of range; the allowed range is {} to {}", v, rule.min,
-                            rule.max));
+      add(here,
+          fmt::format("{} is out of range; the allowed range is {} to {}", v, rule.min, rule.max));
   }
 
   // An array field; returns nullptr (after noting the problem) when absent or not an array.
@@ -240,18 +240,18 @@ constexpr FigureRule kNonNegativeInt{Range::non_negative, true, false};
 constexpr FigureRule kPowerOfTwo{Range::positive, true, true};
 
 // The sane ranges, mirrored in data/schema/machine.schema.json.
-const FigureRule kClock = within(kPositive, 1e6, 1e11);                      // 1 MHz - 100 GHz
+const FigureRule kClock = within(kPositive, 1e6, 1e11);  // 1 MHz - 100 GHz
 const FigureRule kCores = within(kPositiveInt, 1, 65536);
 const FigureRule kLatencyCycles = within(kNonNegative, 0, 1e6);
-const FigureRule kCoreCapacity = within(kPositiveInt, 1, 0x1p30);           // 1 GiB per core
-const FigureRule kDeviceCapacity = within(kPositiveInt, 1, 0x1p48);         // 256 TiB
+const FigureRule kCoreCapacity = within(kPositiveInt, 1, 0x1p30);    // 1 GiB per core
+const FigureRule kDeviceCapacity = within(kPositiveInt, 1, 0x1p48);  // 256 TiB
 const FigureRule kBaseAddress = within(kNonNegativeInt, 0, 0x1p48);
 const FigureRule kAlignment = within(kPowerOfTwo, 1, 65536);
 const FigureRule kBanks = within(kPositiveInt, 1, 1024);
 const FigureRule kBankWidth = within(kNonNegativeInt, 0, 65536);
 const FigureRule kBytesPerCycle = within(kPositive, 1.0 / 1024, 0x1p20);
-const FigureRule kLinkBandwidth = within(kPositive, 1e3, 1e13);             // 1 kB/s - 10 TB/s
-const FigureRule kLinkLatency = within(kNonNegative, 0, 1);                 // seconds
+const FigureRule kLinkBandwidth = within(kPositive, 1e3, 1e13);  // 1 kB/s - 10 TB/s
+const FigureRule kLinkLatency = within(kNonNegative, 0, 1);      // seconds
 const FigureRule kParam = within(kNonNegative, 0, 0x1p40);
 // A rate ("..._per_cycle") divides work: it may not be 0 or vanishingly small.
 const FigureRule kParamRate = within(kPositive, 1.0 / 1024, 0x1p40);
@@ -445,7 +445,8 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
   } catch (const json::exception& e) {
     // A number beyond double's range (1e916) arrives as out_of_range: still the file's fault.
     std::string what = e.what();
-    if (auto bracket = what.find("] "); bracket != std::string::npos) what = what.substr(bracket + 2);
+    if (auto bracket = what.find("] "); bracket != std::string::npos)
+      what = what.substr(bracket + 2);
     throw_user_error("{}: malformed JSON: {}; numbers must be finite doubles", origin, what);
   }
 
@@ -528,7 +529,8 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
         mem.alignment_bytes = v.figure(m, path, "alignment_bytes", kAlignment, 1.0);
         mem.banks = v.figure(m, path, "banks", kBanks, 1.0);
         mem.bank_width_bytes = v.figure(m, path, "bank_width_bytes", kBankWidth, 0.0);
-        mem.bandwidth_bytes_per_cycle = v.figure(m, path, "bandwidth_bytes_per_cycle", kBytesPerCycle);
+        mem.bandwidth_bytes_per_cycle =
+            v.figure(m, path, "bandwidth_bytes_per_cycle", kBytesPerCycle);
         mem.latency_cycles = v.figure(m, path, "latency_cycles", kLatencyCycles, 1.0);
         if (mem.banks.value > 1 && mem.bank_width_bytes.value <= 0)
           v.add(path + ".bank_width_bytes",
@@ -575,8 +577,8 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
             v.add(path,
                   "parameter names are lower-case identifiers joined by dots, with the "
                   "target first (\"tpc.vector_bytes\")");
-          spec.params[key] =
-              v.figure_value(value, path, key.find("_per_cycle") != std::string::npos ? kParamRate : kParam);
+          spec.params[key] = v.figure_value(
+              value, path, key.find("_per_cycle") != std::string::npos ? kParamRate : kParam);
         }
       }
     }

@@ -177,11 +177,26 @@ Tensor decode_tensor(const json& j, std::span<const std::byte> blob, const std::
 // Inputs every node of an op must have (ONNX's required inputs; the checker enforces them on
 // ONNX files, this on model files).
 int required_inputs(const std::string& op) {
-  static const std::map<std::string, int> table = {
-      {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2}, {"Pow", 2}, {"Equal", 2}, {"Less", 2},
-      {"Greater", 2}, {"Where", 3}, {"MatMul", 2}, {"Gemm", 2}, {"Conv", 2}, {"ConvTranspose", 2},
-      {"BatchNormalization", 5}, {"InstanceNormalization", 3}, {"LayerNormalization", 2},
-      {"Gather", 2}, {"Expand", 2}, {"Reshape", 2}, {"Slice", 3}};
+  static const std::map<std::string, int> table = {{"Add", 2},
+                                                   {"Sub", 2},
+                                                   {"Mul", 2},
+                                                   {"Div", 2},
+                                                   {"Pow", 2},
+                                                   {"Equal", 2},
+                                                   {"Less", 2},
+                                                   {"Greater", 2},
+                                                   {"Where", 3},
+                                                   {"MatMul", 2},
+                                                   {"Gemm", 2},
+                                                   {"Conv", 2},
+                                                   {"ConvTranspose", 2},
+                                                   {"BatchNormalization", 5},
+                                                   {"InstanceNormalization", 3},
+                                                   {"LayerNormalization", 2},
+                                                   {"Gather", 2},
+                                                   {"Expand", 2},
+                                                   {"Reshape", 2},
+                                                   {"Slice", 3}};
   auto it = table.find(op);
   return it == table.end() ? 1 : it->second;
 }
@@ -189,7 +204,9 @@ int required_inputs(const std::string& op) {
 // The attributes backends index by, against the ranks the file declares: an ONNX import
 // checked them before shape inference (onnx_guard.cpp), a model file must pass the same rules.
 void validate_attributes(const Graph& g, const Node& n, const std::string& name) {
-  auto bad = [&](const std::string& what) { corrupt(name, fmt::format("{}: {}", n.describe(), what)); };
+  auto bad = [&](const std::string& what) {
+    corrupt(name, fmt::format("{}: {}", n.describe(), what));
+  };
   auto rank_of = [&](std::size_t i) {
     return i < n.inputs.size() && n.inputs[i] != kNoValue ? g.value(n.inputs[i]).shape.rank() : -1;
   };
@@ -213,15 +230,16 @@ void validate_attributes(const Graph& g, const Node& n, const std::string& name)
   };
   if (auto perm = ints("perm"); n.op == "Transpose" && !perm.empty()) {
     std::vector<bool> seen(static_cast<std::size_t>(std::max(r, 0)), false);
-    if (static_cast<int>(perm.size()) != r) bad(fmt::format("'perm' has {} entries for rank {}", perm.size(), r));
+    if (static_cast<int>(perm.size()) != r)
+      bad(fmt::format("'perm' has {} entries for rank {}", perm.size(), r));
     for (auto p : perm) {
       in_range(p, 0, r - 1, "perm");
       if (seen[static_cast<std::size_t>(p)]) bad("'perm' repeats an axis");
       seen[static_cast<std::size_t>(p)] = true;
     }
   }
-  const bool window = n.op == "Conv" || n.op == "ConvTranspose" || n.op == "MaxPool" ||
-                      n.op == "AveragePool";
+  const bool window =
+      n.op == "Conv" || n.op == "ConvTranspose" || n.op == "MaxPool" || n.op == "AveragePool";
   if (window) {
     if (r < 3) bad(fmt::format("input rank {}; {} needs rank 3 or more", r, n.op));
     const std::size_t spatial = static_cast<std::size_t>(r - 2);
@@ -230,13 +248,15 @@ void validate_attributes(const Graph& g, const Node& n, const std::string& name)
       const std::size_t want = std::string_view(key) == "pads" ? 2 * spatial : spatial;
       if (!v.empty() && v.size() != want)
         bad(fmt::format("'{}' has {} values; rank {} needs {}", key, v.size(), r, want));
-      const std::int64_t min = std::string_view(key) == "pads" || std::string_view(key) == "output_padding" ? 0 : 1;
+      const std::int64_t min =
+          std::string_view(key) == "pads" || std::string_view(key) == "output_padding" ? 0 : 1;
       for (auto e : v) in_range(e, min, std::int64_t{1} << 31, key);
     }
     if ((n.op == "MaxPool" || n.op == "AveragePool") && ints("kernel_shape").empty())
       bad("'kernel_shape' is missing");
     if (n.op != "MaxPool" && n.op != "AveragePool") {
-      if (rank_of(1) != r) bad(fmt::format("weights of rank {} for an input of rank {}", rank_of(1), r));
+      if (rank_of(1) != r)
+        bad(fmt::format("weights of rank {} for an input of rank {}", rank_of(1), r));
       if (auto group = one("group")) in_range(*group, 1, std::int64_t{1} << 31, "group");
     }
   }
@@ -264,19 +284,20 @@ void validate_graph(const Graph& g, const std::string& name) {
                                 g.values[static_cast<std::size_t>(v)].name));
   }
   for (const Node& n : g.nodes) {
-    if (n.outputs.empty() || std::all_of(n.outputs.begin(), n.outputs.end(),
-                                         [](ValueId v) { return v == kNoValue; }))
+    if (n.outputs.empty() ||
+        std::all_of(n.outputs.begin(), n.outputs.end(), [](ValueId v) { return v == kNoValue; }))
       corrupt(name, fmt::format("{} has no outputs", n.describe()));
     const int need = n.op == "Slice" && g.opset < 10 ? 1 : required_inputs(n.op);
     for (int i = 0; i < need; ++i)
-      if (i >= static_cast<int>(n.inputs.size()) || n.inputs[static_cast<std::size_t>(i)] == kNoValue)
+      if (i >= static_cast<int>(n.inputs.size()) ||
+          n.inputs[static_cast<std::size_t>(i)] == kNoValue)
         corrupt(name, fmt::format("{} lacks its input {}; {} needs {} inputs", n.describe(), i,
                                   n.op, need));
     validate_attributes(g, n, name);
     for (ValueId v : n.inputs)
       if (v != kNoValue && !defined[static_cast<std::size_t>(v)])
-        corrupt(name, fmt::format("{} reads value '{}' before anything produces it",
-                                  n.describe(), g.values[static_cast<std::size_t>(v)].name));
+        corrupt(name, fmt::format("{} reads value '{}' before anything produces it", n.describe(),
+                                  g.values[static_cast<std::size_t>(v)].name));
     for (ValueId v : n.outputs) {
       if (v == kNoValue) continue;
       if (defined[static_cast<std::size_t>(v)]++)
@@ -469,16 +490,17 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
         corrupt(name, fmt::format("value '{}' has dims ({}) whose product overflows", v.name,
                                   fmt::join(dims, ", ")));
       v.shape = Shape::from_fastest_first(dims);
-      check_host_memory(static_cast<std::uint64_t>(v.shape.element_count()) * dtype_size(v.dtype),
-                        fmt::format("{}: value '{}' of shape {}", name, v.name, v.shape.to_string()));
+      check_host_memory(
+          static_cast<std::uint64_t>(v.shape.element_count()) * dtype_size(v.dtype),
+          fmt::format("{}: value '{}' of shape {}", name, v.name, v.shape.to_string()));
       if (jv.contains("constant")) {
         v.constant = decode_tensor(jv.at("constant"), blob, name);
         // Kernels size their copies by the value and read the constant: the two must agree.
         if (v.constant->dtype() != v.dtype || !(v.constant->shape() == v.shape))
-          corrupt(name, fmt::format("value '{}' is declared {} {} but its constant is {} {}",
-                                    v.name, dtype_name(v.dtype), v.shape.to_string(),
-                                    dtype_name(v.constant->dtype()),
-                                    v.constant->shape().to_string()));
+          corrupt(name,
+                  fmt::format("value '{}' is declared {} {} but its constant is {} {}", v.name,
+                              dtype_name(v.dtype), v.shape.to_string(),
+                              dtype_name(v.constant->dtype()), v.constant->shape().to_string()));
       }
       g.add_value(std::move(v));
     }
@@ -489,8 +511,8 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
         // Read wide: get<int>() would wrap an index of 2^40 into range.
         const auto v = integer<std::int64_t>(e, name, "a value index");
         if (v < (allow_none ? -1 : 0) || v >= nv)
-          corrupt(name, fmt::format("value index {} is out of range; the file has {} values", v,
-                                    nv));
+          corrupt(name,
+                  fmt::format("value index {} is out of range; the file has {} values", v, nv));
         out.push_back(static_cast<ValueId>(v));
       }
       return out;

@@ -74,8 +74,8 @@ void check_declared_tensor(const TP& t, const std::string& where) {
   if (count > (std::uint64_t{1} << 56) / size)
     throw_user_error("{}: tensor '{}' declares dims ({}), {} elements, which no memory holds",
                      where, t.name(), fmt::join(dims, ", "), count);
-  check_host_memory(count * size,
-                    fmt::format("{}: tensor '{}' of dims ({})", where, t.name(), fmt::join(dims, ", ")));
+  check_host_memory(count * size, fmt::format("{}: tensor '{}' of dims ({})", where, t.name(),
+                                              fmt::join(dims, ", ")));
   if (t.data_location() == TP::EXTERNAL) return;  // refused with its own message at import
   const std::uint64_t have = t.has_raw_data() ? t.raw_data().size() / size : typed_value_count(t);
   const bool raw_ok = !t.has_raw_data() || t.raw_data().size() == count * size;
@@ -155,15 +155,15 @@ class GraphGuard {
 
   void node(const onnx::NodeProto& n, int index) {
     node_ = &n;
-    where_ = fmt::format("{}: node '{}' ({})",
-                         file_, n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name(),
+    where_ = fmt::format("{}: node '{}' ({})", file_,
+                         n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name(),
                          n.op_type());
     const std::string& op = n.op_type();
     std::vector<Info> outs = infer(op);
     for (int o = 0; o < n.output_size(); ++o) {
       if (n.output(o).empty()) continue;
-      values[n.output(o)] = o < static_cast<int>(outs.size()) ? outs[static_cast<std::size_t>(o)]
-                                                             : Info{};
+      values[n.output(o)] =
+          o < static_cast<int>(outs.size()) ? outs[static_cast<std::size_t>(o)] : Info{};
     }
   }
 
@@ -219,9 +219,10 @@ class GraphGuard {
   void check_axis(std::int64_t axis, int rank, const char* name, bool inclusive_end = false) const {
     const int hi = inclusive_end ? rank : rank - 1;
     if (axis < -rank || axis > hi)
-      fail(fmt::format("attribute '{}' is {}, out of range for an input of rank {}; expected "
-                       "{} to {}",
-                       name, axis, rank, -rank, hi));
+      fail(
+          fmt::format("attribute '{}' is {}, out of range for an input of rank {}; expected "
+                      "{} to {}",
+                      name, axis, rank, -rank, hi));
   }
   void check_flag(std::string_view name) const {
     if (auto v = attr_int(name); v && *v != 0 && *v != 1)
@@ -234,9 +235,10 @@ class GraphGuard {
     std::vector<int> out;
     for (auto a : axes) {
       if (a < -rank || a >= rank)
-        fail(fmt::format("{} holds axis {}, out of range for an input of rank {}; expected {} "
-                         "to {}",
-                         name, a, rank, -rank, rank - 1));
+        fail(
+            fmt::format("{} holds axis {}, out of range for an input of rank {}; expected {} "
+                        "to {}",
+                        name, a, rank, -rank, rank - 1));
       const int n = static_cast<int>(a < 0 ? a + rank : a);
       if (std::find(out.begin(), out.end(), n) != out.end())
         fail(fmt::format("{} ({}) names axis {} twice; each axis may appear once", name,
@@ -294,13 +296,13 @@ class GraphGuard {
     if (is_pool && !attr("kernel_shape"))
       fail(fmt::format("attribute 'kernel_shape' is required for {}", node_->op_type()));
     if (auto a = attr("auto_pad")) {
-      if (a->type() != onnx::AttributeProto::STRING)
-        fail("attribute 'auto_pad' must be a string");
+      if (a->type() != onnx::AttributeProto::STRING) fail("attribute 'auto_pad' must be a string");
       const std::string& s = a->s();
       if (s != "NOTSET" && s != "SAME_UPPER" && s != "SAME_LOWER" && s != "VALID")
-        fail(fmt::format("attribute 'auto_pad' is '{}'; expected NOTSET, SAME_UPPER, "
-                         "SAME_LOWER or VALID",
-                         s));
+        fail(
+            fmt::format("attribute 'auto_pad' is '{}'; expected NOTSET, SAME_UPPER, "
+                        "SAME_LOWER or VALID",
+                        s));
     }
     if (is_pool) {
       check_flag("ceil_mode");
@@ -311,18 +313,20 @@ class GraphGuard {
     if (transpose) {
       sized("output_padding", spatial, 0);
       if (auto v = attr_ints("output_shape"); v && v->size() != spatial && v->size() != spatial + 2)
-        fail(fmt::format("attribute 'output_shape' has {} values ({}); an input of rank {} needs "
-                         "{}",
-                         v->size(), fmt::join(*v, ", "), r, spatial));
+        fail(
+            fmt::format("attribute 'output_shape' has {} values ({}); an input of rank {} needs "
+                        "{}",
+                        v->size(), fmt::join(*v, ", "), r, spatial));
       if (auto v = attr_ints("output_shape"))
         for (auto e : *v)
           if (e < 0) fail(fmt::format("attribute 'output_shape' holds {}; sizes must be >= 0", e));
     }
     const Info w = ranked_input(1, "weights");
     if (w.rank != r)
-      fail(fmt::format("weights '{}' have rank {}; for an input of rank {} they must have rank {} "
-                       "({} spatial dims)",
-                       node_->input(1), w.rank, r, r, spatial));
+      fail(
+          fmt::format("weights '{}' have rank {}; for an input of rank {} they must have rank {} "
+                      "({} spatial dims)",
+                      node_->input(1), w.rank, r, r, spatial));
     const std::int64_t group = attr_int("group").value_or(1);
     if (group < 1) fail(fmt::format("attribute 'group' is {}; expected 1 or more", group));
     const std::int64_t channels = x.dim(1);
@@ -332,11 +336,11 @@ class GraphGuard {
       for (std::size_t i = 0; i < spatial; ++i) {
         const std::int64_t have = w.dim(static_cast<int>(i) + 2);
         if (have >= 0 && have != (*k)[i])
-          fail(fmt::format("attribute 'kernel_shape' ({}) differs from the weights' spatial "
-                           "dims ({})",
-                           fmt::join(*k, ", "),
-                           fmt::join(std::vector<std::int64_t>(w.dims.begin() + 2, w.dims.end()),
-                                     ", ")));
+          fail(fmt::format(
+              "attribute 'kernel_shape' ({}) differs from the weights' spatial "
+              "dims ({})",
+              fmt::join(*k, ", "),
+              fmt::join(std::vector<std::int64_t>(w.dims.begin() + 2, w.dims.end()), ", ")));
       }
     if (transpose) {
       if (channels >= 0 && w.dim(0) >= 0 && w.dim(0) != channels)
@@ -347,14 +351,16 @@ class GraphGuard {
         const auto dil = attr_ints("dilations").value_or(std::vector<std::int64_t>(spatial, 1));
         for (std::size_t i = 0; i < spatial; ++i)
           if ((*op)[i] >= std::max(strides[i], dil[i]))
-            fail(fmt::format("attribute 'output_padding' ({}) must be smaller than the stride "
-                             "or the dilation of each axis",
-                             fmt::join(*op, ", ")));
+            fail(
+                fmt::format("attribute 'output_padding' ({}) must be smaller than the stride "
+                            "or the dilation of each axis",
+                            fmt::join(*op, ", ")));
       }
     } else if (channels >= 0 && w.dim(1) >= 0 && w.dim(1) * group != channels) {
-      fail(fmt::format("weights have {} channels per group (dim 1) x group {} = {}, the input "
-                       "has {} channels",
-                       w.dim(1), group, w.dim(1) * group, channels));
+      fail(
+          fmt::format("weights have {} channels per group (dim 1) x group {} = {}, the input "
+                      "has {} channels",
+                      w.dim(1), group, w.dim(1) * group, channels));
     }
     if (!transpose && w.dim(0) >= 0 && w.dim(0) % group != 0)
       fail(fmt::format("weights have {} output channels, not divisible by group {}", w.dim(0),
@@ -371,12 +377,12 @@ class GraphGuard {
     const Info x = input(0);
     const int r = x.rank;
     static const std::set<std::string> unary = {
-        "Abs",     "Neg",  "Exp",      "Log",  "Sqrt",     "Reciprocal", "Relu",
-        "Sigmoid", "Tanh", "Softplus", "Erf",  "Identity", "LeakyRelu",  "Elu",
-        "Selu",    "Cast", "Clip",     "Dropout"};
-    static const std::set<std::string> broadcast = {"Add", "Sub",  "Mul",     "Div",  "Pow",
-                                                    "Sum", "Max",  "Min",     "Where", "Equal",
-                                                    "Less", "Greater"};
+        "Abs",       "Neg",     "Exp",  "Log",      "Sqrt", "Reciprocal",
+        "Relu",      "Sigmoid", "Tanh", "Softplus", "Erf",  "Identity",
+        "LeakyRelu", "Elu",     "Selu", "Cast",     "Clip", "Dropout"};
+    static const std::set<std::string> broadcast = {"Add",   "Sub",   "Mul",  "Div",
+                                                    "Pow",   "Sum",   "Max",  "Min",
+                                                    "Where", "Equal", "Less", "Greater"};
     if (unary.count(op)) {
       Info out = Info::of_rank(r);
       if (x.known()) out.dims = x.dims;
@@ -384,7 +390,8 @@ class GraphGuard {
     }
     if (broadcast.count(op)) return {Info::of_rank(broadcast_rank(all_inputs()))};
     if (op == "Softmax" || op == "LogSoftmax") {
-      if (x.known() && r > 0) check_axis(attr_int("axis").value_or(opset_ >= 13 ? -1 : 1), r, "axis");
+      if (x.known() && r > 0)
+        check_axis(attr_int("axis").value_or(opset_ >= 13 ? -1 : 1), r, "axis");
       return {Info::of_rank(r)};
     }
     if (op == "Flatten") {
@@ -395,9 +402,10 @@ class GraphGuard {
       const Info in = ranked_input(0, "input");
       if (auto perm = attr_ints("perm")) {
         if (static_cast<int>(perm->size()) != in.rank)
-          fail(fmt::format("attribute 'perm' ({}) has {} entries; the input has rank {}, so it "
-                           "must be a permutation of 0..{}",
-                           fmt::join(*perm, ", "), perm->size(), in.rank, in.rank - 1));
+          fail(
+              fmt::format("attribute 'perm' ({}) has {} entries; the input has rank {}, so it "
+                          "must be a permutation of 0..{}",
+                          fmt::join(*perm, ", "), perm->size(), in.rank, in.rank - 1));
         std::vector<bool> seen(static_cast<std::size_t>(in.rank), false);
         for (auto p : *perm) {
           if (p < 0 || p >= in.rank || seen[static_cast<std::size_t>(p)])
@@ -445,7 +453,8 @@ class GraphGuard {
                            split->size(), node_->output_size()));
         std::int64_t sum = 0;
         for (auto s : *split) {
-          if (s < 0) fail(fmt::format("'split' ({}) holds a negative size", fmt::join(*split, ", ")));
+          if (s < 0)
+            fail(fmt::format("'split' ({}) holds a negative size", fmt::join(*split, ", ")));
           if (__builtin_add_overflow(sum, s, &sum))
             fail(fmt::format("'split' sizes ({}) overflow when summed", fmt::join(*split, ", ")));
         }
@@ -479,7 +488,8 @@ class GraphGuard {
       }
       if (steps)
         for (auto s : *steps)
-          if (s == 0) fail(fmt::format("'steps' ({}) holds 0; steps must not be 0", fmt::join(*steps, ", ")));
+          if (s == 0)
+            fail(fmt::format("'steps' ({}) holds 0; steps must not be 0", fmt::join(*steps, ", ")));
       return {Info::of_rank(r)};
     }
     if (op == "Squeeze") {
@@ -489,8 +499,8 @@ class GraphGuard {
         if (opset_ >= 13 && has_input(1)) return {Info{}};
         for (auto d : x.dims)
           if (d < 0) return {Info{}};
-        return {Info::of_rank(static_cast<int>(std::count_if(
-            x.dims.begin(), x.dims.end(), [](std::int64_t d) { return d != 1; })))};
+        return {Info::of_rank(static_cast<int>(
+            std::count_if(x.dims.begin(), x.dims.end(), [](std::int64_t d) { return d != 1; })))};
       }
       for (int a : check_axes(*axes, r, "'axes'"))
         if (x.dim(a) >= 0 && x.dim(a) != 1)
@@ -520,9 +530,10 @@ class GraphGuard {
         int minus_one = 0;
         for (auto d : *shape.data) {
           if (d < -1)
-            fail(fmt::format("the shape ({}) holds {}; dims must be -1 (inferred), 0 (copied) or "
-                             "positive",
-                             fmt::join(*shape.data, ", "), d));
+            fail(
+                fmt::format("the shape ({}) holds {}; dims must be -1 (inferred), 0 (copied) or "
+                            "positive",
+                            fmt::join(*shape.data, ", "), d));
           if (d == -1) ++minus_one;
         }
         if (minus_one > 1)
@@ -558,9 +569,10 @@ class GraphGuard {
             const std::int64_t a = i <= r ? x.dim(r - i) : 1;
             const std::int64_t b = i <= static_cast<int>(s.size()) ? s[s.size() - i] : 1;
             if (a >= 0 && a != b && a != 1 && b != 1)
-              fail(fmt::format("the input's dims ({}) do not broadcast to the shape ({}): {} vs "
-                               "{}; each pair must be equal or one of them 1",
-                               fmt::join(x.dims, ", "), fmt::join(s, ", "), a, b));
+              fail(
+                  fmt::format("the input's dims ({}) do not broadcast to the shape ({}): {} vs "
+                              "{}; each pair must be equal or one of them 1",
+                              fmt::join(x.dims, ", "), fmt::join(s, ", "), a, b));
           }
           return {Info::of_rank(out_rank)};
         }
@@ -622,8 +634,8 @@ class GraphGuard {
       for (int i = 1; i < 5; ++i) {
         const Info p = input(i);
         if (p.known() && p.rank != 1)
-          fail(fmt::format("input {} ('{}') has rank {}; scale, bias, mean and var have rank 1",
-                           i, node_->input(i), p.rank));
+          fail(fmt::format("input {} ('{}') has rank {}; scale, bias, mean and var have rank 1", i,
+                           node_->input(i), p.rank));
       }
       return {Info::of_rank(r), Info::of_rank(1), Info::of_rank(1)};
     }
@@ -639,7 +651,8 @@ class GraphGuard {
       check_flag("noop_with_empty_axes");
       const bool keep = attr_int("keepdims").value_or(1) != 0;
       const bool axes_input = op == "ReduceSum" && opset_ >= 13;
-      std::optional<std::vector<std::int64_t>> axes = axes_input ? axes_operand(1, 13) : attr_ints("axes");
+      std::optional<std::vector<std::int64_t>> axes =
+          axes_input ? axes_operand(1, 13) : attr_ints("axes");
       if (!x.known()) return {Info{}};
       if (axes) check_axes(*axes, std::max(r, 1), "'axes'");
       if (keep) return {Info::of_rank(r)};
@@ -692,8 +705,8 @@ void guard_tensor_sizes(const onnx::ModelProto& model, const std::string& file) 
   for (const auto& init : g.initializer()) check_declared_tensor(init, file + ": initializer");
   for (const auto& node : g.node()) {
     for (const auto& a : node.attribute()) {
-      const std::string where = fmt::format("{}: node '{}' ({}) attribute '{}'", file,
-                                            node.name(), node.op_type(), a.name());
+      const std::string where = fmt::format("{}: node '{}' ({}) attribute '{}'", file, node.name(),
+                                            node.op_type(), a.name());
       if (a.has_t()) check_declared_tensor(a.t(), where);
       for (const auto& t : a.tensors()) check_declared_tensor(t, where);
     }
@@ -716,7 +729,8 @@ void guard_tensor_sizes(const onnx::ModelProto& model, const std::string& file) 
       dims.push_back(d.dim_value());
     }
     if (dims.size() != static_cast<std::size_t>(shape.dim_size())) continue;
-    const std::uint64_t count = saturating_element_count(dims.data(), static_cast<int>(dims.size()));
+    const std::uint64_t count =
+        saturating_element_count(dims.data(), static_cast<int>(dims.size()));
     const std::uint64_t size = stored_element_size(input.type().tensor_type().elem_type());
     if (count > (std::uint64_t{1} << 56) / size)
       throw_user_error("{}: input '{}' declares dims ({}), {} elements, which no memory holds",
@@ -734,10 +748,9 @@ void guard_graph(onnx::ModelProto& model, const std::string& file) {
   const auto& supported = supported_ops();
   int index = 0;
   for (const auto& n : g->node()) {
-    const std::string where =
-        fmt::format("{}: node '{}' ({})", file,
-                    n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name(),
-                    n.op_type());
+    const std::string where = fmt::format(
+        "{}: node '{}' ({})", file,
+        n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name(), n.op_type());
     ++index;
     if (!(n.domain().empty() || n.domain() == "ai.onnx"))
       throw_user_error("{}: op domain '{}' is not supported (only the default ONNX domain is)",

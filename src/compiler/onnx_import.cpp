@@ -127,17 +127,27 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& wher
   } else {
     std::uint64_t have = 0;
     switch (et) {
-      case TP::FLOAT: have = static_cast<std::uint64_t>(proto.float_data_size()); break;
-      case TP::DOUBLE: have = static_cast<std::uint64_t>(proto.double_data_size()); break;
-      case TP::INT64: have = static_cast<std::uint64_t>(proto.int64_data_size()); break;
+      case TP::FLOAT:
+        have = static_cast<std::uint64_t>(proto.float_data_size());
+        break;
+      case TP::DOUBLE:
+        have = static_cast<std::uint64_t>(proto.double_data_size());
+        break;
+      case TP::INT64:
+        have = static_cast<std::uint64_t>(proto.int64_data_size());
+        break;
       case TP::UINT64:
-      case TP::UINT32: have = static_cast<std::uint64_t>(proto.uint64_data_size()); break;
-      default: have = static_cast<std::uint64_t>(proto.int32_data_size());
+      case TP::UINT32:
+        have = static_cast<std::uint64_t>(proto.uint64_data_size());
+        break;
+      default:
+        have = static_cast<std::uint64_t>(proto.int32_data_size());
     }
     if (have != static_cast<std::uint64_t>(n)) bad_size(have);
   }
-  check_host_memory(static_cast<std::uint64_t>(n) * dtype_size(dtype),
-                    fmt::format("{}: tensor '{}' of shape {}", where, proto.name(), shape.to_string()));
+  check_host_memory(
+      static_cast<std::uint64_t>(n) * dtype_size(dtype),
+      fmt::format("{}: tensor '{}' of shape {}", where, proto.name(), shape.to_string()));
   Tensor t(dtype, shape);
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
@@ -624,7 +634,8 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
   for (const Node& node : graph.nodes)
     for (int pos : shape_operand_positions(node.op)) {
       if (node.op == "Clip" || node.op == "Dropout" || (node.op == "Resize" && pos == 1)) continue;
-      if (pos >= static_cast<int>(node.inputs.size()) || node.inputs[static_cast<std::size_t>(pos)] == kNoValue)
+      if (pos >= static_cast<int>(node.inputs.size()) ||
+          node.inputs[static_cast<std::size_t>(pos)] == kNoValue)
         continue;
       const ValueId v = node.inputs[static_cast<std::size_t>(pos)];
       if (std::find(graph.inputs.begin(), graph.inputs.end(), v) != graph.inputs.end())

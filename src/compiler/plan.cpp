@@ -168,7 +168,9 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
     const bool input_constant =
         !node.inputs.empty() && node.inputs[0] != kNoValue && g.value(node.inputs[0]).is_constant();
     // A node with an empty tensor has nothing for a device kernel to do; reference handles it.
-    const auto empty = [&](ValueId v) { return v != kNoValue && g.value(v).shape.element_count() == 0; };
+    const auto empty = [&](ValueId v) {
+      return v != kNoValue && g.value(v).shape.element_count() == 0;
+    };
     const bool has_empty = std::any_of(node.inputs.begin(), node.inputs.end(), empty) ||
                            std::any_of(node.outputs.begin(), node.outputs.end(), empty);
     std::optional<std::string> reason;

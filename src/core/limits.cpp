@@ -40,11 +40,20 @@ std::uint64_t host_memory_limit() {
     shift = 0;
   } else if (digits + 1 == s.size()) {
     switch (std::toupper(static_cast<unsigned char>(s[digits]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: break;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        break;
     }
   }
   std::uint64_t value = 0;

@@ -561,9 +561,9 @@ TEST(Errors, EveryFigureHasASaneRange) {
   json rate = minimal();
   rate["params"]["mme.macs_per_cycle_f32"] = fig(1e-300);
   EXPECT_CONTAINS(problem_text(rate), "params.mme.macs_per_cycle_f32.value");
-  EXPECT_CONTAINS(problem_text(minimal().dump().replace(minimal().dump().find("1000000000.0"), 12,
-                                                         "1e916")),
-                  "malformed JSON");
+  EXPECT_CONTAINS(
+      problem_text(minimal().dump().replace(minimal().dump().find("1000000000.0"), 12, "1e916")),
+      "malformed JSON");
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ std::string user_error_of(Fn&& fn) {
 
 void expect_refused(const std::vector<std::byte>& bytes, std::initializer_list<const char*> parts) {
   const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "h.onnx"); });
-  for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in " << msg;
+  for (const char* p : parts)
+    EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' in " << msg;
 }
 
 // Sets an environment variable for one scope.
@@ -69,11 +70,11 @@ TEST(Hostile, ConvTransposeOfRankTwoIsRefused) {
 }
 
 TEST(Hostile, ConvWeightsMustHaveTheInputRankAndMatchTheGroup) {
-  expect_refused(make_model({{"x", {"1", "4", "5", "5"}}},
-                            {{"w", Tensor(DType::f32, Shape{3, 3, 3, 6})}},
-                            {{"Conv", {"x", "w"}, {"y"}, {{"group", {2}}}, true}},
-                            {{"y", {"1", "6", "3", "3"}}}),
-                 {"Conv_0", "3 channels per group", "group 2", "4 channels"});
+  expect_refused(
+      make_model({{"x", {"1", "4", "5", "5"}}}, {{"w", Tensor(DType::f32, Shape{3, 3, 3, 6})}},
+                 {{"Conv", {"x", "w"}, {"y"}, {{"group", {2}}}, true}},
+                 {{"y", {"1", "6", "3", "3"}}}),
+      {"Conv_0", "3 channels per group", "group 2", "4 channels"});
 }
 
 TEST(Hostile, LayerNormalizationAxisOutOfRange) {
@@ -90,12 +91,14 @@ TEST(Hostile, TransposePermMustBeAPermutationOfTheRank) {
 }
 
 TEST(Hostile, FlattenAndUnsqueezeAxesAreChecked) {
-  expect_refused(make_model({{"x", {"2", "3"}}}, {},
-                            {{"Flatten", {"x"}, {"y"}, {{"axis", {99}}}, true}}, {{"y", {"2", "3"}}}),
-                 {"Flatten_0", "'axis' is 99", "-2 to 2"});
-  expect_refused(make_model({{"x", {"2", "3"}}}, {{"a", Tensor::from_ints(DType::i32, Shape{1}, {99})}},
-                            {{"Unsqueeze", {"x", "a"}, {"y"}}}, {{"y", {"1", "2", "3"}}}),
-                 {"Unsqueeze_0", "axis 99", "-3 to 2"});
+  expect_refused(
+      make_model({{"x", {"2", "3"}}}, {}, {{"Flatten", {"x"}, {"y"}, {{"axis", {99}}}, true}},
+                 {{"y", {"2", "3"}}}),
+      {"Flatten_0", "'axis' is 99", "-2 to 2"});
+  expect_refused(
+      make_model({{"x", {"2", "3"}}}, {{"a", Tensor::from_ints(DType::i32, Shape{1}, {99})}},
+                 {{"Unsqueeze", {"x", "a"}, {"y"}}}, {{"y", {"1", "2", "3"}}}),
+      {"Unsqueeze_0", "axis 99", "-3 to 2"});
 }
 
 TEST(Hostile, ReshapeSplitAndKeepdimsFollowOnnxRules) {
@@ -103,13 +106,14 @@ TEST(Hostile, ReshapeSplitAndKeepdimsFollowOnnxRules) {
                             {{"s", Tensor::from_ints(DType::i32, Shape{2}, {-1, -1})}},
                             {{"Reshape", {"x", "s"}, {"y"}}}, {{"y", {"6", "4"}}}),
                  {"Reshape_0", "-1 2 times"});
-  expect_refused(make_model({{"x", {"6"}}}, {{"s", Tensor::from_ints(DType::i32, Shape{2}, {2, 5})}},
-                            {{"Split", {"x", "s"}, {"a", "b"}}}, {{"a", {"2"}}, {"b", {"5"}}}),
-                 {"Split_0", "sum to 7", "size 6"});
-  expect_refused(make_model({{"x", {"3", "4"}}}, {},
-                            {{"ReduceMax", {"x"}, {"y"}, {{"keepdims", {11}}}, true}},
-                            {{"y", {"1", "4"}}}),
-                 {"ReduceMax_0", "'keepdims' is 11", "0 or 1"});
+  expect_refused(
+      make_model({{"x", {"6"}}}, {{"s", Tensor::from_ints(DType::i32, Shape{2}, {2, 5})}},
+                 {{"Split", {"x", "s"}, {"a", "b"}}}, {{"a", {"2"}}, {"b", {"5"}}}),
+      {"Split_0", "sum to 7", "size 6"});
+  expect_refused(
+      make_model({{"x", {"3", "4"}}}, {}, {{"ReduceMax", {"x"}, {"y"}, {{"keepdims", {11}}}, true}},
+                 {{"y", {"1", "4"}}}),
+      {"ReduceMax_0", "'keepdims' is 11", "0 or 1"});
 }
 
 TEST(Hostile, DeclaredSizesAreCheckedBeforeAllocation) {

@@ -53,11 +53,7 @@ TEST(Edge, ExtremeSliceSteps) {
 
 TEST(Edge, HugeShapesAreUserErrors) {
   const std::int64_t big = std::int64_t{1} << 30;
-  EXPECT_TRUE(ThrowsUserError(
-      [&] {
-        Tensor(DType::f32, Shape{big, big});
-      },
-      {"too large", "f32"}));
+  EXPECT_TRUE(ThrowsUserError([&] { Tensor(DType::f32, Shape{big, big}); }, {"too large", "f32"}));
   // Dims whose product overflows int64 are refused by the shape itself.
   EXPECT_TRUE(ThrowsUserError(
       [&] {

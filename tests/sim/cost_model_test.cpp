@@ -59,8 +59,7 @@ TEST(CostModel, HugeCostsSaturateInsteadOfOverflowing) {
   spec.host_link.bandwidth_bytes_per_second.value = 1e-300;
   PresetCostModel cost(spec);
   EXPECT_EQ(cost.op_cycles("vec", 1e300, 1e-300), cost.pipe_latency("vec") + kMaxOperationCycles);
-  EXPECT_LE(cost.transfer_cycles("dram", "local", std::uint64_t{1} << 40),
-            2 * kMaxOperationCycles);
+  EXPECT_LE(cost.transfer_cycles("dram", "local", std::uint64_t{1} << 40), 2 * kMaxOperationCycles);
   EXPECT_EQ(cost.host_link_cycles(1), kMaxOperationCycles);
   // Sums over a million saturated operations still fit 64 bits.
   EXPECT_LT(kMaxOperationCycles, std::numeric_limits<std::uint64_t>::max() / (1u << 20) / 2);

@@ -146,7 +146,8 @@ void im2col(const float* x, const Geometry& g, std::int64_t channels, float* col
             const std::int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
             for (std::int64_t oh = 0; oh < oh_n; ++oh, row += ow_n) {
               const std::int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-              if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+              // An empty row (width 0, only padding) has no source to point into.
+              if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || g.in[2] == 0) {
                 std::fill(row, row + ow_n, 0.0f);
                 continue;
               }

@@ -147,9 +147,7 @@ TEST_F(Fixture, WritesOutsideTheTensorAreCulledLaneByLane) {
   }
 }
 
-float g_alpha_seen = 0;
 void leakyrelu_f32(tensor in, tensor out, float alpha) {
-  g_alpha_seen = alpha;
   const int5 s = get_index_space_offset();
   const int5 e = s + get_index_space_size();
   for (int i = s[0]; i < e[0]; ++i) {

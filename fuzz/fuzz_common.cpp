@@ -2,9 +2,8 @@
 
 #include <cstdlib>
 
-#include "tessera/compiler/backend.h"
 #include "tessera/runtime/device.h"
-#include "tessera/targets/tpc/backend/backend.h"
+#include "tessera/targets/registry.h"
 
 namespace tessera::fuzz {
 
@@ -17,8 +16,7 @@ void initialize() {
   setenv("TESSERA_HOST_MEMORY_LIMIT", "256M", 0);
   setenv("TESSERA_THREADS", "1", 0);
   setenv("TESSERA_LOG_LEVEL", "OFF", 0);
-  compiler::register_builtin_backends();
-  tpc::register_tpc_backend();
+  targets::register_all_backends();
 }
 
 void expect_clean(const std::function<void()>& body) {

@@ -167,14 +167,14 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
     info.node = static_cast<int>(n);
     const bool input_constant =
         !node.inputs.empty() && node.inputs[0] != kNoValue && g.value(node.inputs[0]).is_constant();
-    // A node with an empty tensor has nothing for a device kernel to do; reference handles it.
-    const auto empty = [&](ValueId v) {
-      return v != kNoValue && g.value(v).shape.element_count() == 0;
+    // A constant with no elements gets no device buffer for a kernel to read (a conv with no
+    // output channels has empty weights); reference computes such a node.
+    const auto empty_constant = [&](ValueId v) {
+      return v != kNoValue && g.value(v).is_constant() && g.value(v).shape.element_count() == 0;
     };
-    const bool has_empty = std::any_of(node.inputs.begin(), node.inputs.end(), empty) ||
-                           std::any_of(node.outputs.begin(), node.outputs.end(), empty);
     std::optional<std::string> reason;
-    if (has_empty) reason = "a tensor of the node has no elements, so no device kernel runs";
+    if (std::any_of(node.inputs.begin(), node.inputs.end(), empty_constant))
+      reason = "a constant input of the node has no elements, so it has no device buffer";
     if (is_view_op(node) && !input_constant) {
       plan.steps.push_back(std::make_unique<ViewStep>());
       info.kernel = "view";

@@ -49,6 +49,7 @@ void check_fits(runtime::Device& device, const char* op, const char* role, const
 std::vector<float> read_f32(runtime::Device& device, const DeviceTensor& t) {
   const std::size_t n = elements(t);
   std::vector<float> v(n);
+  if (n == 0) return v;  // an empty operand (MatMul with K = 0) has no bytes to read
   const std::byte* src = device.data(t.buffer) + t.byte_offset;
   if (t.dtype == DType::f32) {
     std::memcpy(v.data(), src, n * 4);
@@ -64,6 +65,7 @@ std::vector<float> read_f32(runtime::Device& device, const DeviceTensor& t) {
 
 // Results rounded to the output type (RNE for bf16).
 void write_f32(runtime::Device& device, const DeviceTensor& t, const std::vector<float>& v) {
+  if (v.empty()) return;
   std::byte* dst = device.data(t.buffer) + t.byte_offset;
   if (t.dtype == DType::f32) {
     std::memcpy(dst, v.data(), v.size() * 4);

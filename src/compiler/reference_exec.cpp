@@ -301,6 +301,141 @@ std::vector<Tensor> run_split(const Ctx& c) {
   return ops::split(x, ax, sizes);
 }
 
+// Range: scalar start, limit and delta of one dtype; the output takes that dtype.
+Tensor run_range(const Ctx& c) {
+  for (std::size_t i = 0; i < 3; ++i)
+    if (c.x(i).element_count() != 1)
+      throw_user_error("{}: input {} must be a scalar, got shape {}", c.where, i,
+                       c.x(i).shape().to_string());
+  return ops::range(c.x(0).at<double>(0), c.x(1).at<double>(0), c.x(2).at<double>(0),
+                    c.x(0).dtype());
+}
+
+std::string ops_list(const std::vector<std::int64_t>& v) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + ")";
+}
+
+// An ONNX TensorProto data type as a Tessera dtype (64-bit types narrow to 32 bits).
+DType onnx_dtype(const Ctx& c, int to, const char* attr) {
+  switch (to) {
+    case 1:
+    case 11:
+      return DType::f32;
+    case 10:
+      return DType::f16;
+    case 16:
+      return DType::bf16;
+    case 6:
+    case 7:
+      return DType::i32;
+    case 12:
+    case 13:
+      return DType::u32;
+    case 5:
+      return DType::i16;
+    case 4:
+      return DType::u16;
+    case 3:
+      return DType::i8;
+    case 2:
+      return DType::u8;
+    case 9:
+      return DType::boolean;
+    default:
+      throw_user_error(
+          "{}: attribute {} = {}: ONNX type {} has no Tessera dtype (expected 1, 2, 3, 4, 5, 6, 7, "
+          "9, 10, 11, 12, 13 or 16)",
+          c.where, attr, to, to);
+  }
+}
+
+// An op that ONNX before opset 13 applies to the input coerced to 2-D at `axis` (default 1)
+// and from opset 13 along the single axis (default -1), as Softmax and Hardmax.
+template <typename Fn>
+Tensor run_axis_op(const Ctx& c, Fn fn) {
+  const Tensor& x = c.x(0);
+  const int r = x.rank();
+  if (c.opset >= 13) return fn(x, c.axis(c.node.attr_int("axis", -1), r));
+  const std::int64_t a = c.node.attr_int("axis", 1);
+  const int boundary = r - (a < 0 ? static_cast<int>(a) + r : static_cast<int>(a));
+  if (boundary < 0 || boundary > r)
+    throw_user_error("{}: attribute axis = {} is out of range for rank {} (valid: {} to {})",
+                     c.where, a, r, -r, r);
+  std::int64_t inner = 1;
+  for (int d = 0; d < boundary; ++d) inner *= x.dim(d);
+  const Tensor flat = x.reshape(Shape{inner, x.element_count() / std::max<std::int64_t>(inner, 1)});
+  Tensor y = fn(flat, 0);
+  y.reshape_in_place(x.shape());
+  return y;
+}
+
+std::int64_t scalar_int(const Ctx& c, std::size_t input, const char* name) {
+  if (c.x(input).element_count() != 1)
+    throw_user_error("{}: input {} ({}) must hold one value, got shape {}", c.where, input, name,
+                     c.x(input).shape().to_string());
+  return c.x(input).to_ints()[0];
+}
+
+// MaxUnpool-11: the indices address the output shape inferred from kernel, strides and pads;
+// an explicit output_shape pads that result with zeros at the end of each spatial dim.
+Tensor run_max_unpool(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  const std::size_t s = spatial_rank(c, x);
+  const auto kernel = c.node.attr_ints("kernel_shape");
+  if (kernel.size() != s)
+    throw_user_error("{}: attribute kernel_shape lists {} sizes; expected {}", c.where,
+                     kernel.size(), s);
+  const auto strides = filled(c.node.attr_ints("strides"), s, 1);
+  const auto pads = filled(c.node.attr_ints("pads"), 2 * s, 0);
+  std::vector<std::int64_t> inferred = {x.dim(x.rank() - 1), x.dim(x.rank() - 2)};
+  for (std::size_t i = 0; i < s; ++i)
+    inferred.push_back((spatial_dim(x.shape(), i, s) - 1) * strides[i] + kernel[i] - pads[i] -
+                       pads[s + i]);
+  Tensor y = ops::max_unpool(x, c.x(1), Shape::from_outer_first(inferred));
+  if (!c.has(2)) return y;
+  const std::vector<std::int64_t> wanted = c.x(2).to_ints();
+  if (wanted.size() != inferred.size())
+    throw_user_error("{}: output_shape lists {} dims; the input has rank {}", c.where,
+                     wanted.size(), x.rank());
+  ops::PadParams p;
+  const int r = x.rank();
+  p.pads.assign(static_cast<std::size_t>(2 * r), 0);
+  for (int d = 0; d < r; ++d) {
+    const std::int64_t extra =
+        wanted[static_cast<std::size_t>(r - 1 - d)] - inferred[static_cast<std::size_t>(r - 1 - d)];
+    if (extra < 0 || (d >= r - 2 && extra != 0))
+      throw_user_error(
+          "{}: output_shape {} is smaller than the shape {} the pooling parameters give, or "
+          "changes N or C",
+          c.where, ops_list(wanted), ops_list(inferred));
+    p.pads[static_cast<std::size_t>(r + d)] = extra;
+  }
+  return ops::pad(y, p);
+}
+
+// Upsample-7/9: nearest or linear with asymmetric coordinates (Resize-10's semantics); scales
+// are an attribute at opset 7 and an input from opset 9.
+Tensor run_upsample(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  ops::ResizeParams p;
+  const std::string mode = c.node.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+    throw_user_error("{}: attribute mode is '{}'; expected nearest, linear or bilinear", c.where,
+                     mode);
+  p.mode = mode == "nearest" ? ops::ResizeMode::nearest : ops::ResizeMode::linear;
+  p.coordinate_transformation_mode = ops::CoordinateTransform::asymmetric;
+  p.nearest_mode = ops::NearestMode::floor;
+  std::vector<float> scales = c.has(1) ? c.x(1).to_floats() : c.node.attr_floats("scales");
+  if (scales.size() != static_cast<std::size_t>(x.rank()))
+    throw_user_error("{}: scales lists {} values; the input has rank {}", c.where, scales.size(),
+                     x.rank());
+  std::reverse(scales.begin(), scales.end());
+  p.scales = scales;
+  return ops::resize(x, p);
+}
+
 std::vector<Tensor> copy_inputs(const Ctx& c) {
   std::vector<Tensor> v;
   for (std::size_t i = 0; i < c.in.size(); ++i) v.push_back(c.x(i));
@@ -407,6 +542,8 @@ std::vector<Tensor> dispatch(const Ctx& c) {
   if (op == "InstanceNormalization")
     return {ops::instance_normalization(c.x(0), c.x(1), c.x(2), n.attr_float("epsilon", 1e-5f))};
   if (op == "Softmax") return {run_softmax(c, false)};
+  if (op == "Hardmax")
+    return {run_axis_op(c, [](const Tensor& x, int axis) { return ops::hardmax(x, axis); })};
   if (op == "LogSoftmax") return {run_softmax(c, true)};
   // Shape manipulation.
   if (op == "Reshape") {
@@ -454,35 +591,7 @@ std::vector<Tensor> dispatch(const Ctx& c) {
   if (op == "Pad") return {run_pad(c)};
   if (op == "Cast") {
     const auto to = static_cast<int>(n.attr_int("to", 1));
-    const DType dt = [&] {
-      switch (to) {
-        case 1:
-        case 11:
-          return DType::f32;
-        case 10:
-          return DType::f16;
-        case 16:
-          return DType::bf16;
-        case 6:
-        case 7:
-          return DType::i32;
-        case 12:
-        case 13:
-          return DType::u32;
-        case 5:
-          return DType::i16;
-        case 4:
-          return DType::u16;
-        case 3:
-          return DType::i8;
-        case 2:
-          return DType::u8;
-        case 9:
-          return DType::boolean;
-        default:
-          throw_user_error("{}: cast to ONNX type {} is not supported", c.where, to);
-      }
-    }();
+    const DType dt = onnx_dtype(c, to, "to");
     return {ops::cast(c.x(0), dt)};
   }
   if (op == "Identity") return {ops::identity(c.x(0))};
@@ -506,6 +615,171 @@ std::vector<Tensor> dispatch(const Ctx& c) {
   if (op == "ArgMax")
     return {ops::argmax(c.x(0), c.axis(n.attr_int("axis", 0), c.x(0).rank()),
                         n.attr_int("keepdims", 1) != 0, n.attr_int("select_last_index", 0) != 0)};
+  if (op == "ArgMin")
+    return {ops::argmin(c.x(0), c.axis(n.attr_int("axis", 0), c.x(0).rank()),
+                        n.attr_int("keepdims", 1) != 0, n.attr_int("select_last_index", 0) != 0)};
+  if (op == "ReduceProd") return {ops::reduce_prod(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "Mod") return {ops::mod(c.x(0), c.x(1), n.attr_int("fmod", 0) != 0)};
+  if (op == "And") return {ops::logical_and(c.x(0), c.x(1))};
+  if (op == "Or") return {ops::logical_or(c.x(0), c.x(1))};
+  if (op == "Xor") return {ops::logical_xor(c.x(0), c.x(1))};
+  if (op == "Not") return {ops::logical_not(c.x(0))};
+  if (op == "LessOrEqual") return {ops::less_or_equal(c.x(0), c.x(1))};
+  if (op == "GreaterOrEqual") return {ops::greater_or_equal(c.x(0), c.x(1))};
+  if (op == "Floor") return {ops::floor(c.x(0))};
+  if (op == "Ceil") return {ops::ceil(c.x(0))};
+  if (op == "Round") return {ops::round(c.x(0))};
+  if (op == "Sign") return {ops::sign(c.x(0))};
+  if (op == "PRelu") return {ops::prelu(c.x(0), c.x(1))};
+  if (op == "HardSigmoid")
+    return {ops::hard_sigmoid(c.x(0), n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f))};
+  if (op == "HardSwish") return {ops::hard_swish(c.x(0))};
+  if (op == "Range") return {run_range(c)};
+  if (op == "CumSum") {
+    if (c.x(1).element_count() != 1)
+      throw_user_error("{}: axis must be a scalar, got shape {}", c.where,
+                       c.x(1).shape().to_string());
+    return {ops::cum_sum(c.x(0), c.axis(c.x(1).to_ints()[0], c.x(0).rank()),
+                         n.attr_int("exclusive", 0) != 0, n.attr_int("reverse", 0) != 0)};
+  }
+  if (op == "Tile") {
+    auto repeats = c.x(1).to_ints();
+    if (repeats.size() != static_cast<std::size_t>(c.x(0).rank()))
+      throw_user_error("{}: repeats lists {} values but the input has rank {}", c.where,
+                       repeats.size(), c.x(0).rank());
+    std::reverse(repeats.begin(), repeats.end());
+    return {ops::tile(c.x(0), repeats)};
+  }
+  if (op == "TopK") {
+    std::int64_t k = 0;
+    if (c.opset < 10) {
+      k = n.attr_int("k", 0);
+    } else {
+      if (c.x(1).element_count() != 1)
+        throw_user_error("{}: K must hold one value, got shape {}", c.where,
+                         c.x(1).shape().to_string());
+      k = c.x(1).to_ints()[0];
+    }
+    ops::TopKResult r = ops::top_k(c.x(0), k, c.axis(n.attr_int("axis", -1), c.x(0).rank()),
+                                   n.attr_int("largest", 1) != 0, n.attr_int("sorted", 1) != 0);
+    return {std::move(r.values), std::move(r.indices)};
+  }
+  if (op == "DepthToSpace") {
+    const std::string mode = n.attr_string("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD")
+      throw_user_error("{}: attribute mode is '{}'; expected DCR or CRD", c.where, mode);
+    return {ops::depth_to_space(c.x(0), n.attr_int("blocksize", 0), mode == "CRD")};
+  }
+  if (op == "SpaceToDepth") return {ops::space_to_depth(c.x(0), n.attr_int("blocksize", 0))};
+  if (op == "Size") return {Tensor::from_ints(DType::i32, Shape{}, {c.x(0).element_count()})};
+  if (op == "CastLike") return {ops::cast(c.x(0), c.x(1).dtype())};
+  if (op == "Sin") return {ops::sin(c.x(0))};
+  if (op == "Cos") return {ops::cos(c.x(0))};
+  if (op == "Tan") return {ops::tan(c.x(0))};
+  if (op == "Asin") return {ops::asin(c.x(0))};
+  if (op == "Acos") return {ops::acos(c.x(0))};
+  if (op == "Atan") return {ops::atan(c.x(0))};
+  if (op == "Sinh") return {ops::sinh(c.x(0))};
+  if (op == "Cosh") return {ops::cosh(c.x(0))};
+  if (op == "Asinh") return {ops::asinh(c.x(0))};
+  if (op == "Acosh") return {ops::acosh(c.x(0))};
+  if (op == "Atanh") return {ops::atanh(c.x(0))};
+  if (op == "Softsign") return {ops::softsign(c.x(0))};
+  if (op == "Celu") return {ops::celu(c.x(0), n.attr_float("alpha", 1.0f))};
+  if (op == "ThresholdedRelu") return {ops::thresholded_relu(c.x(0), n.attr_float("alpha", 1.0f))};
+  if (op == "Shrink")
+    return {ops::shrink(c.x(0), n.attr_float("lambd", 0.5f), n.attr_float("bias", 0.0f))};
+  if (op == "IsNaN") return {ops::is_nan(c.x(0))};
+  if (op == "IsInf")
+    return {ops::is_inf(c.x(0), n.attr_int("detect_negative", 1) != 0,
+                        n.attr_int("detect_positive", 1) != 0)};
+  if (op == "BitShift") {
+    const std::string dir = n.attr_string("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT")
+      throw_user_error("{}: attribute direction is '{}'; expected LEFT or RIGHT", c.where, dir);
+    return {ops::bit_shift(c.x(0), c.x(1), dir == "LEFT")};
+  }
+  if (op == "Mean") return {ops::mean(copy_inputs(c))};
+  if (op == "ReduceL1") return {ops::reduce_l1(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceL2") return {ops::reduce_l2(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceLogSum") return {ops::reduce_log_sum(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceLogSumExp")
+    return {ops::reduce_log_sum_exp(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceSumSquare")
+    return {ops::reduce_sum_square(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "GatherElements")
+    return {ops::gather_elements(c.x(0), c.x(1), c.axis(n.attr_int("axis", 0), c.x(0).rank()))};
+  if (op == "ScatterElements" || op == "Scatter") {
+    const std::string red = n.attr_string("reduction", "none");
+    ops::ScatterReduction reduction{};
+    try {
+      reduction = ops::parse_scatter_reduction(red);
+    } catch (const UserError& e) {
+      throw_user_error("{}: attribute {}", c.where, e.what());
+    }
+    return {ops::scatter_elements(c.x(0), c.x(1), c.x(2),
+                                  c.axis(n.attr_int("axis", 0), c.x(0).rank()), reduction)};
+  }
+  if (op == "ScatterND") {
+    const std::string red = n.attr_string("reduction", "none");
+    ops::ScatterReduction reduction{};
+    try {
+      reduction = ops::parse_scatter_reduction(red);
+    } catch (const UserError& e) {
+      throw_user_error("{}: attribute {}", c.where, e.what());
+    }
+    return {ops::scatter_nd(c.x(0), c.x(1), c.x(2), reduction)};
+  }
+  if (op == "GatherND") return {ops::gather_nd(c.x(0), c.x(1), n.attr_int("batch_dims", 0))};
+  if (op == "OneHot") {
+    const int out_rank = c.x(0).rank() + 1;
+    const std::int64_t depth = static_cast<std::int64_t>(
+        std::trunc(c.x(1).element_count() == 1 ? c.x(1).at<double>(0)
+                                               : static_cast<double>(scalar_int(c, 1, "depth"))));
+    return {ops::one_hot(c.x(0), depth, c.x(2), c.axis(n.attr_int("axis", -1), out_rank))};
+  }
+  if (op == "EyeLike") {
+    const DType dt = n.has_attr("dtype")
+                         ? onnx_dtype(c, static_cast<int>(n.attr_int("dtype", 1)), "dtype")
+                         : c.x(0).dtype();
+    return {ops::eye_like(c.x(0).shape(), dt, n.attr_int("k", 0))};
+  }
+  if (op == "Trilu")
+    return {ops::trilu(c.x(0), c.has(1) ? scalar_int(c, 1, "k") : 0, n.attr_int("upper", 1) != 0)};
+  if (op == "Compress") {
+    std::optional<int> axis;
+    if (n.has_attr("axis")) axis = c.axis(n.attr_int("axis", 0), c.x(0).rank());
+    return {ops::compress(c.x(0), c.x(1), axis)};
+  }
+  if (op == "ReverseSequence")
+    return {ops::reverse_sequence(c.x(0), c.x(1), c.axis(n.attr_int("time_axis", 0), c.x(0).rank()),
+                                  c.axis(n.attr_int("batch_axis", 1), c.x(0).rank()))};
+  if (op == "LRN") {
+    if (!n.has_attr("size")) throw_user_error("{}: attribute size is required", c.where);
+    return {ops::lrn(c.x(0), n.attr_int("size", 1), n.attr_float("alpha", 1e-4f),
+                     n.attr_float("beta", 0.75f), n.attr_float("bias", 1.0f))};
+  }
+  if (op == "Einsum") return {ops::einsum(n.attr_string("equation", ""), copy_inputs(c))};
+  if (op == "Det") return {ops::det(c.x(0))};
+  if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") {
+    const ops::WindowKind kind = op == "HannWindow"      ? ops::WindowKind::hann
+                                 : op == "HammingWindow" ? ops::WindowKind::hamming
+                                                         : ops::WindowKind::blackman;
+    return {ops::window(
+        kind, scalar_int(c, 0, "size"), n.attr_int("periodic", 1) != 0,
+        onnx_dtype(c, static_cast<int>(n.attr_int("output_datatype", 1)), "output_datatype"))};
+  }
+  if (op == "ConstantOfShape") {
+    const Tensor* value = n.attr_tensor("value");
+    if (value && value->element_count() != 1)
+      throw_user_error("{}: attribute value must hold one element, got shape {}", c.where,
+                       value->shape().to_string());
+    const Shape shape = Shape::from_outer_first(c.x(0).to_ints());
+    return {value ? Tensor::full(value->dtype(), shape, value->at<double>(0))
+                  : Tensor(DType::f32, shape)};
+  }
+  if (op == "Upsample") return {run_upsample(c)};
+  if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};
   throw_user_error("{}: op {} has no reference implementation", c.where, op);
 }

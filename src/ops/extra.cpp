@@ -212,3 +212,33 @@ Tensor space_to_depth(const Tensor& x, std::int64_t blocksize) {
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- HannWindow, HammingWindow, BlackmanWindow-17 ----
+
+Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype) {
+  if (size < 0) throw_user_error("window: size is {}; it must be >= 0", size);
+  const double n = periodic ? static_cast<double>(size) : static_cast<double>(size - 1);
+  const double pi = 3.14159265358979323846;
+  std::vector<double> w(static_cast<std::size_t>(size));
+  for (std::int64_t i = 0; i < size; ++i) {
+    const double x = n > 0 ? 2.0 * pi * static_cast<double>(i) / n : 0.0;
+    double v = 0.0;
+    switch (kind) {
+      case WindowKind::hann:
+        v = 0.5 - 0.5 * std::cos(x);
+        break;
+      case WindowKind::hamming:
+        v = 25.0 / 46.0 - (1.0 - 25.0 / 46.0) * std::cos(x);
+        break;
+      case WindowKind::blackman:
+        v = 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2.0 * x);
+        break;
+    }
+    w[static_cast<std::size_t>(i)] = v;
+  }
+  return Tensor::from_doubles(dtype, Shape{size}, w);
+}
+
+}  // namespace tessera::ops

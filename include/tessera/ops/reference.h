@@ -259,6 +259,89 @@ Tensor cum_sum(const Tensor& x, int axis, bool exclusive = false, bool reverse =
 Tensor depth_to_space(const Tensor& x, std::int64_t blocksize, bool crd_mode = false);
 Tensor space_to_depth(const Tensor& x, std::int64_t blocksize);
 
+// ---- Trigonometric, hyperbolic and further elementwise ops (floats unless noted) ----
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
+Tensor softsign(const Tensor& x);
+// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha must be nonzero.
+Tensor celu(const Tensor& x, float alpha = 1.0f);
+// x where x > alpha, else 0.
+Tensor thresholded_relu(const Tensor& x, float alpha = 1.0f);
+// x + bias where x < -lambd, x - bias where x > lambd, else 0; floats and integers.
+Tensor shrink(const Tensor& x, float lambd = 0.5f, float bias = 0.0f);
+// Bool results.
+Tensor is_inf(const Tensor& x, bool detect_negative = true, bool detect_positive = true);
+Tensor is_nan(const Tensor& x);
+// Unsigned integers of one dtype, broadcasting; shifts of the bit width or more give 0.
+Tensor bit_shift(const Tensor& x, const Tensor& y, bool left);
+// Elementwise mean of one or more float inputs with broadcasting (ONNX Mean).
+Tensor mean(const std::vector<Tensor>& inputs);
+
+// ---- Further reductions (ONNX ReduceL1/L2/LogSum/LogSumExp/SumSquare-18) ----
+Tensor reduce_l1(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_l2(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_log_sum(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_log_sum_exp(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_sum_square(const Tensor& x, const ReduceParams& params = {});
+// 1 at the first maximum along `axis`, 0 elsewhere (ONNX Hardmax-13), same dtype as x.
+Tensor hardmax(const Tensor& x, int axis);
+
+// ---- Indexing (ONNX GatherElements/ScatterElements-18, GatherND/ScatterND-18, OneHot-11,
+// EyeLike-9, Trilu-14, Compress-11, ReverseSequence-10) ----
+// out[i] = data[i with dim `axis` replaced by indices[i]]; indices any integer dtype, negative
+// ones count from the end, out of range is a UserError.
+Tensor gather_elements(const Tensor& data, const Tensor& indices, int axis);
+enum class ScatterReduction { none, add, mul, max, min };
+ScatterReduction parse_scatter_reduction(std::string_view name);
+// A copy of data with data[i with dim `axis` replaced by indices[i]] = updates[i].
+Tensor scatter_elements(const Tensor& data, const Tensor& indices, const Tensor& updates, int axis,
+                        ScatterReduction reduction = ScatterReduction::none);
+// The index tuples are indices' dim 0 (ONNX's last axis) and address data's OUTERMOST dims,
+// listed outermost first, after the batch_dims outermost dims shared by data and indices.
+Tensor gather_nd(const Tensor& data, const Tensor& indices, std::int64_t batch_dims = 0);
+Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updates,
+                  ScatterReduction reduction = ScatterReduction::none);
+// values = {off, on} (any dtype, the result's); the new dim of size depth is inserted at
+// Tessera position `axis` of the output (rank r+1). Negative indices count from depth;
+// indices outside [-depth, depth) give an all-off row.
+Tensor one_hot(const Tensor& indices, std::int64_t depth, const Tensor& values, int axis);
+// 2-D: ones where (row, column) = (i, i + k), i.e. Tessera (dim1, dim0) = (i, i + k).
+Tensor eye_like(const Shape& shape, DType dtype, std::int64_t k = 0);
+// Keeps the upper (or lower) triangle of the two fastest dims (ONNX's last two axes):
+// element (row i, column j) is kept when j - i >= k (upper) or j - i <= k (lower).
+Tensor trilu(const Tensor& x, std::int64_t k = 0, bool upper = true);
+// Slices of x along `axis` whose condition entry is true (condition may be shorter); with no
+// axis, x is flattened first.
+Tensor compress(const Tensor& x, const Tensor& condition, std::optional<int> axis);
+// Reverses the first lengths[b] elements along time_axis for each b along batch_axis.
+Tensor reverse_sequence(const Tensor& x, const Tensor& lengths, int time_axis, int batch_axis);
+
+// ---- Further ops: LRN-13, Einsum-12, Det-11, the window functions-17 ----
+// Over channels (Tessera dim r-2 of an N, C, ... tensor): x / (bias + alpha / size *
+// sum of squares over the size-window)^beta.
+Tensor lrn(const Tensor& x, std::int64_t size, float alpha = 1e-4f, float beta = 0.75f,
+           float bias = 1.0f);
+// NumPy einsum for explicit or implicit equations over letters, with ellipsis ("...");
+// operands are given in ONNX order and equations index ONNX axes.
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands);
+// Determinant of the square matrices in the two fastest dims (LU with partial pivoting in f64).
+Tensor det(const Tensor& x);
+// MaxUnpool: an output of `output_shape` (Tessera order) holding zeros and x's values at the
+// flat positions (over the whole N*C*spatial output) that `indices` gives.
+Tensor max_unpool(const Tensor& x, const Tensor& indices, const Shape& output_shape);
+enum class WindowKind { hann, hamming, blackman };
+// size samples; periodic (default) divides by size, symmetric by size - 1.
+Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype);
+
 // ---- Resize (ONNX Resize-13..19 without antialias) ----
 enum class ResizeMode { nearest, linear, cubic };
 enum class CoordinateTransform {

@@ -1,0 +1,266 @@
+// Ops added for ONNX coverage: trigonometric/hyperbolic, Softsign, Celu, ThresholdedRelu,
+// Shrink, IsInf, IsNaN, BitShift, Mean, ReduceL1/L2/LogSum/LogSumExp/SumSquare, Hardmax,
+// GatherElements, ScatterElements, GatherND, ScatterND, OneHot, EyeLike, Trilu, Compress,
+// ReverseSequence, LRN, Einsum, Det, the window functions and MaxUnpool. Expected values are
+// worked out by hand (ONNX matrices [[a, b, c], [d, e, f]] are Tessera Shape{3, 2} holding
+// a..f in that order).
+#include <cmath>
+#include <limits>
+
+#include "helpers.h"
+#include "tessera/ops/reference.h"
+
+namespace tessera {
+namespace {
+
+using test::Close;
+using test::F;
+using test::I;
+using test::ThrowsUserError;
+using V = std::vector<std::int64_t>;
+
+TEST(More, TrigonometricAndHyperbolic) {
+  const Tensor x = F(Shape{3}, {0.0f, 0.5f, -1.0f});
+  EXPECT_TRUE(Close(ops::sin(x), F(Shape{3}, {0.0f, 0.47942554f, -0.84147098f})));
+  EXPECT_TRUE(Close(ops::cos(x), F(Shape{3}, {1.0f, 0.87758256f, 0.54030231f})));
+  EXPECT_TRUE(Close(ops::tan(x), F(Shape{3}, {0.0f, 0.54630249f, -1.55740772f})));
+  EXPECT_TRUE(Close(ops::asin(x), F(Shape{3}, {0.0f, 0.52359878f, -1.57079633f})));
+  EXPECT_TRUE(Close(ops::acos(x), F(Shape{3}, {1.57079633f, 1.04719755f, 3.14159265f})));
+  EXPECT_TRUE(Close(ops::atan(x), F(Shape{3}, {0.0f, 0.46364761f, -0.78539816f})));
+  EXPECT_TRUE(Close(ops::sinh(x), F(Shape{3}, {0.0f, 0.52109531f, -1.17520119f})));
+  EXPECT_TRUE(Close(ops::cosh(x), F(Shape{3}, {1.0f, 1.12762597f, 1.54308063f})));
+  EXPECT_TRUE(Close(ops::asinh(x), F(Shape{3}, {0.0f, 0.48121183f, -0.88137359f})));
+  EXPECT_TRUE(Close(ops::acosh(F(Shape{2}, {1.0f, 2.0f})), F(Shape{2}, {0.0f, 1.3169579f})));
+  EXPECT_TRUE(Close(ops::atanh(x.reshape(Shape{3})),
+                    F(Shape{3}, {0.0f, 0.54930614f, -std::numeric_limits<float>::infinity()})));
+  EXPECT_TRUE(ThrowsUserError([] { ops::sin(I(DType::i32, Shape{1}, {1})); }, {"Sin"}));
+}
+
+TEST(More, Activations) {
+  const Tensor x = F(Shape{5}, {-2.0f, -0.5f, 0.0f, 0.5f, 3.0f});
+  EXPECT_TRUE(Close(ops::softsign(x), F(Shape{5}, {-2.0f / 3, -1.0f / 3, 0, 1.0f / 3, 0.75f})));
+  // Celu alpha 2: x < 0 -> 2 * (exp(x / 2) - 1).
+  EXPECT_TRUE(Close(ops::celu(x, 2.0f),
+                    F(Shape{5}, {2 * (0.36787944f - 1), 2 * (0.77880078f - 1), 0, 0.5f, 3})));
+  EXPECT_TRUE(Close(ops::thresholded_relu(x, 0.5f), F(Shape{5}, {0, 0, 0, 0, 3})));
+  EXPECT_TRUE(Close(ops::shrink(x, 0.5f, 0.25f), F(Shape{5}, {-1.75f, 0, 0, 0, 2.75f})));
+  EXPECT_EQ(ops::shrink(I(DType::i32, Shape{3}, {-3, 1, 4}), 1.5f, 1.0f).to_ints(), (V{-2, 0, 3}));
+  EXPECT_TRUE(ThrowsUserError([&] { ops::celu(x, 0.0f); }, {"Celu", "alpha"}));
+}
+
+TEST(More, IsInfIsNaN) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = F(Shape{4}, {inf, -inf, std::nanf(""), 1.0f});
+  EXPECT_EQ(ops::is_inf(x).to_ints(), (V{1, 1, 0, 0}));
+  EXPECT_EQ(ops::is_inf(x, false, true).to_ints(), (V{1, 0, 0, 0}));
+  EXPECT_EQ(ops::is_inf(x, true, false).to_ints(), (V{0, 1, 0, 0}));
+  EXPECT_EQ(ops::is_nan(x).to_ints(), (V{0, 0, 1, 0}));
+  EXPECT_EQ(ops::is_nan(x).dtype(), DType::boolean);
+}
+
+TEST(More, BitShift) {
+  const Tensor x = I(DType::u8, Shape{3}, {16, 4, 1});
+  EXPECT_EQ(ops::bit_shift(x, I(DType::u8, Shape{3}, {1, 2, 3}), false).to_ints(), (V{8, 1, 0}));
+  EXPECT_EQ(ops::bit_shift(x, I(DType::u8, Shape{1}, {4}), true).to_ints(), (V{0, 64, 16}));
+  EXPECT_EQ(
+      ops::bit_shift(I(DType::u32, Shape{1}, {1}), I(DType::u32, Shape{1}, {40}), true).to_ints(),
+      (V{0}));
+  EXPECT_TRUE(ThrowsUserError(
+      [] { ops::bit_shift(I(DType::i32, Shape{1}, {1}), I(DType::i32, Shape{1}, {1}), true); },
+      {"BitShift", "unsigned"}));
+}
+
+TEST(More, Mean) {
+  EXPECT_TRUE(Close(ops::mean({F(Shape{2}, {1, 2}), F(Shape{2}, {3, 6}), F(Shape{1}, {2})}),
+                    F(Shape{2}, {2, 10.0f / 3})));
+}
+
+TEST(More, Reductions) {
+  // ONNX [[1, -2], [3, -4]].
+  const Tensor x = F(Shape{2, 2}, {1, -2, 3, -4});
+  ops::ReduceParams rows{{0}, false, false};  // Tessera dim 0 = ONNX axis 1
+  EXPECT_TRUE(Close(ops::reduce_l1(x, rows), F(Shape{2}, {3, 7})));
+  EXPECT_TRUE(Close(ops::reduce_l2(x, rows), F(Shape{2}, {std::sqrt(5.0f), 5})));
+  EXPECT_TRUE(Close(ops::reduce_sum_square(x, rows), F(Shape{2}, {5, 25})));
+  EXPECT_TRUE(Close(ops::reduce_sum_square(x), F(Shape{1, 1}, {30})));
+  const Tensor y = F(Shape{2}, {1, 2});
+  EXPECT_TRUE(Close(ops::reduce_log_sum(y), F(Shape{1}, {std::log(3.0f)})));
+  EXPECT_TRUE(Close(ops::reduce_log_sum_exp(y), F(Shape{1}, {2.31326169f})));
+  EXPECT_EQ(ops::reduce_l1(I(DType::i32, Shape{3}, {-1, 2, -3})).to_ints(), (V{6}));
+  EXPECT_EQ(ops::reduce_sum_square(I(DType::i32, Shape{2}, {-3, 2})).to_ints(), (V{13}));
+  EXPECT_TRUE(ThrowsUserError([] { ops::reduce_l2(I(DType::i32, Shape{1}, {1})); }, {"ReduceL2"}));
+}
+
+TEST(More, Hardmax) {
+  // ONNX [[1, 3, 3], [4, 2, 0]] along the last axis: first maximum wins.
+  const Tensor x = F(Shape{3, 2}, {1, 3, 3, 4, 2, 0});
+  EXPECT_TRUE(Close(ops::hardmax(x, 0), F(Shape{3, 2}, {0, 1, 0, 1, 0, 0})));
+  EXPECT_TRUE(Close(ops::hardmax(x, 1), F(Shape{3, 2}, {0, 1, 1, 1, 0, 0})));
+}
+
+TEST(More, GatherAndScatterElements) {
+  // ONNX data [[1, 2], [3, 4]], indices [[0, 0], [1, 0]], axis 1 -> [[1, 1], [4, 3]].
+  const Tensor data = F(Shape{2, 2}, {1, 2, 3, 4});
+  const Tensor idx = I(DType::i32, Shape{2, 2}, {0, 0, 1, 0});
+  EXPECT_TRUE(Close(ops::gather_elements(data, idx, 0), F(Shape{2, 2}, {1, 1, 4, 3})));
+  // Axis 0 (Tessera 1) with a negative index: [[data[0][0], data[-2 -> 0][1]], ...].
+  EXPECT_TRUE(Close(ops::gather_elements(data, I(DType::i32, Shape{2, 1}, {1, -2}), 1),
+                    F(Shape{2, 1}, {3, 2})));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::gather_elements(data, I(DType::i32, Shape{2, 2}, {0, 2, 0, 0}), 0);
+      },
+      {"GatherElements", "index 2", "out of range"}));
+  // ONNX example: data [[1, 2, 3, 4, 5]], indices [[1, 3]], updates [[1.1, 2.1]], axis 1.
+  const Tensor d5 = F(Shape{5, 1}, {1, 2, 3, 4, 5});
+  const Tensor i2 = I(DType::i32, Shape{2, 1}, {1, 3});
+  const Tensor u2 = F(Shape{2, 1}, {1.1f, 2.1f});
+  EXPECT_TRUE(Close(ops::scatter_elements(d5, i2, u2, 0), F(Shape{5, 1}, {1, 1.1f, 3, 2.1f, 5})));
+  // Duplicate indices with add accumulate.
+  EXPECT_TRUE(Close(ops::scatter_elements(d5, I(DType::i32, Shape{2, 1}, {1, 1}), u2, 0,
+                                          ops::ScatterReduction::add),
+                    F(Shape{5, 1}, {1, 5.2f, 3, 4, 5})));
+  EXPECT_TRUE(Close(ops::scatter_elements(d5, i2, u2, 0, ops::ScatterReduction::max),
+                    F(Shape{5, 1}, {1, 2, 3, 4, 5})));
+  EXPECT_EQ(ops::parse_scatter_reduction("mul"), ops::ScatterReduction::mul);
+  EXPECT_TRUE(ThrowsUserError([] { ops::parse_scatter_reduction("avg"); }, {"avg"}));
+}
+
+TEST(More, GatherND) {
+  // ONNX data [[0, 1], [2, 3]], indices [[0, 0], [1, 1]] -> [0, 3].
+  const Tensor data = I(DType::i32, Shape{2, 2}, {0, 1, 2, 3});
+  EXPECT_EQ(ops::gather_nd(data, I(DType::i32, Shape{2, 2}, {0, 0, 1, 1})).to_ints(), (V{0, 3}));
+  // indices [[1], [0]] -> rows [[2, 3], [0, 1]].
+  EXPECT_EQ(ops::gather_nd(data, I(DType::i32, Shape{1, 2}, {1, 0})).to_ints(), (V{2, 3, 0, 1}));
+  EXPECT_EQ(ops::gather_nd(data, I(DType::i32, Shape{1, 2}, {1, 0})).shape(), (Shape{2, 2}));
+  // batch_dims 1: data [[[0, 1], [2, 3]], [[4, 5], [6, 7]]], indices [[1], [0]] -> [[2, 3], [4,
+  // 5]].
+  const Tensor d3 = I(DType::i32, Shape{2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(ops::gather_nd(d3, I(DType::i32, Shape{1, 2}, {1, 0}), 1).to_ints(), (V{2, 3, 4, 5}));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::gather_nd(data, I(DType::i32, Shape{3, 1}, {0, 0, 0}));
+      },
+      {"GatherND", "last dim"}));
+}
+
+TEST(More, ScatterND) {
+  // ONNX example: data [1..8], indices [[4], [3], [1], [7]], updates [9, 10, 11, 12].
+  const Tensor data = F(Shape{8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const Tensor idx = I(DType::i32, Shape{1, 4}, {4, 3, 1, 7});
+  EXPECT_TRUE(Close(ops::scatter_nd(data, idx, F(Shape{4}, {9, 10, 11, 12})),
+                    F(Shape{8}, {1, 11, 3, 10, 9, 6, 7, 12})));
+  EXPECT_TRUE(
+      Close(ops::scatter_nd(data, idx, F(Shape{4}, {9, 10, 11, 12}), ops::ScatterReduction::mul),
+            F(Shape{8}, {1, 22, 3, 40, 45, 6, 7, 96})));
+  // Row updates: data [[1, 2], [3, 4]], indices [[1]], updates [[7, 8]].
+  EXPECT_TRUE(Close(ops::scatter_nd(F(Shape{2, 2}, {1, 2, 3, 4}), I(DType::i32, Shape{1, 1}, {1}),
+                                    F(Shape{2, 1}, {7, 8})),
+                    F(Shape{2, 2}, {1, 2, 7, 8})));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::scatter_nd(data, idx, F(Shape{3}, {1, 2, 3}));
+      },
+      {"ScatterND", "updates"}));
+}
+
+TEST(More, OneHot) {
+  // indices [0, 2, -1], depth 3, values [0, 5], ONNX axis -1 -> [[5,0,0],[0,0,5],[0,0,5]].
+  const Tensor idx = I(DType::i32, Shape{3}, {0, 2, -1});
+  const Tensor vals = F(Shape{2}, {0, 5});
+  EXPECT_TRUE(Close(ops::one_hot(idx, 3, vals, 0), F(Shape{3, 3}, {5, 0, 0, 0, 0, 5, 0, 0, 5})));
+  // ONNX axis 0 (Tessera position 1): the transpose.
+  EXPECT_TRUE(Close(ops::one_hot(idx, 3, vals, 1), F(Shape{3, 3}, {5, 0, 0, 0, 0, 0, 0, 5, 5})));
+  // Out of range gives an all-off row.
+  EXPECT_TRUE(
+      Close(ops::one_hot(I(DType::i32, Shape{1}, {7}), 2, vals, 0), F(Shape{2, 1}, {0, 0})));
+}
+
+TEST(More, EyeLikeAndTrilu) {
+  // 2 rows, 3 columns, k = 1: ones at (0, 1) and (1, 2).
+  EXPECT_TRUE(Close(ops::eye_like(Shape{3, 2}, DType::f32, 1), F(Shape{3, 2}, {0, 1, 0, 0, 0, 1})));
+  EXPECT_EQ(ops::eye_like(Shape{2, 2}, DType::i32).to_ints(), (V{1, 0, 0, 1}));
+  // ONNX [[1, 2, 3], [4, 5, 6], [7, 8, 9]].
+  const Tensor x = F(Shape{3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_TRUE(Close(ops::trilu(x), F(Shape{3, 3}, {1, 2, 3, 0, 5, 6, 0, 0, 9})));
+  EXPECT_TRUE(Close(ops::trilu(x, 1), F(Shape{3, 3}, {0, 2, 3, 0, 0, 6, 0, 0, 0})));
+  EXPECT_TRUE(Close(ops::trilu(x, 0, false), F(Shape{3, 3}, {1, 0, 0, 4, 5, 0, 7, 8, 9})));
+  EXPECT_TRUE(Close(ops::trilu(x, -1, false), F(Shape{3, 3}, {0, 0, 0, 4, 0, 0, 7, 8, 0})));
+  EXPECT_TRUE(ThrowsUserError([] { ops::eye_like(Shape{3}, DType::f32); }, {"EyeLike", "2-D"}));
+}
+
+TEST(More, CompressAndReverseSequence) {
+  // ONNX [[1, 2], [3, 4], [5, 6]], condition [0, 1, 1] on axis 0 -> [[3, 4], [5, 6]].
+  const Tensor x = F(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor cond = I(DType::boolean, Shape{3}, {0, 1, 1});
+  EXPECT_TRUE(Close(ops::compress(x, cond, 1), F(Shape{2, 2}, {3, 4, 5, 6})));
+  // Axis 1 (Tessera 0) with a shorter condition [0, 1].
+  EXPECT_TRUE(
+      Close(ops::compress(x, I(DType::boolean, Shape{2}, {0, 1}), 0), F(Shape{1, 3}, {2, 4, 6})));
+  EXPECT_TRUE(Close(ops::compress(x, cond, std::nullopt), F(Shape{2}, {2, 3})));
+  // ONNX x (time 3, batch 2) = [[1, 2], [3, 4], [5, 6]], lengths [3, 1] -> [[5, 2], [3, 4], [1,
+  // 6]].
+  EXPECT_TRUE(Close(ops::reverse_sequence(x, I(DType::i32, Shape{2}, {3, 1}), 1, 0),
+                    F(Shape{2, 3}, {5, 2, 3, 4, 1, 6})));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::reverse_sequence(x, I(DType::i32, Shape{2}, {4, 1}), 1, 0);
+      },
+      {"ReverseSequence", "sequence_lens[0] = 4"}));
+}
+
+TEST(More, Lrn) {
+  // N=1, C=3, 1x1: size 3 sums squares over c-1..c+1; bias 1, alpha 3 (alpha/size = 1), beta 1.
+  const Tensor x = F(Shape::nchw(1, 3, 1, 1), {1, 2, 3});
+  EXPECT_TRUE(Close(ops::lrn(x, 3, 3.0f, 1.0f, 1.0f),
+                    F(Shape::nchw(1, 3, 1, 1), {1.0f / 6, 2.0f / 15, 3.0f / 14})));
+}
+
+TEST(More, Einsum) {
+  // ONNX A (2x3) = [[1, 2, 3], [4, 5, 6]], B (3x2) = [[1, 0], [0, 1], [1, 1]].
+  const Tensor a = F(Shape{3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = F(Shape{2, 3}, {1, 0, 0, 1, 1, 1});
+  EXPECT_TRUE(Close(ops::einsum("ij,jk->ik", {a, b}), F(Shape{2, 2}, {4, 5, 10, 11})));
+  EXPECT_TRUE(Close(ops::einsum("ij->ji", {a}), F(Shape{2, 3}, {1, 4, 2, 5, 3, 6})));
+  EXPECT_TRUE(Close(ops::einsum("ij->", {a}), F(Shape{}, {21})));
+  EXPECT_TRUE(Close(ops::einsum("ij", {a}), F(Shape{3, 2}, {1, 2, 3, 4, 5, 6})));
+  const Tensor sq = F(Shape{2, 2}, {1, 2, 3, 4});
+  EXPECT_TRUE(Close(ops::einsum("ii->i", {sq}), F(Shape{2}, {1, 4})));
+  EXPECT_TRUE(Close(ops::einsum("...ij->...ji", {sq}), F(Shape{2, 2}, {1, 3, 2, 4})));
+  EXPECT_TRUE(ThrowsUserError([&] { ops::einsum("ij,jk->ik", {a, a}); }, {"Einsum", "label 'j'"}));
+}
+
+TEST(More, Det) {
+  // [[1, 2], [3, 4]] -> -2; a batch with [[2, 0], [0, 3]] -> 6.
+  EXPECT_TRUE(Close(ops::det(F(Shape{2, 2}, {1, 2, 3, 4})), F(Shape{}, {-2})));
+  EXPECT_TRUE(Close(ops::det(F(Shape{2, 2, 2}, {1, 2, 3, 4, 2, 0, 0, 3})), F(Shape{2}, {-2, 6})));
+  // Needs a row swap: [[0, 1, 2], [1, 0, 3], [4, -3, 8]] -> -2.
+  EXPECT_TRUE(Close(ops::det(F(Shape{3, 3}, {0, 1, 2, 1, 0, 3, 4, -3, 8})), F(Shape{}, {-2})));
+}
+
+TEST(More, Windows) {
+  // Periodic Hann of 4: 0.5 - 0.5 cos(2 pi n / 4) = 0, 0.5, 1, 0.5.
+  EXPECT_TRUE(Close(ops::window(ops::WindowKind::hann, 4, true, DType::f32),
+                    F(Shape{4}, {0, 0.5f, 1, 0.5f})));
+  // Symmetric Hamming of 3: 0.54348 - 0.45652 cos(pi n) = 0.08696, 1, 0.08696.
+  EXPECT_TRUE(Close(ops::window(ops::WindowKind::hamming, 3, false, DType::f32),
+                    F(Shape{3}, {0.08695652f, 1, 0.08695652f})));
+  // Periodic Blackman of 2: n = 1: 0.42 + 0.5 + 0.08 = 1.
+  EXPECT_TRUE(Close(ops::window(ops::WindowKind::blackman, 2, true, DType::f32),
+                    F(Shape{2}, {0, 1}), 1e-5, 1e-6));
+}
+
+TEST(More, MaxUnpool) {
+  const Tensor x = F(Shape::nchw(1, 1, 1, 2), {5, 6});
+  EXPECT_TRUE(Close(
+      ops::max_unpool(x, I(DType::i32, Shape::nchw(1, 1, 1, 2), {1, 2}), Shape::nchw(1, 1, 2, 2)),
+      F(Shape::nchw(1, 1, 2, 2), {0, 5, 6, 0})));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::max_unpool(x, I(DType::i32, Shape::nchw(1, 1, 1, 2), {1, 4}), Shape::nchw(1, 1, 2, 2));
+      },
+      {"MaxUnpool", "index 4"}));
+}
+
+}  // namespace
+}  // namespace tessera

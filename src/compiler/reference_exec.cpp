@@ -778,6 +778,22 @@ std::vector<Tensor> dispatch(const Ctx& c) {
     return {value ? Tensor::full(value->dtype(), shape, value->at<double>(0))
                   : Tensor(DType::f32, shape)};
   }
+  if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss") {
+    ops::LossReduction reduction{};
+    try {
+      reduction = ops::parse_loss_reduction(n.attr_string("reduction", "mean"));
+    } catch (const UserError& e) {
+      throw_user_error("{}: attribute {}", c.where, e.what());
+    }
+    std::optional<std::int64_t> ignore;
+    if (n.has_attr("ignore_index")) ignore = n.attr_int("ignore_index", 0);
+    const Tensor* w = c.has(2) ? c.in[2] : nullptr;
+    if (op == "NegativeLogLikelihoodLoss")
+      return {ops::negative_log_likelihood_loss(c.x(0), c.x(1), w, reduction, ignore)};
+    ops::SoftmaxCrossEntropyResult r =
+        ops::softmax_cross_entropy_loss(c.x(0), c.x(1), w, reduction, ignore);
+    return {std::move(r.loss), std::move(r.log_prob)};
+  }
   if (op == "Upsample") return {run_upsample(c)};
   if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};

@@ -262,5 +262,32 @@ TEST(More, MaxUnpool) {
       {"MaxUnpool", "index 4"}));
 }
 
+TEST(More, Losses) {
+  // ONNX input (N=2, C=3) [[-1, -2, -3], [-4, -5, -6]], target [2, 0].
+  const Tensor x = F(Shape{3, 2}, {-1, -2, -3, -4, -5, -6});
+  const Tensor t = I(DType::i32, Shape{2}, {2, 0});
+  using R = ops::LossReduction;
+  EXPECT_TRUE(
+      Close(ops::negative_log_likelihood_loss(x, t, nullptr, R::none), F(Shape{2}, {3, 4})));
+  EXPECT_TRUE(Close(ops::negative_log_likelihood_loss(x, t, nullptr, R::sum), F(Shape{}, {7})));
+  EXPECT_TRUE(Close(ops::negative_log_likelihood_loss(x, t), F(Shape{}, {3.5f})));
+  const Tensor w = F(Shape{3}, {1, 1, 2});
+  EXPECT_TRUE(Close(ops::negative_log_likelihood_loss(x, t, &w), F(Shape{}, {10.0f / 3})));
+  EXPECT_TRUE(
+      Close(ops::negative_log_likelihood_loss(x, t, nullptr, R::none, 0), F(Shape{2}, {3, 0})));
+  EXPECT_TRUE(Close(ops::negative_log_likelihood_loss(x, t, nullptr, R::mean, 0), F(Shape{}, {3})));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::negative_log_likelihood_loss(x, I(DType::i32, Shape{2}, {3, 0}));
+      },
+      {"NegativeLogLikelihoodLoss", "is 3"}));
+  // Scores [[0, 0]], label [1]: log_prob [-ln 2, -ln 2], loss ln 2.
+  const auto r =
+      ops::softmax_cross_entropy_loss(F(Shape{2, 1}, {0, 0}), I(DType::i32, Shape{1}, {1}));
+  EXPECT_TRUE(Close(r.loss, F(Shape{}, {0.69314718f})));
+  EXPECT_TRUE(Close(r.log_prob, F(Shape{2, 1}, {-0.69314718f, -0.69314718f})));
+  EXPECT_TRUE(ThrowsUserError([] { ops::parse_loss_reduction("avg"); }, {"avg"}));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -338,6 +338,25 @@ Tensor det(const Tensor& x);
 // MaxUnpool: an output of `output_shape` (Tessera order) holding zeros and x's values at the
 // flat positions (over the whole N*C*spatial output) that `indices` gives.
 Tensor max_unpool(const Tensor& x, const Tensor& indices, const Shape& output_shape);
+// ---- Losses (NegativeLogLikelihoodLoss-13, SoftmaxCrossEntropyLoss-13) ----
+enum class LossReduction { none, sum, mean };
+LossReduction parse_loss_reduction(std::string_view name);
+// input (N, C, d1..dk) = Tessera {dk..d1, C, N}; target (N, d1..dk) = {dk..d1, N}, integers;
+// weight: C per-class weights. Targets equal to ignore_index contribute 0 and no weight; mean
+// divides by the sum of the weights of the others.
+Tensor negative_log_likelihood_loss(const Tensor& input, const Tensor& target,
+                                    const Tensor* weight = nullptr,
+                                    LossReduction reduction = LossReduction::mean,
+                                    std::optional<std::int64_t> ignore_index = std::nullopt);
+struct SoftmaxCrossEntropyResult {
+  Tensor loss;
+  Tensor log_prob;  // log_softmax of the scores over C
+};
+SoftmaxCrossEntropyResult softmax_cross_entropy_loss(
+    const Tensor& scores, const Tensor& labels, const Tensor* weights = nullptr,
+    LossReduction reduction = LossReduction::mean,
+    std::optional<std::int64_t> ignore_index = std::nullopt);
+
 enum class WindowKind { hann, hamming, blackman };
 // size samples; periodic (default) divides by size, symmetric by size - 1.
 Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype);

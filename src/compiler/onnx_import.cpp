@@ -5,12 +5,14 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
 
 #include "tessera/compiler/passes.h"
 #include "tessera/core/error.h"
@@ -507,14 +509,102 @@ void validate_node(const Graph& graph, const Node& node, const std::string& file
   }
 }
 
-Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
-  const std::int64_t opset = default_opset(model);
-  if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
-  if (opset < kMinOpset || opset > kMaxOpset)
+// Before opset 7, PRelu's slope is per channel (C entries for an N x C x ... input); from
+// opset 7 it broadcasts from the right. The version converter keeps the slope as it is, so a
+// constant 1-D slope of C entries becomes (C, 1, ..., 1), which broadcasts as before.
+void per_channel_prelu_slopes(onnx::ModelProto& model, const std::string& name) {
+  onnx::ModelProto typed = model;
+  try {
+    onnx::ShapeInferenceOptions lenient(false, 0, true);
+    onnx::shape_inference::InferShapes(typed, onnx::OpSchemaRegistry::Instance(), lenient);
+  } catch (const std::exception&) {
+    return;
+  }
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : typed.graph().value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : typed.graph().input()) types[vi.name()] = &vi.type();
+  onnx::GraphProto* g = model.mutable_graph();
+  for (const auto& node : g->node()) {
+    if (node.op_type() != "PRelu" || node.input_size() < 2) continue;
+    auto t = types.find(node.input(0));
+    if (t == types.end() || !t->second->tensor_type().has_shape()) continue;
+    const auto& xs = t->second->tensor_type().shape();
+    if (xs.dim_size() < 3 || !xs.dim(1).has_dim_value()) continue;
+    for (auto& init : *g->mutable_initializer()) {
+      if (init.name() != node.input(1) || init.dims_size() != 1 ||
+          init.dims(0) != xs.dim(1).dim_value())
+        continue;
+      for (int d = 2; d < xs.dim_size(); ++d) init.add_dims(1);
+      for (auto& in : *g->mutable_input())
+        if (in.name() == init.name()) {
+          auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+          for (int d = 2; d < xs.dim_size(); ++d) shape->add_dim()->set_dim_value(1);
+        }
+      log(LogLevel::info, "compiler",
+          "{}: PRelu '{}': the per-channel slope '{}' of opsets before 7 is reshaped to broadcast "
+          "over "
+          "(N, C, ...)",
+          name, node.name(), init.name());
+    }
+  }
+}
+
+// Converts a model outside [kMinOpset, kMaxOpset] with libonnx's version converter. What the
+// converter cannot do is a UserError naming the ops whose schemas change between the opsets.
+onnx::ModelProto convert_opset(const onnx::ModelProto& model, std::int64_t from, std::int64_t to,
+                               const std::string& name) {
+  const auto latest = static_cast<std::int64_t>(
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second);
+  if (from > latest)
     throw_user_error(
-        "{}: opset {} is outside the range Tessera supports ({}-{}); convert the "
-        "model with onnx.version_converter.convert_version(model, {})",
-        name, opset, kMinOpset, kMaxOpset, std::clamp(opset, kMinOpset, kMaxOpset));
+        "{}: opset {} is newer than the newest this ONNX library knows ({}); Tessera imports "
+        "opsets {}-{} and converts others with the ONNX version converter",
+        name, from, latest, kMinOpset, kMaxOpset);
+  try {
+    // The adapters of broadcasting ops need the shapes of every input, intermediate ones too.
+    onnx::ModelProto inferred = model;
+    try {
+      onnx::ShapeInferenceOptions lenient(false, 0, true);
+      onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), lenient);
+    } catch (const std::exception&) {
+      inferred = model;  // the converter reports what it then lacks
+    }
+    onnx::ModelProto converted =
+        onnx::version_conversion::ConvertVersion(inferred, static_cast<int>(to));
+    log(LogLevel::info, "compiler",
+        "{}: converted from opset {} to opset {} with the ONNX version converter", name, from, to);
+    if (from < 7 && to >= 7) per_channel_prelu_slopes(converted, name);
+    return converted;
+  } catch (const std::exception& e) {
+    // Name the ops whose definition differs between the two opsets: the converter's adapters
+    // for one of them are what is missing.
+    std::set<std::string> changed;
+    const auto lo = static_cast<int>(std::min(from, to)), hi = static_cast<int>(std::max(from, to));
+    for (const auto& node : model.graph().node()) {
+      if (!(node.domain().empty() || node.domain() == "ai.onnx")) continue;
+      const auto* a = onnx::OpSchemaRegistry::Schema(node.op_type(), lo, node.domain());
+      const auto* b = onnx::OpSchemaRegistry::Schema(node.op_type(), hi, node.domain());
+      if (a == nullptr || b == nullptr || a->SinceVersion() != b->SinceVersion())
+        changed.insert(node.op_type());
+    }
+    std::string ops;
+    for (const auto& op : changed) ops += (ops.empty() ? "" : ", ") + op;
+    throw_user_error(
+        "{}: opset {} is outside the range Tessera imports ({}-{}) and the ONNX version converter "
+        "cannot convert it to opset {}{}{}: {}",
+        name, from, kMinOpset, kMaxOpset, to, ops.empty() ? "" : "; ops that change: ", ops,
+        e.what());
+  }
+}
+
+Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
+  std::int64_t opset = default_opset(model);
+  if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    const std::int64_t target = std::clamp(opset, kMinOpset, kMaxOpset);
+    model = convert_opset(model, opset, target, name);
+    opset = target;
+  }
   onnx::GraphProto* g = model.mutable_graph();
 
   // Bind constant inputs: they become initializers so shape inference can use their data.

@@ -116,10 +116,33 @@ TEST(Import, SymbolicDimNeedsAValue) {
   EXPECT_EQ(g.value(g.outputs[0]).shape, (Shape{8, 4}));
 }
 
-TEST(Import, OpsetOutsideTheRangeIsRejected) {
-  const auto bytes = make_model({{"x", {"2"}}}, {}, {{"Relu", {"x"}, {"y"}}}, {{"y", {"2"}}}, 18);
-  const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "new.onnx"); });
-  EXPECT_NE(msg.find("opset 18"), std::string::npos) << msg;
+TEST(Import, OldOpsetsAreConvertedByTheVersionConverter) {
+  // Opset 6 Add broadcasts only with broadcast=1; the converter turns it into opset-7 Add.
+  const auto bytes = make_model({{"x", {"2", "3"}}, {"y", {"2", "3"}}}, {},
+                                {{"Add", {"x", "y"}, {"z"}}}, {{"z", {"2", "3"}}}, 6);
+  const Graph g = import_onnx_bytes(bytes, "old.onnx");
+  EXPECT_EQ(g.opset, kMinOpset);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op, "Add");
+  EXPECT_EQ(g.value(g.outputs[0]).shape, (Shape{3, 2}));
+}
+
+TEST(Import, AConversionTheConverterCannotDoNamesTheOpAndOpsets) {
+  // libonnx has no 6 -> 7 adapter for Less (its broadcasting changed at opset 7).
+  const auto bytes = make_model({{"x", {"2"}}, {"y", {"2"}}}, {}, {{"Less", {"x", "y"}, {"z"}}},
+                                {{"z", {"2"}, 9}}, 6);
+  const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "less.onnx"); });
+  EXPECT_NE(msg.find("less.onnx"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opset 6"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opset 7"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ops that change: Less"), std::string::npos) << msg;
+}
+
+TEST(Import, AnOpsetNewerThanTheOnnxLibraryIsRejected) {
+  const auto bytes = make_model({{"x", {"2"}}}, {}, {{"Relu", {"x"}, {"y"}}}, {{"y", {"2"}}}, 999);
+  const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "future.onnx"); });
+  EXPECT_NE(msg.find("opset 999"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("newer than the newest"), std::string::npos) << msg;
 }
 
 TEST(Import, ShapeOperandInputCanBeBound) {

@@ -15,6 +15,7 @@
 #include <onnx/version_converter/convert.h>
 
 #include "tessera/compiler/passes.h"
+#include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
 #include "tessera/ops/reference.h"
@@ -597,6 +598,151 @@ onnx::ModelProto convert_opset(const onnx::ModelProto& model, std::int64_t from,
   }
 }
 
+// The ONNX element type for a Tessera dtype.
+int onnx_elem_type(DType dtype) {
+  using TP = onnx::TensorProto;
+  switch (dtype) {
+    case DType::f32:
+      return TP::FLOAT;
+    case DType::f16:
+      return TP::FLOAT16;
+    case DType::bf16:
+      return TP::BFLOAT16;
+    case DType::i32:
+      return TP::INT32;
+    case DType::u32:
+      return TP::UINT32;
+    case DType::i16:
+      return TP::INT16;
+    case DType::u16:
+      return TP::UINT16;
+    case DType::i8:
+      return TP::INT8;
+    case DType::u8:
+      return TP::UINT8;
+    case DType::boolean:
+      return TP::BOOL;
+  }
+  return TP::UNDEFINED;
+}
+
+// When some node output has no static shape after ONNX shape inference, evaluates the nodes
+// whose inputs are all constants (or that read only the static shape of their input: Shape,
+// Size) on the reference ops and turns their outputs into initializers, so that inference
+// sees the data. Graph outputs are left to the graph. Returns whether anything was folded.
+bool fold_static_nodes(onnx::ModelProto& model, std::int64_t opset, const std::string& name) {
+  onnx::GraphProto* g = model.mutable_graph();
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : g->value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g->output()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g->input()) types[vi.name()] = &vi.type();
+  bool unknown = false;
+  for (const auto& np : g->node())
+    for (const auto& out : np.output()) {
+      auto t = types.find(out);
+      if (!out.empty() && (t == types.end() || !known_dims(*t->second))) unknown = true;
+    }
+  if (!unknown) return false;
+  std::set<std::string> graph_outputs;
+  for (const auto& o : g->output()) graph_outputs.insert(o.name());
+  std::map<std::string, Tensor> known;
+  for (const auto& init : g->initializer()) known[init.name()] = tensor_from_proto(init, name);
+  const auto& supported = supported_ops();
+  std::vector<int> folded;
+  std::vector<onnx::TensorProto> new_inits;
+  for (int i = 0; i < g->node_size(); ++i) {
+    const auto& np = g->node(i);
+    if (!(np.domain().empty() || np.domain() == "ai.onnx") || !supported.count(np.op_type()))
+      continue;
+    const std::string where = fmt::format("{}: node '{}' ({})", name, np.name(), np.op_type());
+    if (np.op_type() == "Constant") {
+      if (np.output_size() == 1) known[np.output(0)] = constant_node_value(np, where);
+      continue;
+    }
+    bool outputs_free = true;
+    for (const auto& out : np.output()) outputs_free = outputs_free && !graph_outputs.count(out);
+    if (!outputs_free || np.output_size() == 0) continue;
+    std::vector<Tensor> results;
+    if ((np.op_type() == "Shape" || np.op_type() == "Size") && np.input_size() == 1) {
+      auto t = types.find(np.input(0));
+      if (t == types.end()) continue;
+      const auto dims = known_dims(*t->second);
+      if (!dims) continue;
+      if (np.op_type() == "Size") {
+        std::int64_t n = 1;
+        for (auto d : *dims) n *= d;
+        results.push_back(Tensor::from_ints(DType::i32, Shape{}, {n}));
+      } else {
+        const auto r = static_cast<std::int64_t>(dims->size());
+        std::int64_t start = 0, end = r;
+        for (const auto& a : np.attribute()) {
+          if (a.name() == "start") start = a.i();
+          if (a.name() == "end") end = a.i();
+        }
+        start = std::clamp(start < 0 ? start + r : start, std::int64_t{0}, r);
+        end = std::clamp(end < 0 ? end + r : end, std::int64_t{0}, r);
+        std::vector<std::int64_t> v(dims->begin() + start, dims->begin() + std::max(start, end));
+        results.push_back(
+            Tensor::from_ints(DType::i32, Shape{static_cast<std::int64_t>(v.size())}, v));
+      }
+    } else {
+      std::vector<const Tensor*> ins;
+      bool all_known = true;
+      for (const auto& in : np.input()) {
+        if (in.empty()) {
+          ins.push_back(nullptr);
+          continue;
+        }
+        auto k = known.find(in);
+        if (k == known.end()) {
+          all_known = false;
+          break;
+        }
+        ins.push_back(&k->second);
+      }
+      if (!all_known || ins.empty()) continue;
+      Node node;
+      node.op = np.op_type();
+      node.name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();
+      for (const auto& a : np.attribute()) node.attrs[a.name()] = convert_attribute(a, where);
+      for (int o = 0; o < np.output_size(); ++o)
+        node.outputs.push_back(np.output(o).empty() ? kNoValue : static_cast<ValueId>(o));
+      results = run_reference(node, ins, opset);
+    }
+    for (int o = 0; o < np.output_size() && o < static_cast<int>(results.size()); ++o) {
+      const std::string& out = np.output(o);
+      if (out.empty()) continue;
+      auto t = types.find(out);
+      const int et = t != types.end() && t->second->tensor_type().elem_type() != 0
+                         ? t->second->tensor_type().elem_type()
+                         : onnx_elem_type(results[static_cast<std::size_t>(o)].dtype());
+      onnx::TensorProto init;
+      init.set_name(out);
+      tensor_to_proto(results[static_cast<std::size_t>(o)], et, &init);
+      new_inits.push_back(init);
+      known[out] = results[static_cast<std::size_t>(o)];
+    }
+    folded.push_back(i);
+  }
+  if (folded.empty()) return false;
+  for (auto it = folded.rbegin(); it != folded.rend(); ++it)
+    g->mutable_node()->DeleteSubrange(*it, 1);
+  for (auto& init : new_inits) {
+    if (model.ir_version() < 4) {  // initializers are graph inputs before IR 4
+      auto* in = g->add_input();
+      in->set_name(init.name());
+      auto* tt = in->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(init.data_type());
+      auto* shape = tt->mutable_shape();
+      for (auto d : init.dims()) shape->add_dim()->set_dim_value(d);
+    }
+    *g->add_initializer() = std::move(init);
+  }
+  log(LogLevel::debug, "compiler", "{}: folded {} static nodes to find static shapes", name,
+      folded.size());
+  return true;
+}
+
 Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
   std::int64_t opset = default_opset(model);
   if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
@@ -667,17 +813,26 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
     throw_user_error("{}: invalid ONNX model: {}", name, e.what());
   }
   std::string inference_error;
-  try {
-    onnx::ShapeInferenceOptions strict(false, 1, true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
-  } catch (const std::exception& e) {
-    inference_error = e.what();
+  const auto infer = [&] {
     try {
-      onnx::ShapeInferenceOptions lenient(false, 0, true);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
-    } catch (const std::exception& e2) {
-      throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
+      onnx::ShapeInferenceOptions strict(false, 1, true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+    } catch (const std::exception& e) {
+      inference_error = e.what();
+      try {
+        onnx::ShapeInferenceOptions lenient(false, 0, true);
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
+      } catch (const std::exception& e2) {
+        throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
+      }
     }
+  };
+  infer();
+  // Shapes ONNX's data propagation cannot follow (a Reshape fed by arithmetic on Shape, as the
+  // expanded function bodies write them) come from evaluating the static part of the graph.
+  for (int round = 0; round < g->node_size() && fold_static_nodes(model, opset, name); ++round) {
+    inference_error.clear();
+    infer();
   }
 
   Graph graph;
@@ -814,13 +969,37 @@ std::vector<std::string> shape_operand_inputs(const std::string& path) {
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
   for (const auto& in : model.graph().input())
     if (!initializers.count(in.name())) graph_inputs.insert(in.name());
+  // A shape operand may be computed from graph inputs (Cast, arithmetic...): follow its
+  // producers back, except through Shape and Size, which read only their input's shape.
+  std::map<std::string, const onnx::NodeProto*> producer;
+  for (const auto& node : model.graph().node())
+    for (const auto& out : node.output()) producer[out] = &node;
   std::vector<std::string> result;
+  std::set<std::string> visited;
+  std::vector<std::string> work;
   for (const auto& node : model.graph().node())
     for (int pos : shape_operand_positions(node.op_type()))
-      if (pos < node.input_size() && graph_inputs.count(node.input(pos)) &&
-          std::find(result.begin(), result.end(), node.input(pos)) == result.end())
-        result.push_back(node.input(pos));
-  return result;
+      if (pos < node.input_size() && !node.input(pos).empty()) work.push_back(node.input(pos));
+  while (!work.empty()) {
+    const std::string v = work.back();
+    work.pop_back();
+    if (!visited.insert(v).second) continue;
+    if (graph_inputs.count(v)) {
+      result.push_back(v);
+      continue;
+    }
+    auto p = producer.find(v);
+    if (p == producer.end() || p->second->op_type() == "Shape" || p->second->op_type() == "Size")
+      continue;
+    for (const auto& in : p->second->input())
+      if (!in.empty()) work.push_back(in);
+  }
+  // In the order of the graph's inputs.
+  std::vector<std::string> ordered;
+  for (const auto& in : model.graph().input())
+    if (std::find(result.begin(), result.end(), in.name()) != result.end())
+      ordered.push_back(in.name());
+  return ordered;
 }
 
 std::vector<std::string> model_input_names(const std::string& path) {

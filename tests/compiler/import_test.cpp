@@ -138,6 +138,23 @@ TEST(Import, AConversionTheConverterCannotDoNamesTheOpAndOpsets) {
   EXPECT_NE(msg.find("ops that change: Less"), std::string::npos) << msg;
 }
 
+TEST(Import, ShapesOnnxCannotPropagateComeFromFoldingTheStaticNodes) {
+  // ONNX's data propagation stops at Abs: y = Reshape(x, Abs(Neg(Shape(x)))) has no inferred
+  // shape (the output declares symbolic dims) until the importer evaluates Shape, Neg and Abs.
+  const auto bytes = make_model({{"x", {"2", "3"}}}, {},
+                                {{"Shape", {"x"}, {"s"}},
+                                 {"Neg", {"s"}, {"m"}},
+                                 {"Abs", {"m"}, {"n"}},
+                                 {"Reshape", {"x", "n"}, {"y"}}},
+                                {{"y", {"rows", "cols"}}});
+  const Graph g = import_onnx_bytes(bytes, "fold.onnx");
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op, "Reshape");
+  EXPECT_EQ(g.value(g.outputs[0]).shape, (Shape{3, 2}));
+  ASSERT_TRUE(g.value(g.nodes[0].inputs[1]).constant);
+  EXPECT_EQ(g.value(g.nodes[0].inputs[1]).constant->to_ints(), (std::vector<std::int64_t>{2, 3}));
+}
+
 TEST(Import, AnOpsetNewerThanTheOnnxLibraryIsRejected) {
   const auto bytes = make_model({{"x", {"2"}}}, {}, {{"Relu", {"x"}, {"y"}}}, {{"y", {"2"}}}, 999);
   const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "future.onnx"); });

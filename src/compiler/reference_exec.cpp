@@ -436,6 +436,47 @@ Tensor run_upsample(const Ctx& c) {
   return ops::resize(x, p);
 }
 
+std::vector<Tensor> run_recurrent(const Ctx& c) {
+  const Node& n = c.node;
+  ops::RnnParams p;
+  p.cell = n.op == "RNN"   ? ops::RnnCell::rnn
+           : n.op == "GRU" ? ops::RnnCell::gru
+                           : ops::RnnCell::lstm;
+  if (!n.has_attr("hidden_size"))
+    throw_user_error("{}: attribute hidden_size is required", c.where);
+  p.hidden_size = n.attr_int("hidden_size", 0);
+  const std::string dir = n.attr_string("direction", "forward");
+  if (dir == "forward")
+    p.direction = ops::RnnDirection::forward;
+  else if (dir == "reverse")
+    p.direction = ops::RnnDirection::reverse;
+  else if (dir == "bidirectional")
+    p.direction = ops::RnnDirection::bidirectional;
+  else
+    throw_user_error("{}: attribute direction is '{}'; expected forward, reverse or bidirectional",
+                     c.where, dir);
+  if (n.has_attr("activations")) {
+    const auto& a = n.attrs.at("activations");
+    if (const auto* v = std::get_if<std::vector<std::string>>(&a)) p.activations = *v;
+  }
+  p.activation_alpha = n.attr_floats("activation_alpha");
+  p.activation_beta = n.attr_floats("activation_beta");
+  if (n.has_attr("clip")) p.clip = n.attr_float("clip", 0.0f);
+  const std::int64_t layout = n.attr_int("layout", 0);
+  if (layout != 0 && layout != 1)
+    throw_user_error("{}: attribute layout is {}; expected 0 or 1", c.where, layout);
+  p.batch_first = layout == 1;
+  p.input_forget = n.attr_int("input_forget", 0) != 0;
+  p.linear_before_reset = n.attr_int("linear_before_reset", 0) != 0;
+  const auto opt = [&](std::size_t i) { return c.has(i) ? c.in[i] : nullptr; };
+  const bool lstm = p.cell == ops::RnnCell::lstm;
+  ops::RnnResult r = ops::recurrent(c.x(0), c.x(1), c.x(2), opt(3), opt(4), opt(5),
+                                    lstm ? opt(6) : nullptr, lstm ? opt(7) : nullptr, p);
+  std::vector<Tensor> out{std::move(r.y), std::move(r.y_h)};
+  if (lstm) out.push_back(std::move(r.y_c));
+  return out;
+}
+
 std::vector<Tensor> copy_inputs(const Ctx& c) {
   std::vector<Tensor> v;
   for (std::size_t i = 0; i < c.in.size(); ++i) v.push_back(c.x(i));
@@ -794,6 +835,7 @@ std::vector<Tensor> dispatch(const Ctx& c) {
         ops::softmax_cross_entropy_loss(c.x(0), c.x(1), w, reduction, ignore);
     return {std::move(r.loss), std::move(r.log_prob)};
   }
+  if (op == "RNN" || op == "GRU" || op == "LSTM") return run_recurrent(c);
   if (op == "Upsample") return {run_upsample(c)};
   if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};

@@ -289,5 +289,55 @@ TEST(More, Losses) {
   EXPECT_TRUE(ThrowsUserError([] { ops::parse_loss_reduction("avg"); }, {"avg"}));
 }
 
+TEST(More, Recurrent) {
+  // RNN, hidden 1, input 1: W 0.5, R 1, X = [1, 2] (seq 2, batch 1).
+  // h0 = tanh(0.5) = 0.462117, h1 = tanh(1 + 0.462117) = 0.898063.
+  const Tensor x = F(Shape{1, 1, 2}, {1, 2});
+  ops::RnnParams p;
+  p.hidden_size = 1;
+  const auto r = ops::recurrent(x, F(Shape{1, 1, 1}, {0.5f}), F(Shape{1, 1, 1}, {1}), nullptr,
+                                nullptr, nullptr, nullptr, nullptr, p);
+  EXPECT_TRUE(Close(r.y, F(Shape{1, 1, 1, 2}, {0.46211716f, 0.89806301f})));
+  EXPECT_TRUE(Close(r.y_h, F(Shape{1, 1, 1}, {0.89806301f})));
+  // Reverse: t = 1 first (tanh(1) = 0.761594), then t = 0: tanh(0.5 + 0.761594) = 0.851503.
+  p.direction = ops::RnnDirection::reverse;
+  const auto rr = ops::recurrent(x, F(Shape{1, 1, 1}, {0.5f}), F(Shape{1, 1, 1}, {1}), nullptr,
+                                 nullptr, nullptr, nullptr, nullptr, p);
+  EXPECT_TRUE(Close(rr.y, F(Shape{1, 1, 1, 2}, {0.85150301f, 0.76159416f})));
+  // sequence_lens 1: the second step is zero and Y_h is the first step's state.
+  p.direction = ops::RnnDirection::forward;
+  const Tensor lens = I(DType::i32, Shape{1}, {1});
+  const auto rl = ops::recurrent(x, F(Shape{1, 1, 1}, {0.5f}), F(Shape{1, 1, 1}, {1}), nullptr,
+                                 &lens, nullptr, nullptr, nullptr, p);
+  EXPECT_TRUE(Close(rl.y, F(Shape{1, 1, 1, 2}, {0.46211716f, 0})));
+  EXPECT_TRUE(Close(rl.y_h, F(Shape{1, 1, 1}, {0.46211716f})));
+
+  // LSTM, every W gate 1, R 0, X = [1]: i = o = f = sigmoid(1), c = sigmoid(1) tanh(1) = 0.556770,
+  // h = sigmoid(1) tanh(c) = 0.369606.
+  ops::RnnParams lp;
+  lp.cell = ops::RnnCell::lstm;
+  lp.hidden_size = 1;
+  const Tensor x1 = F(Shape{1, 1, 1}, {1});
+  const auto l =
+      ops::recurrent(x1, F(Shape{1, 4, 1}, {1, 1, 1, 1}), F(Shape{1, 4, 1}, {0, 0, 0, 0}), nullptr,
+                     nullptr, nullptr, nullptr, nullptr, lp);
+  EXPECT_TRUE(Close(l.y_h, F(Shape{1, 1, 1}, {0.36960635f})));
+  EXPECT_TRUE(Close(l.y_c, F(Shape{1, 1, 1}, {0.55676994f})));
+
+  // GRU, W and R gates 1, X = [1], h0 = 0: z = sigmoid(1), h~ = tanh(1), h = (1 - z) tanh(1).
+  ops::RnnParams gp;
+  gp.cell = ops::RnnCell::gru;
+  gp.hidden_size = 1;
+  const auto g = ops::recurrent(x1, F(Shape{1, 3, 1}, {1, 1, 1}), F(Shape{1, 3, 1}, {1, 1, 1}),
+                                nullptr, nullptr, nullptr, nullptr, nullptr, gp);
+  EXPECT_TRUE(Close(g.y_h, F(Shape{1, 1, 1}, {0.20482421f})));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::recurrent(x1, F(Shape{1, 2, 1}, {1, 1}), F(Shape{1, 3, 1}, {1, 1, 1}), nullptr,
+                       nullptr, nullptr, nullptr, nullptr, gp);
+      },
+      {"GRU", "W"}));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -356,6 +357,30 @@ SoftmaxCrossEntropyResult softmax_cross_entropy_loss(
     const Tensor& scores, const Tensor& labels, const Tensor* weights = nullptr,
     LossReduction reduction = LossReduction::mean,
     std::optional<std::int64_t> ignore_index = std::nullopt);
+
+// ---- Recurrent ops (RNN-14, GRU-14, LSTM-14); tensors as ONNX defines them (Tessera order
+// reversed): X (seq, batch, input) or, batch_first (layout 1), (batch, seq, input) ----
+enum class RnnCell { rnn, gru, lstm };
+enum class RnnDirection { forward, reverse, bidirectional };
+struct RnnParams {
+  RnnCell cell = RnnCell::rnn;
+  std::int64_t hidden_size = 0;
+  RnnDirection direction = RnnDirection::forward;
+  std::vector<std::string> activations;  // empty: the cell's defaults for each direction
+  std::vector<float> activation_alpha, activation_beta;  // consumed in order by the functions
+  std::optional<float> clip;
+  bool batch_first = false;          // ONNX layout = 1
+  bool input_forget = false;         // LSTM
+  bool linear_before_reset = false;  // GRU
+};
+struct RnnResult {
+  Tensor y;    // (seq, dirs, batch, hidden); zeros past a sequence's length
+  Tensor y_h;  // (dirs, batch, hidden)
+  Tensor y_c;  // LSTM only
+};
+RnnResult recurrent(const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
+                    const Tensor* sequence_lens, const Tensor* initial_h, const Tensor* initial_c,
+                    const Tensor* p, const RnnParams& params);
 
 enum class WindowKind { hann, hamming, blackman };
 // size samples; periodic (default) divides by size, symmetric by size - 1.

@@ -836,6 +836,40 @@ std::vector<Tensor> dispatch(const Ctx& c) {
     return {std::move(r.loss), std::move(r.log_prob)};
   }
   if (op == "RNN" || op == "GRU" || op == "LSTM") return run_recurrent(c);
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    const int r = c.x(0).rank();
+    // axis matters only for a per-axis (1-D) scale.
+    const bool per_axis = c.x(1).element_count() != 1;
+    const int ax = r == 0 || !per_axis ? 0 : c.axis(n.attr_int("axis", 1), r);
+    const Tensor* zp = c.has(2) ? c.in[2] : nullptr;
+    return {op == "QuantizeLinear" ? ops::quantize_linear(c.x(0), c.x(1), zp, ax)
+                                   : ops::dequantize_linear(c.x(0), c.x(1), zp, ax)};
+  }
+  if (op == "DynamicQuantizeLinear") {
+    ops::DynamicQuantizeResult r = ops::dynamic_quantize_linear(c.x(0));
+    return {std::move(r.y), std::move(r.y_scale), std::move(r.y_zero_point)};
+  }
+  if (op == "MatMulInteger")
+    return {ops::matmul_integer(c.x(0), c.x(1), c.has(2) ? c.in[2] : nullptr,
+                                c.has(3) ? c.in[3] : nullptr)};
+  if (op == "QLinearMatMul")
+    return {ops::qlinear_matmul(c.x(0), c.x(1), c.x(2), c.x(3), c.x(4), c.x(5), c.x(6), c.x(7))};
+  if (op == "ConvInteger" || op == "QLinearConv") {
+    const bool q = op == "QLinearConv";
+    const Tensor& x = c.x(0);
+    const Tensor& w = c.x(q ? 3 : 1);
+    const std::size_t s = spatial_rank(c, x);
+    ops::ConvParams p;
+    p.strides = filled(n.attr_ints("strides"), s, 1);
+    p.dilations = filled(n.attr_ints("dilations"), s, 1);
+    p.pads = explicit_pads(c, s);
+    p.group = n.attr_int("group", 1);
+    if (!q)
+      return {
+          ops::conv_integer(x, w, c.has(2) ? c.in[2] : nullptr, c.has(3) ? c.in[3] : nullptr, p)};
+    return {ops::qlinear_conv(x, c.x(1), c.x(2), w, c.x(4), c.x(5), c.x(6), c.x(7),
+                              c.has(8) ? c.in[8] : nullptr, p)};
+  }
   if (op == "Upsample") return {run_upsample(c)};
   if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};

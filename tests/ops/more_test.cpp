@@ -339,5 +339,51 @@ TEST(More, Recurrent) {
       {"GRU", "W"}));
 }
 
+TEST(More, Quantized) {
+  const Tensor zp128 = I(DType::u8, Shape{}, {128});
+  // x / 2 rounds half to even (1.5 -> 2), then + 128, saturating to uint8.
+  EXPECT_EQ(
+      ops::quantize_linear(F(Shape{5}, {0, 2, 3, -1000, 1000}), F(Shape{}, {2}), &zp128).to_ints(),
+      (V{128, 129, 130, 0, 255}));
+  // Per axis: ONNX [[1, 2], [3, 4]] with scales [1, 2] along ONNX axis 1 (Tessera 0).
+  const Tensor q =
+      ops::quantize_linear(F(Shape{2, 2}, {1, 2, 3, 4}), F(Shape{2}, {1, 2}), nullptr, 0);
+  EXPECT_EQ(q.dtype(), DType::u8);
+  EXPECT_EQ(q.to_ints(), (V{1, 1, 3, 2}));
+  EXPECT_TRUE(
+      Close(ops::dequantize_linear(I(DType::u8, Shape{3}, {0, 3, 128}), F(Shape{}, {2}), &zp128),
+            F(Shape{3}, {-256, -250, 0})));
+  const auto dq = ops::dynamic_quantize_linear(F(Shape{2}, {0, 2.55f}));
+  EXPECT_EQ(dq.y.to_ints(), (V{0, 255}));
+  EXPECT_TRUE(Close(dq.y_scale, F(Shape{}, {0.01f})));
+  EXPECT_EQ(dq.y_zero_point.to_ints(), (V{0}));
+  // (A - 1) = [[0, 1], [2, 3]] times B = [[5, 6], [7, 8]] is [[7, 8], [31, 36]].
+  const Tensor a = I(DType::u8, Shape{2, 2}, {1, 2, 3, 4}),
+               b = I(DType::u8, Shape{2, 2}, {5, 6, 7, 8});
+  const Tensor one = I(DType::u8, Shape{}, {1}), zero = I(DType::u8, Shape{}, {0});
+  EXPECT_EQ(ops::matmul_integer(a, b, &one).to_ints(), (V{7, 8, 31, 36}));
+  EXPECT_EQ(ops::matmul_integer(a, b, &one).dtype(), DType::i32);
+  // Requantised by 1 * 1 / 2: 3.5 -> 4, 4, 15.5 -> 16, 18.
+  EXPECT_EQ(
+      ops::qlinear_matmul(a, F(Shape{}, {1}), one, b, F(Shape{}, {1}), zero, F(Shape{}, {2}), zero)
+          .to_ints(),
+      (V{4, 4, 16, 18}));
+  // 3x3 input 1..9 with zero point 1 (0..8), 2x2 kernel of ones: window sums 8, 12, 20, 24.
+  const Tensor x = I(DType::u8, Shape::nchw(1, 1, 3, 3), {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Tensor w = I(DType::u8, Shape::nchw(1, 1, 2, 2), {1, 1, 1, 1});
+  EXPECT_EQ(ops::conv_integer(x, w, &one, nullptr).to_ints(), (V{8, 12, 20, 24}));
+  // Bias 4, scale 1 * 1 / 4: (8 + 4) / 4 = 3, 4, 6, 7.
+  const Tensor bias = I(DType::i32, Shape{1}, {4});
+  EXPECT_EQ(ops::qlinear_conv(x, F(Shape{}, {1}), one, w, F(Shape{}, {1}), zero, F(Shape{}, {4}),
+                              zero, &bias)
+                .to_ints(),
+            (V{3, 4, 6, 7}));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::matmul_integer(F(Shape{1, 1}, {1}), b);
+      },
+      {"MatMulInteger", "A must be int8 or uint8"}));
+}
+
 }  // namespace
 }  // namespace tessera

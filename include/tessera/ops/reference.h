@@ -382,6 +382,35 @@ RnnResult recurrent(const Tensor& x, const Tensor& w, const Tensor& r, const Ten
                     const Tensor* sequence_lens, const Tensor* initial_h, const Tensor* initial_c,
                     const Tensor* p, const RnnParams& params);
 
+// ---- Quantized ops (QuantizeLinear/DequantizeLinear-13, DynamicQuantizeLinear-11,
+// MatMulInteger/QLinearMatMul/ConvInteger/QLinearConv-10); layouts as matmul and conv ----
+// y = saturate(round_half_even(x / scale) + zero_point), int8 or uint8 (the zero point's dtype,
+// uint8 without one). A 1-D scale (and zero point) applies per slice along Tessera `axis`.
+Tensor quantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point = nullptr,
+                       int axis = 0);
+// (x - zero_point) * scale, in the scale's float dtype.
+Tensor dequantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point = nullptr,
+                         int axis = 0);
+struct DynamicQuantizeResult {
+  Tensor y;  // uint8
+  Tensor y_scale;
+  Tensor y_zero_point;
+};
+DynamicQuantizeResult dynamic_quantize_linear(const Tensor& x);
+// i32 (A - a_zp) @ (B - b_zp); a_zp per row of A or scalar, b_zp per column of B or scalar.
+Tensor matmul_integer(const Tensor& a, const Tensor& b, const Tensor* a_zero_point = nullptr,
+                      const Tensor* b_zero_point = nullptr);
+Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point,
+                      const Tensor& b, const Tensor& b_scale, const Tensor& b_zero_point,
+                      const Tensor& y_scale, const Tensor& y_zero_point);
+// i32 conv of (x - x_zp) with (w - w_zp), w_zp scalar or per output channel; padding is x_zp.
+Tensor conv_integer(const Tensor& x, const Tensor& w, const Tensor* x_zero_point,
+                    const Tensor* w_zero_point, const ConvParams& params = {});
+Tensor qlinear_conv(const Tensor& x, const Tensor& x_scale, const Tensor& x_zero_point,
+                    const Tensor& w, const Tensor& w_scale, const Tensor& w_zero_point,
+                    const Tensor& y_scale, const Tensor& y_zero_point, const Tensor* bias,
+                    const ConvParams& params = {});
+
 enum class WindowKind { hann, hamming, blackman };
 // size samples; periodic (default) divides by size, symmetric by size - 1.
 Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype);

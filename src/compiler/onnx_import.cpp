@@ -368,6 +368,7 @@ const std::set<std::string>& supported_ops() {
                                             "GlobalMaxPool",
                                             "Greater",
                                             "GreaterOrEqual",
+                                            "GridSample",
                                             "HammingWindow",
                                             "HannWindow",
                                             "HardSigmoid",
@@ -887,6 +888,14 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
       throw_user_error("{}: op domain '{}' is not supported (only the default ONNX domain is)",
                        where, np.domain());
     if (!supported.count(node.op)) {
+      static const std::set<std::string> random = {"Bernoulli",     "Multinomial",
+                                                   "RandomNormal",  "RandomNormalLike",
+                                                   "RandomUniform", "RandomUniformLike"};
+      if (random.count(node.op))
+        throw_user_error(
+            "{}: op {} is not supported: it draws random numbers, whose values no reference can "
+            "match (Tessera compiles deterministic inference graphs)",
+            where, node.op);
       std::string list;
       for (const auto& op : supported) list += (list.empty() ? "" : ", ") + op;
       throw_user_error("{}: op {} is not supported by the Tessera compiler. Supported ops: {}",

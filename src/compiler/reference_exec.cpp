@@ -870,6 +870,24 @@ std::vector<Tensor> dispatch(const Ctx& c) {
     return {ops::qlinear_conv(x, c.x(1), c.x(2), w, c.x(4), c.x(5), c.x(6), c.x(7),
                               c.has(8) ? c.in[8] : nullptr, p)};
   }
+  if (op == "GridSample") {
+    const std::string mode = n.attr_string("mode", "bilinear");
+    const std::string pad = n.attr_string("padding_mode", "zeros");
+    if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+      throw_user_error("{}: attribute mode is '{}'; expected bilinear, nearest or bicubic", c.where,
+                       mode);
+    if (pad != "zeros" && pad != "border" && pad != "reflection")
+      throw_user_error("{}: attribute padding_mode is '{}'; expected zeros, border or reflection",
+                       c.where, pad);
+    return {ops::grid_sample(c.x(0), c.x(1),
+                             mode == "bilinear"  ? ops::GridSampleMode::bilinear
+                             : mode == "nearest" ? ops::GridSampleMode::nearest
+                                                 : ops::GridSampleMode::bicubic,
+                             pad == "zeros"    ? ops::GridSamplePadding::zeros
+                             : pad == "border" ? ops::GridSamplePadding::border
+                                               : ops::GridSamplePadding::reflection,
+                             n.attr_int("align_corners", 0) != 0)};
+  }
   if (op == "Upsample") return {run_upsample(c)};
   if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};

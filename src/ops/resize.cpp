@@ -285,3 +285,124 @@ Tensor resize(const Tensor& x, const ResizeParams& p) {
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- GridSample-16 (2-D), with PyTorch's grid_sample semantics, from which ONNX's node tests
+// were generated ----
+
+namespace {
+
+double gs_unnormalize(double g, std::int64_t size, bool align_corners) {
+  const auto s = static_cast<double>(size);
+  return align_corners ? (g + 1.0) / 2.0 * (s - 1.0) : ((g + 1.0) * s - 1.0) / 2.0;
+}
+
+double gs_reflect(double x, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return 0.0;
+  const double min = twice_low / 2.0, span = (twice_high - twice_low) / 2.0;
+  x = std::fabs(x - min);
+  const double extra = std::fmod(x, span);
+  const auto flips = static_cast<std::int64_t>(std::floor(x / span));
+  return flips % 2 == 0 ? extra + min : span - extra + min;
+}
+
+// Border and reflection padding move a coordinate inside [0, size - 1].
+double gs_pad_coordinate(double x, std::int64_t size, GridSamplePadding padding,
+                         bool align_corners) {
+  const double hi = static_cast<double>(size - 1);
+  if (padding == GridSamplePadding::border) return std::min(hi, std::max(0.0, x));
+  if (padding == GridSamplePadding::reflection) {
+    x = align_corners ? gs_reflect(x, 0.0, 2.0 * hi) : gs_reflect(x, -1.0, 2.0 * hi + 1.0);
+    return std::min(hi, std::max(0.0, x));
+  }
+  return x;
+}
+
+double gs_cubic(double t, int k) {
+  const double a = -0.75;
+  switch (k) {
+    case 0: {
+      const double x = t + 1.0;
+      return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
+    }
+    case 1:
+      return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    case 2: {
+      const double x = 1.0 - t;
+      return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+    }
+    default: {
+      const double x = 2.0 - t;
+      return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
+    }
+  }
+}
+
+}  // namespace
+
+Tensor grid_sample(const Tensor& x_in, const Tensor& grid_in, GridSampleMode mode,
+                   GridSamplePadding padding, bool align_corners) {
+  detail::require_float("GridSample", x_in, "X");
+  detail::require_float("GridSample", grid_in, "grid");
+  if (x_in.rank() != 4 || grid_in.rank() != 4 || grid_in.dim(0) != 2 ||
+      grid_in.dim(3) != x_in.dim(3))
+    throw_user_error(
+        "GridSample: X must be (N, C, H, W) and grid (N, H_out, W_out, 2), i.e. Tessera {{W, H, "
+        "C, N}} and {{2, W_out, H_out, N}}; got X {} and grid {}",
+        x_in.shape().to_string(), grid_in.shape().to_string());
+  const Tensor x = detail::as_f32(x_in), grid = detail::as_f32(grid_in);
+  const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
+  const std::int64_t wo = grid.dim(1), ho = grid.dim(2);
+  Tensor out(DType::f32, Shape::nchw(n, c, ho, wo));
+  const float* px = x.data<float>();
+  const float* pg = grid.data<float>();
+  float* po = out.data<float>();
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t i = 0; i < ho; ++i)
+      for (std::int64_t j = 0; j < wo; ++j) {
+        const float* g = pg + ((b * ho + i) * wo + j) * 2;
+        double gx = gs_unnormalize(g[0], w, align_corners);
+        double gy = gs_unnormalize(g[1], h, align_corners);
+        const auto value = [&](std::int64_t ch, std::int64_t yy, std::int64_t xx) -> double {
+          if (xx < 0 || xx >= w || yy < 0 || yy >= h) return 0.0;
+          return px[((b * c + ch) * h + yy) * w + xx];
+        };
+        for (std::int64_t ch = 0; ch < c; ++ch) {
+          double v = 0.0;
+          if (mode == GridSampleMode::bicubic) {
+            // Taps are padded one by one.
+            const double fx = std::floor(gx), fy = std::floor(gy);
+            const double tx = gx - fx, ty = gy - fy;
+            for (int ky = 0; ky < 4; ++ky) {
+              double row = 0.0;
+              for (int kx = 0; kx < 4; ++kx) {
+                double xx = fx - 1 + kx, yy = fy - 1 + ky;
+                xx = gs_pad_coordinate(xx, w, padding, align_corners);
+                yy = gs_pad_coordinate(yy, h, padding, align_corners);
+                row += gs_cubic(tx, kx) *
+                       value(ch, static_cast<std::int64_t>(yy), static_cast<std::int64_t>(xx));
+              }
+              v += gs_cubic(ty, ky) * row;
+            }
+          } else {
+            const double px_ = gs_pad_coordinate(gx, w, padding, align_corners);
+            const double py_ = gs_pad_coordinate(gy, h, padding, align_corners);
+            if (mode == GridSampleMode::nearest) {
+              v = value(ch, static_cast<std::int64_t>(std::nearbyint(py_)),
+                        static_cast<std::int64_t>(std::nearbyint(px_)));
+            } else {
+              const double x0 = std::floor(px_), y0 = std::floor(py_);
+              const double ax = px_ - x0, ay = py_ - y0;
+              const auto xi = static_cast<std::int64_t>(x0), yi = static_cast<std::int64_t>(y0);
+              v = (1 - ay) * ((1 - ax) * value(ch, yi, xi) + ax * value(ch, yi, xi + 1)) +
+                  ay * ((1 - ax) * value(ch, yi + 1, xi) + ax * value(ch, yi + 1, xi + 1));
+            }
+          }
+          po[((b * c + ch) * ho + i) * wo + j] = static_cast<float>(v);
+        }
+      }
+  return detail::restore(std::move(out), x_in.dtype());
+}
+
+}  // namespace tessera::ops

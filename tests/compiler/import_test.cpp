@@ -155,6 +155,14 @@ TEST(Import, ShapesOnnxCannotPropagateComeFromFoldingTheStaticNodes) {
   EXPECT_EQ(g.value(g.nodes[0].inputs[1]).constant->to_ints(), (std::vector<std::int64_t>{2, 3}));
 }
 
+TEST(Import, RandomOpsAreUnsupportedWithTheReason) {
+  const auto bytes =
+      make_model({{"x", {"2"}}}, {}, {{"Bernoulli", {"x"}, {"y"}}}, {{"y", {"2"}}}, 15);
+  const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "coin.onnx"); });
+  EXPECT_NE(msg.find("Bernoulli is not supported"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("random numbers"), std::string::npos) << msg;
+}
+
 TEST(Import, AnOpsetNewerThanTheOnnxLibraryIsRejected) {
   const auto bytes = make_model({{"x", {"2"}}}, {}, {{"Relu", {"x"}, {"y"}}}, {{"y", {"2"}}}, 999);
   const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "future.onnx"); });

@@ -385,5 +385,30 @@ TEST(More, Quantized) {
       {"MatMulInteger", "A must be int8 or uint8"}));
 }
 
+TEST(More, GridSample) {
+  // X [[1, 2], [3, 4]]; with align_corners (x, y) = (-1, -1) is pixel (0, 0), (1, 1) is (1, 1).
+  const Tensor x = F(Shape::nchw(1, 1, 2, 2), {1, 2, 3, 4});
+  const Tensor grid = F(Shape{2, 4, 1, 1}, {0, 0, -1, -1, 1, 1, 0.5f, -1});
+  using M = ops::GridSampleMode;
+  using P = ops::GridSamplePadding;
+  EXPECT_TRUE(Close(ops::grid_sample(x, grid, M::bilinear, P::zeros, true),
+                    F(Shape::nchw(1, 1, 1, 4), {2.5f, 1, 4, 1.75f})));
+  // Nearest: (0.5, -1) is x = 0.75 -> 1, y = 0: 2; the centre 0.5 rounds half to even -> 0: 1.
+  EXPECT_TRUE(Close(ops::grid_sample(x, grid, M::nearest, P::zeros, true),
+                    F(Shape::nchw(1, 1, 1, 4), {1, 1, 4, 2})));
+  // (-3, -1) is x = -1: outside; zeros gives 0, border clamps to pixel (0, 0) = 1.
+  const Tensor out = F(Shape{2, 1, 1, 1}, {-3, -1});
+  EXPECT_TRUE(Close(ops::grid_sample(x, out, M::bilinear, P::zeros, true),
+                    F(Shape::nchw(1, 1, 1, 1), {0})));
+  EXPECT_TRUE(Close(ops::grid_sample(x, out, M::bilinear, P::border, true),
+                    F(Shape::nchw(1, 1, 1, 1), {1})));
+  // Reflection over [0, 1]: x = -1 reflects to 1: pixel (0, 1) = 2.
+  EXPECT_TRUE(Close(ops::grid_sample(x, out, M::bilinear, P::reflection, true),
+                    F(Shape::nchw(1, 1, 1, 1), {2})));
+  // Without align_corners (-1, -1) is the corner of pixel (0, 0): x = y = -0.5, a quarter of it.
+  EXPECT_TRUE(Close(ops::grid_sample(x, F(Shape{2, 1, 1, 1}, {-1, -1})),
+                    F(Shape::nchw(1, 1, 1, 1), {0.25f})));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -441,6 +441,16 @@ struct ResizeParams {
 };
 Tensor resize(const Tensor& x, const ResizeParams& params);
 
+// GridSample-16, 2-D: X (N, C, H, W) = Tessera {W, H, C, N}, grid (N, H_out, W_out, 2) =
+// {2, W_out, H_out, N} holding (x, y) in [-1, 1]. Semantics of PyTorch's grid_sample (which
+// generated ONNX's node tests): bicubic pads each tap; nearest rounds half to even.
+enum class GridSampleMode { bilinear, nearest, bicubic };
+enum class GridSamplePadding { zeros, border, reflection };
+Tensor grid_sample(const Tensor& x, const Tensor& grid,
+                   GridSampleMode mode = GridSampleMode::bilinear,
+                   GridSamplePadding padding = GridSamplePadding::zeros,
+                   bool align_corners = false);
+
 // Parses ONNX attribute spellings ("half_pixel", "round_prefer_floor", "linear", ...);
 // UserError listing the accepted names otherwise.
 ResizeMode parse_resize_mode(std::string_view name);

@@ -344,6 +344,7 @@ const std::set<std::string>& supported_ops() {
                                             "Cos",
                                             "Cosh",
                                             "CumSum",
+                                            "DFT",
                                             "DepthToSpace",
                                             "DequantizeLinear",
                                             "Det",
@@ -424,6 +425,7 @@ const std::set<std::string>& supported_ops() {
                                             "Resize",
                                             "ReverseSequence",
                                             "Round",
+                                            "STFT",
                                             "Scatter",
                                             "ScatterElements",
                                             "ScatterND",
@@ -471,6 +473,8 @@ std::vector<int> shape_operand_positions(const std::string& op) {
       op == "BlackmanWindow")
     return {0};
   if (op == "MaxUnpool") return {2};
+  if (op == "DFT") return {1};
+  if (op == "STFT") return {1, 3};
   if (op == "Range") return {0, 1, 2};
   if (op == "Slice") return {1, 2, 3, 4};
   if (op == "Pad") return {1, 2};

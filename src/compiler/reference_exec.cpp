@@ -888,6 +888,18 @@ std::vector<Tensor> dispatch(const Ctx& c) {
                                                : ops::GridSamplePadding::reflection,
                              n.attr_int("align_corners", 0) != 0)};
   }
+  if (op == "DFT") {
+    std::optional<std::int64_t> len;
+    if (c.has(1)) len = scalar_int(c, 1, "dft_length");
+    return {ops::dft(c.x(0), c.axis(n.attr_int("axis", 1), c.x(0).rank()), len,
+                     n.attr_int("inverse", 0) != 0, n.attr_int("onesided", 0) != 0)};
+  }
+  if (op == "STFT") {
+    std::optional<std::int64_t> len;
+    if (c.has(3)) len = scalar_int(c, 3, "frame_length");
+    return {ops::stft(c.x(0), scalar_int(c, 1, "frame_step"), c.has(2) ? c.in[2] : nullptr, len,
+                      n.attr_int("onesided", 1) != 0)};
+  }
   if (op == "Upsample") return {run_upsample(c)};
   if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};

@@ -242,3 +242,88 @@ Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype) {
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- DFT-17 and STFT-17 (direct O(n^2) sums in f64; the last dim holds 1 real or 2
+// (real, imaginary) components, as in ONNX) ----
+
+Tensor dft(const Tensor& x, int axis_in, std::optional<std::int64_t> dft_length, bool inverse,
+           bool onesided) {
+  detail::require_float("DFT", x);
+  const int r = x.rank();
+  if (r < 2 || (x.dim(0) != 1 && x.dim(0) != 2))
+    throw_user_error(
+        "DFT: input must have rank >= 2 with a last ONNX dim (Tessera dim 0) of 1 (real) or 2 "
+        "(complex), got {}",
+        x.shape().to_string());
+  const int axis = detail::normalize_axis("DFT", axis_in, r, x.shape());
+  if (axis == 0) throw_user_error("DFT: the axis is the (real, imaginary) dim");
+  if (onesided && inverse) throw_user_error("DFT: onesided and inverse cannot both be set");
+  const std::int64_t n_in = x.dim(axis), n = dft_length ? *dft_length : n_in;
+  if (n < 1) throw_user_error("DFT: dft_length is {}; it must be >= 1", n);
+  const std::int64_t n_out = onesided ? n / 2 + 1 : n;
+  const std::int64_t comps = x.dim(0);
+  const std::int64_t inner = detail::dims_product(x.shape(), 1, axis);  // between comps and axis
+  const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
+  Shape out_shape = x.shape();
+  out_shape[0] = 2;
+  out_shape[axis] = n_out;
+  const std::vector<double> v = x.to_doubles();
+  std::vector<double> out(static_cast<std::size_t>(out_shape.element_count()), 0.0);
+  const double sign = inverse ? 1.0 : -1.0, pi = 3.14159265358979323846;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i)
+      for (std::int64_t k = 0; k < n_out; ++k) {
+        double re = 0.0, im = 0.0;
+        for (std::int64_t t = 0; t < std::min(n, n_in); ++t) {
+          const std::size_t at = static_cast<std::size_t>(((o * n_in + t) * inner + i) * comps);
+          const double xr = v[at], xi = comps == 2 ? v[at + 1] : 0.0;
+          // The angle's product is reduced mod n first, keeping it exact for long signals.
+          const double ang =
+              sign * 2.0 * pi * static_cast<double>((k * t) % n) / static_cast<double>(n);
+          re += xr * std::cos(ang) - xi * std::sin(ang);
+          im += xr * std::sin(ang) + xi * std::cos(ang);
+        }
+        if (inverse) {
+          re /= static_cast<double>(n);
+          im /= static_cast<double>(n);
+        }
+        const std::size_t at = static_cast<std::size_t>(((o * n_out + k) * inner + i) * 2);
+        out[at] = re;
+        out[at + 1] = im;
+      }
+  return Tensor::from_doubles(x.dtype(), out_shape, out);
+}
+
+Tensor stft(const Tensor& signal, std::int64_t frame_step, const Tensor* window,
+            std::optional<std::int64_t> frame_length, bool onesided) {
+  detail::require_float("STFT", signal);
+  if (signal.rank() != 3 || (signal.dim(0) != 1 && signal.dim(0) != 2))
+    throw_user_error("STFT: signal must be (batch, length, 1 or 2), got {} (Tessera order)",
+                     signal.shape().to_string());
+  const std::int64_t comps = signal.dim(0), length = signal.dim(1), batch = signal.dim(2);
+  std::int64_t fl = frame_length ? *frame_length : (window ? window->element_count() : 0);
+  if (fl < 1 || fl > length)
+    throw_user_error("STFT: frame_length {} must be in [1, signal length {}]", fl, length);
+  if (window && window->element_count() != fl)
+    throw_user_error("STFT: window has {} entries; frame_length is {}", window->element_count(),
+                     fl);
+  if (frame_step < 1) throw_user_error("STFT: frame_step is {}; it must be >= 1", frame_step);
+  const std::int64_t frames = (length - fl) / frame_step + 1;
+  const std::vector<double> v = signal.to_doubles();
+  const std::vector<double> w = window ? window->to_doubles() : std::vector<double>();
+  std::vector<double> framed(static_cast<std::size_t>(batch * frames * fl * comps));
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t f = 0; f < frames; ++f)
+      for (std::int64_t k = 0; k < fl; ++k)
+        for (std::int64_t c = 0; c < comps; ++c)
+          framed[static_cast<std::size_t>(((b * frames + f) * fl + k) * comps + c)] =
+              v[static_cast<std::size_t>((b * length + f * frame_step + k) * comps + c)] *
+              (window ? w[static_cast<std::size_t>(k)] : 1.0);
+  // (batch, frames, frame_length, comps) is Tessera {comps, frame_length, frames, batch}.
+  const Tensor t = Tensor::from_doubles(DType::f32, Shape{comps, fl, frames, batch}, framed);
+  return dft(t, 1, std::nullopt, false, onesided).astype(signal.dtype());
+}
+
+}  // namespace tessera::ops

@@ -410,5 +410,26 @@ TEST(More, GridSample) {
                     F(Shape::nchw(1, 1, 1, 1), {0.25f})));
 }
 
+TEST(More, DftAndStft) {
+  // Real signal [1, 2, 3, 4] as ONNX (1, 4, 1): X = [10, -2 + 2i, -2, -2 - 2i].
+  const Tensor x = F(Shape{1, 4, 1}, {1, 2, 3, 4});
+  const Tensor X = ops::dft(x, 1);
+  EXPECT_TRUE(Close(X, F(Shape{2, 4, 1}, {10, 0, -2, 2, -2, 0, -2, -2}), 1e-5, 1e-5));
+  EXPECT_TRUE(Close(ops::dft(x, 1, std::nullopt, false, true),
+                    F(Shape{2, 3, 1}, {10, 0, -2, 2, -2, 0}), 1e-5, 1e-5));
+  EXPECT_TRUE(Close(ops::dft(X, 1, std::nullopt, true), F(Shape{2, 4, 1}, {1, 0, 2, 0, 3, 0, 4, 0}),
+                    1e-5, 1e-5));
+  // Zero padding to 8 points: bin 4 is 1 - 2 + 3 - 4 = -2 (real part at flat index 8).
+  EXPECT_NEAR(ops::dft(x, 1, 8).at<float>(8), -2.0f, 1e-5f);
+  // STFT: frames [1, 2] and [3, 4] every 2 samples; 2-point DFTs [3, -1] and [7, -1].
+  EXPECT_TRUE(Close(ops::stft(x, 2, nullptr, 2), F(Shape{2, 2, 2, 1}, {3, 0, -1, 0, 7, 0, -1, 0}),
+                    1e-5, 1e-5));
+  // A window [1, 0] keeps the first sample of each frame: [1, 1] and [3, 3].
+  const Tensor w = F(Shape{2}, {1, 0});
+  EXPECT_TRUE(
+      Close(ops::stft(x, 2, &w), F(Shape{2, 2, 2, 1}, {1, 0, 1, 0, 3, 0, 3, 0}), 1e-5, 1e-5));
+  EXPECT_TRUE(ThrowsUserError([&] { ops::dft(x, 0); }, {"DFT", "(real, imaginary)"}));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -411,6 +411,17 @@ Tensor qlinear_conv(const Tensor& x, const Tensor& x_scale, const Tensor& x_zero
                     const Tensor& y_scale, const Tensor& y_zero_point, const Tensor* bias,
                     const ConvParams& params = {});
 
+// DFT-17 along Tessera `axis` of x, whose dim 0 (ONNX's last) is 1 (real) or 2 (complex); the
+// result has 2 components. dft_length pads with zeros or truncates; onesided keeps n/2 + 1 bins;
+// inverse uses e^{+i} and divides by n.
+Tensor dft(const Tensor& x, int axis, std::optional<std::int64_t> dft_length = std::nullopt,
+           bool inverse = false, bool onesided = false);
+// STFT-17: signal (batch, length, 1 or 2) = Tessera {comps, length, batch}; frames of
+// frame_length (the window's length when absent) every frame_step, times the window, then DFT.
+// Result (batch, frames, bins, 2).
+Tensor stft(const Tensor& signal, std::int64_t frame_step, const Tensor* window = nullptr,
+            std::optional<std::int64_t> frame_length = std::nullopt, bool onesided = true);
+
 enum class WindowKind { hann, hamming, blackman };
 // size samples; periodic (default) divides by size, symmetric by size - 1.
 Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype);

@@ -393,6 +393,7 @@ const std::set<std::string>& supported_ops() {
                                             "MaxPool",
                                             "MaxUnpool",
                                             "Mean",
+                                            "MeanVarianceNormalization",
                                             "Min",
                                             "Mod",
                                             "Mul",

@@ -900,6 +900,11 @@ std::vector<Tensor> dispatch(const Ctx& c) {
     return {ops::stft(c.x(0), scalar_int(c, 1, "frame_step"), c.has(2) ? c.in[2] : nullptr, len,
                       n.attr_int("onesided", 1) != 0)};
   }
+  if (op == "MeanVarianceNormalization") {
+    std::vector<std::int64_t> axes = n.attr_ints("axes");
+    if (!n.has_attr("axes")) axes = {0, 2, 3};
+    return {ops::mean_variance_normalization(c.x(0), c.axes(axes, c.x(0).rank()))};
+  }
   if (op == "Upsample") return {run_upsample(c)};
   if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};

@@ -240,3 +240,22 @@ Tensor lrn(const Tensor& x_in, std::int64_t size, float alpha, float beta, float
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- MeanVarianceNormalization-13, as its ONNX function body: (X - E[X]) /
+// (sqrt(E[X^2] - E[X]^2) + 1e-9) over `axes` ----
+
+Tensor mean_variance_normalization(const Tensor& x, const std::vector<int>& axes) {
+  detail::require_float("MeanVarianceNormalization", x);
+  ReduceParams p;
+  p.axes = axes;
+  p.keepdims = true;
+  const Tensor mean = reduce_mean(x, p);
+  const Tensor mean_sq = reduce_mean(mul(x, x), p);
+  const Tensor var = sub(mean_sq, mul(mean, mean));
+  const Tensor std_eps = add(sqrt(var), Tensor::full(x.dtype(), Shape{}, 1e-9));
+  return div(sub(x, mean), std_eps);
+}
+
+}  // namespace tessera::ops

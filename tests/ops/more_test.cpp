@@ -431,5 +431,14 @@ TEST(More, DftAndStft) {
   EXPECT_TRUE(ThrowsUserError([&] { ops::dft(x, 0); }, {"DFT", "(real, imaginary)"}));
 }
 
+TEST(More, MeanVarianceNormalization) {
+  // [1, 3]: mean 2, E[x^2] = 5, std 1 -> [-1, 1] (up to the 1e-9 epsilon).
+  EXPECT_TRUE(
+      Close(ops::mean_variance_normalization(F(Shape{2}, {1, 3}), {0}), F(Shape{2}, {-1, 1})));
+  // Per row of ONNX [[1, 3], [2, 2]]: the constant row has std 0 and gives 0.
+  EXPECT_TRUE(Close(ops::mean_variance_normalization(F(Shape{2, 2}, {1, 3, 2, 2}), {0}),
+                    F(Shape{2, 2}, {-1, 1, 0, 0})));
+}
+
 }  // namespace
 }  // namespace tessera

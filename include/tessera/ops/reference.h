@@ -326,6 +326,10 @@ Tensor compress(const Tensor& x, const Tensor& condition, std::optional<int> axi
 // Reverses the first lengths[b] elements along time_axis for each b along batch_axis.
 Tensor reverse_sequence(const Tensor& x, const Tensor& lengths, int time_axis, int batch_axis);
 
+// MeanVarianceNormalization-13 over Tessera `axes` (ONNX default [0, 2, 3] of NCHW is Tessera
+// {3, 1, 0}): (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9), as ONNX's function body.
+Tensor mean_variance_normalization(const Tensor& x, const std::vector<int>& axes);
+
 // ---- Further ops: LRN-13, Einsum-12, Det-11, the window functions-17 ----
 // Over channels (Tessera dim r-2 of an N, C, ... tensor): x / (bias + alpha / size *
 // sum of squares over the size-window)^beta.

@@ -1,6 +1,7 @@
 #include "tessera/compiler/onnx_import.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -642,6 +643,45 @@ int onnx_elem_type(DType dtype) {
   return TP::UNDEFINED;
 }
 
+// Import-time folding evaluates what the file says; a hostile file could ask for a huge
+// tensor (ConstantOfShape of [1e9, 1e9]). Folding is for shape computations, so it takes only
+// small inputs and ops whose result size, bounded from their inputs, stays small; the rest is
+// left to run as a graph node.
+bool small_enough_to_fold(const std::string& op, const std::vector<const Tensor*>& ins) {
+  constexpr double kMaxElements = 1 << 20;
+  double in_elements = 0.0;
+  for (const Tensor* t : ins)
+    if (t) in_elements += static_cast<double>(t->element_count());
+  if (in_elements > kMaxElements) return false;
+  const auto values = [&](std::size_t i) {
+    return i < ins.size() && ins[i] ? ins[i]->to_doubles() : std::vector<double>();
+  };
+  double out = in_elements;  // most ops produce about as much as they read
+  if (op == "ConstantOfShape") {
+    out = 1.0;
+    for (double d : values(0)) out *= std::max(d, 0.0);
+  } else if (op == "Expand") {
+    out = static_cast<double>(ins[0]->element_count());
+    for (double d : values(1)) out *= std::max(d, 1.0);
+  } else if (op == "Tile") {
+    out = static_cast<double>(ins[0]->element_count());
+    for (double d : values(1)) out *= std::max(d, 0.0);
+  } else if (op == "Range") {
+    const auto s = values(0), l = values(1), d = values(2);
+    if (s.size() != 1 || l.size() != 1 || d.size() != 1 || d[0] == 0.0) return false;
+    out = std::ceil((l[0] - s[0]) / d[0]);
+  } else if (op == "OneHot") {
+    const auto depth = values(1);
+    if (depth.size() != 1) return false;
+    out = static_cast<double>(ins[0]->element_count()) * std::max(depth[0], 1.0);
+  } else if (op == "Resize" || op == "Upsample" || op == "Pad" || op == "EyeLike" ||
+             op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow" ||
+             op == "MaxUnpool" || op == "ConvTranspose") {
+    return false;  // sizes from scales, pads or attributes: not a shape computation
+  }
+  return std::isfinite(out) && out <= kMaxElements;
+}
+
 // When some node output has no static shape after ONNX shape inference, evaluates the nodes
 // whose inputs are all constants (or that read only the static shape of their input: Shape,
 // Size) on the reference ops and turns their outputs into initializers, so that inference
@@ -716,7 +756,7 @@ bool fold_static_nodes(onnx::ModelProto& model, std::int64_t opset, const std::s
         }
         ins.push_back(&k->second);
       }
-      if (!all_known || ins.empty()) continue;
+      if (!all_known || ins.empty() || !small_enough_to_fold(np.op_type(), ins)) continue;
       Node node;
       node.op = np.op_type();
       node.name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();

@@ -163,6 +163,22 @@ TEST(Import, RandomOpsAreUnsupportedWithTheReason) {
   EXPECT_NE(msg.find("random numbers"), std::string::npos) << msg;
 }
 
+TEST(Import, FoldingRefusesHugeTensorsAHostileFileAsksFor) {
+  // ConstantOfShape of a 2^40-element shape must not be evaluated at import (that would take
+  // 4 TiB): the node stays in the graph, while Shape and Abs, which are small, fold.
+  Tensor dims = Tensor::from_ints(DType::i32, Shape{2}, {1 << 20, 1 << 20});
+  const auto bytes = make_model({{"x", {"2"}}}, {{"dims", dims}},
+                                {{"ConstantOfShape", {"dims"}, {"big"}},
+                                 {"Shape", {"big"}, {"s"}},
+                                 {"Abs", {"s"}, {"a"}},
+                                 {"Reshape", {"x", "a"}, {"y"}}},
+                                {{"y", {"rows", "cols"}}});
+  const Graph g = import_onnx_bytes(bytes, "huge.onnx");
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"ConstantOfShape", "Reshape"}));
+}
+
 TEST(Import, AnOpsetNewerThanTheOnnxLibraryIsRejected) {
   const auto bytes = make_model({{"x", {"2"}}}, {}, {{"Relu", {"x"}, {"y"}}}, {{"y", {"2"}}}, 999);
   const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "future.onnx"); });

@@ -452,6 +452,7 @@ const std::set<std::string>& supported_ops() {
                                             "Sum",
                                             "Tan",
                                             "Tanh",
+                                            "TfIdfVectorizer",
                                             "ThresholdedRelu",
                                             "Tile",
                                             "TopK",

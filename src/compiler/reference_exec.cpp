@@ -905,6 +905,27 @@ std::vector<Tensor> dispatch(const Ctx& c) {
     if (!n.has_attr("axes")) axes = {0, 2, 3};
     return {ops::mean_variance_normalization(c.x(0), c.axes(axes, c.x(0).rank()))};
   }
+  if (op == "TfIdfVectorizer") {
+    if (n.has_attr("pool_strings"))
+      throw_user_error(
+          "{}: attribute pool_strings: string pools are not supported (Tessera has "
+          "no string tensors); expected pool_int64s",
+          c.where);
+    ops::TfIdfParams p;
+    p.min_gram_length = n.attr_int("min_gram_length", 1);
+    p.max_gram_length = n.attr_int("max_gram_length", 1);
+    p.max_skip_count = n.attr_int("max_skip_count", 0);
+    try {
+      p.mode = ops::parse_tf_idf_mode(n.attr_string("mode", "TF"));
+    } catch (const UserError& e) {
+      throw_user_error("{}: attribute {}", c.where, e.what());
+    }
+    p.ngram_counts = n.attr_ints("ngram_counts");
+    p.ngram_indexes = n.attr_ints("ngram_indexes");
+    p.pool = n.attr_ints("pool_int64s");
+    p.weights = n.attr_floats("weights");
+    return {ops::tf_idf_vectorizer(c.x(0), p)};
+  }
   if (op == "Upsample") return {run_upsample(c)};
   if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};

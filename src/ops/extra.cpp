@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numeric>
 
 #include "common.h"
@@ -324,6 +325,84 @@ Tensor stft(const Tensor& signal, std::int64_t frame_step, const Tensor* window,
   // (batch, frames, frame_length, comps) is Tessera {comps, frame_length, frames, batch}.
   const Tensor t = Tensor::from_doubles(DType::f32, Shape{comps, fl, frames, batch}, framed);
   return dft(t, 1, std::nullopt, false, onesided).astype(signal.dtype());
+}
+
+}  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- TfIdfVectorizer-9 (integer pools) ----
+
+TfIdfMode parse_tf_idf_mode(std::string_view name) {
+  if (name == "TF") return TfIdfMode::tf;
+  if (name == "IDF") return TfIdfMode::idf;
+  if (name == "TFIDF") return TfIdfMode::tfidf;
+  throw_user_error("mode '{}' is not one of TF, IDF, TFIDF", name);
+}
+
+Tensor tf_idf_vectorizer(const Tensor& x, const TfIdfParams& p) {
+  const std::string_view op = "TfIdfVectorizer";
+  if (is_floating(x.dtype()) || x.dtype() == DType::boolean)
+    throw_user_error("{}: input must be integers, got {}", op, dtype_name(x.dtype()));
+  if (x.rank() != 1 && x.rank() != 2)
+    throw_user_error("{}: input must be 1-D [C] or 2-D [N, C], got {}", op, x.shape().to_string());
+  if (p.min_gram_length < 1 || p.max_gram_length < p.min_gram_length || p.max_skip_count < 0)
+    throw_user_error(
+        "{}: min_gram_length {}, max_gram_length {}, max_skip_count {} must satisfy "
+        "1 <= min <= max and skip >= 0",
+        op, p.min_gram_length, p.max_gram_length, p.max_skip_count);
+  if (static_cast<std::int64_t>(p.ngram_counts.size()) < p.max_gram_length)
+    throw_user_error("{}: ngram_counts has {} entries; max_gram_length is {}", op,
+                     p.ngram_counts.size(), p.max_gram_length);
+  // n-gram (n items) -> its output index, from the pool.
+  std::map<std::vector<std::int64_t>, std::int64_t> index;
+  std::int64_t gram = 0, width = 0;
+  const auto pool_size = static_cast<std::int64_t>(p.pool.size());
+  for (std::size_t i = 0; i < p.ngram_counts.size(); ++i) {
+    const std::int64_t n = static_cast<std::int64_t>(i) + 1;
+    const std::int64_t begin = p.ngram_counts[i];
+    const std::int64_t end = i + 1 < p.ngram_counts.size() ? p.ngram_counts[i + 1] : pool_size;
+    if (begin < 0 || end > pool_size || end < begin || (end - begin) % n != 0)
+      throw_user_error("{}: ngram_counts {} does not split the pool of {} into {}-grams", op,
+                       detail::list_to_string(p.ngram_counts), pool_size, n);
+    for (std::int64_t s = begin; s < end; s += n, ++gram) {
+      if (gram >= static_cast<std::int64_t>(p.ngram_indexes.size()))
+        throw_user_error("{}: ngram_indexes has {} entries; the pool holds more n-grams", op,
+                         p.ngram_indexes.size());
+      const std::int64_t out_index = p.ngram_indexes[static_cast<std::size_t>(gram)];
+      if (out_index < 0) throw_user_error("{}: ngram_indexes has a negative entry", op);
+      index[std::vector<std::int64_t>(p.pool.begin() + s, p.pool.begin() + s + n)] = out_index;
+      width = std::max(width, out_index + 1);
+    }
+  }
+  if (!p.weights.empty() && static_cast<std::int64_t>(p.weights.size()) < width)
+    throw_user_error("{}: weights has {} entries; the output has {}", op, p.weights.size(), width);
+  const std::int64_t c = x.dim(0), rows = x.rank() == 2 ? x.dim(1) : 1;
+  const std::vector<std::int64_t> v = x.to_ints();
+  std::vector<double> out(static_cast<std::size_t>(rows * width), 0.0);
+  std::vector<std::int64_t> key;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t* row = v.data() + r * c;
+    double* counts = out.data() + r * width;
+    for (std::int64_t n = p.min_gram_length; n <= p.max_gram_length; ++n)
+      // Unigrams have no gaps: they are counted once, not once per skip distance.
+      for (std::int64_t skip = 0; skip <= (n == 1 ? 0 : p.max_skip_count); ++skip)
+        for (std::int64_t start = 0; start + (n - 1) * (skip + 1) < c; ++start) {
+          key.clear();
+          for (std::int64_t k = 0; k < n; ++k) key.push_back(row[start + k * (skip + 1)]);
+          auto it = index.find(key);
+          if (it != index.end()) counts[it->second] += 1.0;
+        }
+    for (std::int64_t j = 0; j < width; ++j) {
+      const double w = p.weights.empty() ? 1.0 : p.weights[static_cast<std::size_t>(j)];
+      double& o = counts[j];
+      if (p.mode == TfIdfMode::idf)
+        o = o > 0.0 ? w : 0.0;
+      else if (p.mode == TfIdfMode::tfidf)
+        o *= w;
+    }
+  }
+  return Tensor::from_doubles(DType::f32, x.rank() == 2 ? Shape{width, rows} : Shape{width}, out);
 }
 
 }  // namespace tessera::ops

@@ -440,5 +440,32 @@ TEST(More, MeanVarianceNormalization) {
                     F(Shape{2, 2}, {-1, 1, 0, 0})));
 }
 
+TEST(More, TfIdfVectorizer) {
+  // Pool: unigrams [1], [3] (outputs 0, 1), bigrams [1, 2], [1, 3] (outputs 2, 3).
+  ops::TfIdfParams p;
+  p.min_gram_length = 1;
+  p.max_gram_length = 2;
+  p.max_skip_count = 1;
+  p.ngram_counts = {0, 2};
+  p.ngram_indexes = {0, 1, 2, 3};
+  p.pool = {1, 3, 1, 2, 1, 3};
+  // [1, 2, 1, 3]: 1 twice, 3 once; (1, 2) and (1, 3) adjacent; skip 1 gives (1, 1), (2, 3).
+  EXPECT_TRUE(Close(ops::tf_idf_vectorizer(I(DType::i32, Shape{4}, {1, 2, 1, 3}), p),
+                    F(Shape{4}, {2, 1, 1, 1})));
+  // [1, 5, 3]: (1, 3) only with one gap; two rows.
+  EXPECT_TRUE(Close(ops::tf_idf_vectorizer(I(DType::i32, Shape{3, 2}, {1, 5, 3, 3, 3, 3}), p),
+                    F(Shape{4, 2}, {1, 1, 0, 1, 0, 3, 0, 0})));
+  p.mode = ops::TfIdfMode::tfidf;
+  p.weights = {0.5f, 2, 3, 4};
+  EXPECT_TRUE(Close(ops::tf_idf_vectorizer(I(DType::i32, Shape{4}, {1, 2, 1, 3}), p),
+                    F(Shape{4}, {1, 2, 3, 4})));
+  p.mode = ops::TfIdfMode::idf;
+  EXPECT_TRUE(Close(ops::tf_idf_vectorizer(I(DType::i32, Shape{3}, {1, 5, 1}), p),
+                    F(Shape{4}, {0.5f, 0, 0, 0})));
+  p.ngram_counts = {0, 3};
+  EXPECT_TRUE(ThrowsUserError([&] { ops::tf_idf_vectorizer(I(DType::i32, Shape{1}, {1}), p); },
+                              {"TfIdfVectorizer", "ngram_counts"}));
+}
+
 }  // namespace
 }  // namespace tessera

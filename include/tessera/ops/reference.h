@@ -426,6 +426,19 @@ Tensor dft(const Tensor& x, int axis, std::optional<std::int64_t> dft_length = s
 Tensor stft(const Tensor& signal, std::int64_t frame_step, const Tensor* window = nullptr,
             std::optional<std::int64_t> frame_length = std::nullopt, bool onesided = true);
 
+// TfIdfVectorizer-9 over integer n-gram pools: counts of the pool's n-grams (with up to
+// max_skip_count gaps; unigrams once) in each row of x ([C] or [N, C], ONNX order), as TF,
+// IDF (weight where present) or TFIDF (count * weight). f32 result [width] or [N, width].
+enum class TfIdfMode { tf, idf, tfidf };
+TfIdfMode parse_tf_idf_mode(std::string_view name);
+struct TfIdfParams {
+  std::int64_t min_gram_length = 1, max_gram_length = 1, max_skip_count = 0;
+  TfIdfMode mode = TfIdfMode::tf;
+  std::vector<std::int64_t> ngram_counts, ngram_indexes, pool;
+  std::vector<float> weights;  // empty: all 1
+};
+Tensor tf_idf_vectorizer(const Tensor& x, const TfIdfParams& params);
+
 enum class WindowKind { hann, hamming, blackman };
 // size samples; periodic (default) divides by size, symmetric by size - 1.
 Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype);

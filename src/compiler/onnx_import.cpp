@@ -426,6 +426,7 @@ const std::set<std::string>& supported_ops() {
                                             "Reshape",
                                             "Resize",
                                             "ReverseSequence",
+                                            "RoiAlign",
                                             "Round",
                                             "STFT",
                                             "Scatter",

@@ -926,6 +926,26 @@ std::vector<Tensor> dispatch(const Ctx& c) {
     p.weights = n.attr_floats("weights");
     return {ops::tf_idf_vectorizer(c.x(0), p)};
   }
+  if (op == "RoiAlign") {
+    ops::RoiAlignParams p;
+    const std::string ctm = n.attr_string("coordinate_transformation_mode",
+                                          c.opset >= 16 ? "half_pixel" : "output_half_pixel");
+    const std::string mode = n.attr_string("mode", "avg");
+    if (ctm != "half_pixel" && ctm != "output_half_pixel")
+      throw_user_error(
+          "{}: attribute coordinate_transformation_mode is '{}'; expected half_pixel or "
+          "output_half_pixel",
+          c.where, ctm);
+    if (mode != "avg" && mode != "max")
+      throw_user_error("{}: attribute mode is '{}'; expected avg or max", c.where, mode);
+    p.half_pixel = ctm == "half_pixel";
+    p.max_mode = mode == "max";
+    p.output_height = n.attr_int("output_height", 1);
+    p.output_width = n.attr_int("output_width", 1);
+    p.sampling_ratio = n.attr_int("sampling_ratio", 0);
+    p.spatial_scale = n.attr_float("spatial_scale", 1.0f);
+    return {ops::roi_align(c.x(0), c.x(1), c.x(2), p)};
+  }
   if (op == "Upsample") return {run_upsample(c)};
   if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};

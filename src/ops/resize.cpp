@@ -406,3 +406,95 @@ Tensor grid_sample(const Tensor& x_in, const Tensor& grid_in, GridSampleMode mod
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- RoiAlign-16 (as ONNX Runtime computes it) ----
+
+Tensor roi_align(const Tensor& x_in, const Tensor& rois_in, const Tensor& batch_indices,
+                 const RoiAlignParams& p) {
+  detail::require_float("RoiAlign", x_in, "X");
+  detail::require_float("RoiAlign", rois_in, "rois");
+  if (x_in.rank() != 4 || rois_in.rank() != 2 || rois_in.dim(0) != 4 || batch_indices.rank() != 1 ||
+      batch_indices.dim(0) != rois_in.dim(1))
+    throw_user_error(
+        "RoiAlign: X must be (N, C, H, W), rois (num_rois, 4) and batch_indices (num_rois); got "
+        "{}, {} and {} (Tessera order)",
+        x_in.shape().to_string(), rois_in.shape().to_string(), batch_indices.shape().to_string());
+  if (p.output_height < 1 || p.output_width < 1 || p.sampling_ratio < 0)
+    throw_user_error(
+        "RoiAlign: output_height {} and output_width {} must be >= 1, "
+        "sampling_ratio {} >= 0",
+        p.output_height, p.output_width, p.sampling_ratio);
+  const Tensor x = detail::as_f32(x_in);
+  const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
+  const std::int64_t rois = rois_in.dim(1), oh = p.output_height, ow = p.output_width;
+  const std::vector<double> r = rois_in.to_doubles();
+  const std::vector<std::int64_t> bi = batch_indices.to_ints();
+  const float* px = x.data<float>();
+  Tensor out(DType::f32, Shape::nchw(rois, c, oh, ow));
+  float* po = out.data<float>();
+  const double offset = p.half_pixel ? 0.5 : 0.0;
+  for (std::int64_t k = 0; k < rois; ++k) {
+    const std::int64_t b = bi[static_cast<std::size_t>(k)];
+    if (b < 0 || b >= n)
+      throw_user_error("RoiAlign: batch_indices[{}] = {} is outside [0, {})", k, b, n);
+    const double* roi = r.data() + k * 4;
+    const double x1 = roi[0] * p.spatial_scale - offset, y1 = roi[1] * p.spatial_scale - offset;
+    double rw = roi[2] * p.spatial_scale - offset - x1, rh = roi[3] * p.spatial_scale - offset - y1;
+    if (!p.half_pixel) {
+      rw = std::max(rw, 1.0);
+      rh = std::max(rh, 1.0);
+    }
+    const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
+    const std::int64_t gh =
+        p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<std::int64_t>(std::ceil(rh / oh));
+    const std::int64_t gw =
+        p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<std::int64_t>(std::ceil(rw / ow));
+    const double count = static_cast<double>(std::max<std::int64_t>(gh * gw, 1));
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      const float* plane = px + (b * c + ch) * h * w;
+      for (std::int64_t i = 0; i < oh; ++i)
+        for (std::int64_t j = 0; j < ow; ++j) {
+          double acc = 0.0;
+          bool first = true;
+          for (std::int64_t iy = 0; iy < gh; ++iy) {
+            double yy = y1 + i * bin_h + (iy + 0.5) * bin_h / static_cast<double>(gh);
+            for (std::int64_t ix = 0; ix < gw; ++ix) {
+              double xx = x1 + j * bin_w + (ix + 0.5) * bin_w / static_cast<double>(gw);
+              double v = 0.0;
+              if (!(yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 ||
+                    xx > static_cast<double>(w))) {
+                double y = std::max(yy, 0.0), xv = std::max(xx, 0.0);
+                auto y0 = static_cast<std::int64_t>(y), x0 = static_cast<std::int64_t>(xv);
+                std::int64_t y1i = y0 + 1, x1i = x0 + 1;
+                if (y0 >= h - 1) {
+                  y0 = y1i = h - 1;
+                  y = static_cast<double>(y0);
+                }
+                if (x0 >= w - 1) {
+                  x0 = x1i = w - 1;
+                  xv = static_cast<double>(x0);
+                }
+                const double ly = y - y0, lx = xv - x0, hy = 1.0 - ly, hx = 1.0 - lx;
+                const double v1 = hy * hx * plane[y0 * w + x0], v2 = hy * lx * plane[y0 * w + x1i],
+                             v3 = ly * hx * plane[y1i * w + x0],
+                             v4 = ly * lx * plane[y1i * w + x1i];
+                v = p.max_mode ? std::max(std::max(v1, v2), std::max(v3, v4)) : v1 + v2 + v3 + v4;
+              }
+              if (p.max_mode) {
+                acc = first ? v : std::max(acc, v);
+                first = false;
+              } else {
+                acc += v;
+              }
+            }
+          }
+          po[((k * c + ch) * oh + i) * ow + j] = static_cast<float>(p.max_mode ? acc : acc / count);
+        }
+    }
+  }
+  return detail::restore(std::move(out), x_in.dtype());
+}
+
+}  // namespace tessera::ops

@@ -467,5 +467,32 @@ TEST(More, TfIdfVectorizer) {
                               {"TfIdfVectorizer", "ngram_counts"}));
 }
 
+TEST(More, RoiAlign) {
+  // X [[1, 2], [3, 4]]; roi [0, 0, 2, 2] without the half-pixel shift, 2x2 bins of one sample
+  // each at (0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (1.5, 1.5); past the last pixel it clamps.
+  const Tensor x = F(Shape::nchw(1, 1, 2, 2), {1, 2, 3, 4});
+  const Tensor idx = I(DType::i32, Shape{1}, {0});
+  ops::RoiAlignParams p;
+  p.half_pixel = false;
+  p.output_height = p.output_width = 2;
+  p.sampling_ratio = 1;
+  EXPECT_TRUE(Close(ops::roi_align(x, F(Shape{4, 1}, {0, 0, 2, 2}), idx, p),
+                    F(Shape::nchw(1, 1, 2, 2), {2.5f, 3, 3.5f, 4})));
+  // Half-pixel: [0.5, 0.5, 1.5, 1.5] is [0, 1] after the shift; one bin sampled at (0.5, 0.5).
+  p.half_pixel = true;
+  p.output_height = p.output_width = 1;
+  EXPECT_TRUE(Close(ops::roi_align(x, F(Shape{4, 1}, {0.5f, 0.5f, 1.5f, 1.5f}), idx, p),
+                    F(Shape::nchw(1, 1, 1, 1), {2.5f})));
+  // Max mode takes the largest weighted corner: 0.25 * 4.
+  p.max_mode = true;
+  EXPECT_TRUE(Close(ops::roi_align(x, F(Shape{4, 1}, {0.5f, 0.5f, 1.5f, 1.5f}), idx, p),
+                    F(Shape::nchw(1, 1, 1, 1), {1})));
+  EXPECT_TRUE(ThrowsUserError(
+      [&] {
+        ops::roi_align(x, F(Shape{4, 1}, {0, 0, 1, 1}), I(DType::i32, Shape{1}, {3}), p);
+      },
+      {"RoiAlign", "batch_indices[0] = 3"}));
+}
+
 }  // namespace
 }  // namespace tessera

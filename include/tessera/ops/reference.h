@@ -479,6 +479,18 @@ Tensor grid_sample(const Tensor& x, const Tensor& grid,
                    GridSamplePadding padding = GridSamplePadding::zeros,
                    bool align_corners = false);
 
+// RoiAlign-16 as ONNX Runtime computes it: X (N, C, H, W), rois (num_rois, 4) as
+// [x1, y1, x2, y2] (Tessera {4, num_rois}), batch_indices (num_rois). Output
+// (num_rois, C, output_height, output_width).
+struct RoiAlignParams {
+  bool half_pixel = true;  // coordinate_transformation_mode half_pixel (else output_half_pixel)
+  bool max_mode = false;   // mode "max" (else "avg")
+  std::int64_t output_height = 1, output_width = 1, sampling_ratio = 0;
+  double spatial_scale = 1.0;
+};
+Tensor roi_align(const Tensor& x, const Tensor& rois, const Tensor& batch_indices,
+                 const RoiAlignParams& params);
+
 // Parses ONNX attribute spellings ("half_pixel", "round_prefer_floor", "linear", ...);
 // UserError listing the accepted names otherwise.
 ResizeMode parse_resize_mode(std::string_view name);

@@ -774,9 +774,11 @@ std::vector<Tensor> dispatch(const Ctx& c) {
   if (op == "GatherND") return {ops::gather_nd(c.x(0), c.x(1), n.attr_int("batch_dims", 0))};
   if (op == "OneHot") {
     const int out_rank = c.x(0).rank() + 1;
-    const std::int64_t depth = static_cast<std::int64_t>(
-        std::trunc(c.x(1).element_count() == 1 ? c.x(1).at<double>(0)
-                                               : static_cast<double>(scalar_int(c, 1, "depth"))));
+    // depth may have any numeric dtype; a float depth truncates, as ONNX says.
+    if (c.x(1).element_count() != 1)
+      throw_user_error("{}: input 1 (depth) must hold one value, got shape {}", c.where,
+                       c.x(1).shape().to_string());
+    const auto depth = static_cast<std::int64_t>(std::trunc(c.x(1).at<double>(0)));
     return {ops::one_hot(c.x(0), depth, c.x(2), c.axis(n.attr_int("axis", -1), out_rank))};
   }
   if (op == "EyeLike") {

@@ -24,10 +24,11 @@ CoordinateTransform parse_coordinate_transform(std::string_view name) {
   if (name == "align_corners") return CoordinateTransform::align_corners;
   if (name == "asymmetric") return CoordinateTransform::asymmetric;
   if (name == "tf_crop_and_resize") return CoordinateTransform::tf_crop_and_resize;
+  if (name == "tf_half_pixel_for_nn") return CoordinateTransform::tf_half_pixel_for_nn;
   throw_user_error(
       "Resize: coordinate_transformation_mode '{}' is not supported; use half_pixel, "
-      "half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric or "
-      "tf_crop_and_resize",
+      "half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, "
+      "tf_crop_and_resize or tf_half_pixel_for_nn",
       name);
 }
 
@@ -72,6 +73,8 @@ double original_coordinate(const ResizeParams& p, double x, std::int64_t in_len,
       return resized == 1.0 ? 0.0 : x * (in - 1.0) / (resized - 1.0);
     case CoordinateTransform::asymmetric:
       return x / scale;
+    case CoordinateTransform::tf_half_pixel_for_nn:  // Resize-11/12
+      return (x + 0.5) / scale;
     case CoordinateTransform::tf_crop_and_resize:
       return resized > 1.0
                  ? roi_start * (in - 1.0) + x * (roi_end - roi_start) * (in - 1.0) / (resized - 1.0)

@@ -494,5 +494,14 @@ TEST(More, RoiAlign) {
       {"RoiAlign", "batch_indices[0] = 3"}));
 }
 
+TEST(More, ResizeTfHalfPixelForNn) {
+  // Scale 0.5 over [1, 2, 3, 4]: output x maps to (x + 0.5) / 0.5 = 1, 3 -> [2, 4]
+  // (asymmetric would give 0, 2 -> [1, 3]).
+  ops::ResizeParams p;
+  p.coordinate_transformation_mode = ops::parse_coordinate_transform("tf_half_pixel_for_nn");
+  p.scales = {0.5f};
+  EXPECT_TRUE(Close(ops::resize(F(Shape{4}, {1, 2, 3, 4}), p), F(Shape{2}, {2, 4})));
+}
+
 }  // namespace
 }  // namespace tessera

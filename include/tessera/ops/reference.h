@@ -452,6 +452,7 @@ enum class CoordinateTransform {
   align_corners,
   asymmetric,
   tf_crop_and_resize,
+  tf_half_pixel_for_nn,  // Resize-11/12: (x + 0.5) / scale
 };
 enum class NearestMode { round_prefer_floor, round_prefer_ceil, floor, ceil };
 struct ResizeParams {

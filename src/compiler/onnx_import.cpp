@@ -1,19 +1,23 @@
 #include "tessera/compiler/onnx_import.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
 
 #include "onnx_guard.h"
 #include "tessera/compiler/passes.h"
+#include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
 #include "tessera/core/limits.h"
 #include "tessera/core/log.h"
@@ -333,74 +337,170 @@ onnx::ModelProto parse_model(std::span<const std::byte> bytes, const std::string
 
 const std::set<std::string>& supported_ops() {
   static const std::set<std::string> ops = {"Abs",
+                                            "Acos",
+                                            "Acosh",
                                             "Add",
+                                            "And",
                                             "ArgMax",
+                                            "ArgMin",
+                                            "Asin",
+                                            "Asinh",
+                                            "Atan",
+                                            "Atanh",
                                             "AveragePool",
                                             "BatchNormalization",
+                                            "BitShift",
+                                            "BlackmanWindow",
                                             "Cast",
+                                            "CastLike",
+                                            "Ceil",
+                                            "Celu",
                                             "Clip",
+                                            "Compress",
                                             "Concat",
                                             "Constant",
+                                            "ConstantOfShape",
                                             "Conv",
+                                            "ConvInteger",
                                             "ConvTranspose",
+                                            "Cos",
+                                            "Cosh",
+                                            "CumSum",
+                                            "DFT",
+                                            "DepthToSpace",
+                                            "DequantizeLinear",
+                                            "Det",
                                             "Div",
                                             "Dropout",
+                                            "DynamicQuantizeLinear",
+                                            "Einsum",
                                             "Elu",
                                             "Equal",
                                             "Erf",
                                             "Exp",
                                             "Expand",
+                                            "EyeLike",
                                             "Flatten",
+                                            "Floor",
+                                            "GRU",
                                             "Gather",
+                                            "GatherElements",
+                                            "GatherND",
                                             "Gemm",
                                             "GlobalAveragePool",
                                             "GlobalMaxPool",
                                             "Greater",
+                                            "GreaterOrEqual",
+                                            "GridSample",
+                                            "HammingWindow",
+                                            "HannWindow",
+                                            "HardSigmoid",
+                                            "HardSwish",
+                                            "Hardmax",
                                             "Identity",
                                             "InstanceNormalization",
+                                            "IsInf",
+                                            "IsNaN",
+                                            "LRN",
+                                            "LSTM",
                                             "LayerNormalization",
                                             "LeakyRelu",
                                             "Less",
+                                            "LessOrEqual",
                                             "Log",
                                             "LogSoftmax",
                                             "MatMul",
+                                            "MatMulInteger",
                                             "Max",
                                             "MaxPool",
+                                            "MaxUnpool",
+                                            "Mean",
+                                            "MeanVarianceNormalization",
                                             "Min",
+                                            "Mod",
                                             "Mul",
                                             "Neg",
+                                            "NegativeLogLikelihoodLoss",
+                                            "Not",
+                                            "OneHot",
+                                            "Or",
+                                            "PRelu",
                                             "Pad",
                                             "Pow",
+                                            "QLinearConv",
+                                            "QLinearMatMul",
+                                            "QuantizeLinear",
+                                            "RNN",
+                                            "Range",
                                             "Reciprocal",
+                                            "ReduceL1",
+                                            "ReduceL2",
+                                            "ReduceLogSum",
+                                            "ReduceLogSumExp",
                                             "ReduceMax",
                                             "ReduceMean",
                                             "ReduceMin",
+                                            "ReduceProd",
                                             "ReduceSum",
+                                            "ReduceSumSquare",
                                             "Relu",
                                             "Reshape",
                                             "Resize",
+                                            "ReverseSequence",
+                                            "RoiAlign",
+                                            "Round",
+                                            "STFT",
+                                            "Scatter",
+                                            "ScatterElements",
+                                            "ScatterND",
                                             "Selu",
                                             "Shape",
+                                            "Shrink",
                                             "Sigmoid",
+                                            "Sign",
+                                            "Sin",
+                                            "Sinh",
+                                            "Size",
                                             "Slice",
                                             "Softmax",
+                                            "SoftmaxCrossEntropyLoss",
                                             "Softplus",
+                                            "Softsign",
+                                            "SpaceToDepth",
                                             "Split",
                                             "Sqrt",
                                             "Squeeze",
                                             "Sub",
                                             "Sum",
+                                            "Tan",
                                             "Tanh",
+                                            "TfIdfVectorizer",
+                                            "ThresholdedRelu",
+                                            "Tile",
+                                            "TopK",
                                             "Transpose",
+                                            "Trilu",
                                             "Unsqueeze",
-                                            "Where"};
+                                            "Upsample",
+                                            "Where",
+                                            "Xor"};
   return ops;
 }
 
 std::vector<int> shape_operand_positions(const std::string& op) {
   if (op == "Reshape" || op == "Expand" || op == "Split" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin")
+      op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" ||
+      op == "ReduceProd" || op == "ReduceL1" || op == "ReduceL2" || op == "ReduceLogSum" ||
+      op == "ReduceLogSumExp" || op == "ReduceSumSquare" || op == "Tile" || op == "TopK" ||
+      op == "OneHot" || op == "Compress" || op == "Upsample")
     return {1};
+  if (op == "ConstantOfShape" || op == "HannWindow" || op == "HammingWindow" ||
+      op == "BlackmanWindow")
+    return {0};
+  if (op == "MaxUnpool") return {2};
+  if (op == "DFT") return {1};
+  if (op == "STFT") return {1, 3};
+  if (op == "Range") return {0, 1, 2};
   if (op == "Slice") return {1, 2, 3, 4};
   if (op == "Pad") return {1, 2};
   if (op == "Resize") return {1, 2, 3};
@@ -450,14 +550,286 @@ void validate_node(const Graph& graph, const Node& node, const std::string& file
   }
 }
 
-Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
-  const std::int64_t opset = default_opset(model);
-  if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
-  if (opset < kMinOpset || opset > kMaxOpset)
+// Before opset 7, PRelu's slope is per channel (C entries for an N x C x ... input); from
+// opset 7 it broadcasts from the right. The version converter keeps the slope as it is, so a
+// constant 1-D slope of C entries becomes (C, 1, ..., 1), which broadcasts as before.
+void per_channel_prelu_slopes(onnx::ModelProto& model, const std::string& name) {
+  onnx::ModelProto typed = model;
+  try {
+    onnx::ShapeInferenceOptions lenient(false, 0, true);
+    onnx::shape_inference::InferShapes(typed, onnx::OpSchemaRegistry::Instance(), lenient);
+  } catch (const std::exception&) {
+    return;
+  }
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : typed.graph().value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : typed.graph().input()) types[vi.name()] = &vi.type();
+  onnx::GraphProto* g = model.mutable_graph();
+  for (const auto& node : g->node()) {
+    if (node.op_type() != "PRelu" || node.input_size() < 2) continue;
+    auto t = types.find(node.input(0));
+    if (t == types.end() || !t->second->tensor_type().has_shape()) continue;
+    const auto& xs = t->second->tensor_type().shape();
+    if (xs.dim_size() < 3 || !xs.dim(1).has_dim_value()) continue;
+    for (auto& init : *g->mutable_initializer()) {
+      if (init.name() != node.input(1) || init.dims_size() != 1 ||
+          init.dims(0) != xs.dim(1).dim_value())
+        continue;
+      for (int d = 2; d < xs.dim_size(); ++d) init.add_dims(1);
+      for (auto& in : *g->mutable_input())
+        if (in.name() == init.name()) {
+          auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+          for (int d = 2; d < xs.dim_size(); ++d) shape->add_dim()->set_dim_value(1);
+        }
+      log(LogLevel::info, "compiler",
+          "{}: PRelu '{}': the per-channel slope '{}' of opsets before 7 is reshaped to broadcast "
+          "over "
+          "(N, C, ...)",
+          name, node.name(), init.name());
+    }
+  }
+}
+
+// Converts a model outside [kMinOpset, kMaxOpset] with libonnx's version converter. What the
+// converter cannot do is a UserError naming the ops whose schemas change between the opsets.
+onnx::ModelProto convert_opset(const onnx::ModelProto& model, std::int64_t from, std::int64_t to,
+                               const std::string& name) {
+  const auto latest = static_cast<std::int64_t>(
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second);
+  if (from > latest)
     throw_user_error(
-        "{}: opset {} is outside the range Tessera supports ({}-{}); convert the "
-        "model with onnx.version_converter.convert_version(model, {})",
-        name, opset, kMinOpset, kMaxOpset, std::clamp(opset, kMinOpset, kMaxOpset));
+        "{}: opset {} is newer than the newest this ONNX library knows ({}); Tessera imports "
+        "opsets {}-{} and converts others with the ONNX version converter",
+        name, from, latest, kMinOpset, kMaxOpset);
+  try {
+    // The adapters of broadcasting ops need the shapes of every input, intermediate ones too.
+    onnx::ModelProto inferred = model;
+    try {
+      onnx::ShapeInferenceOptions lenient(false, 0, true);
+      onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), lenient);
+    } catch (const std::exception&) {
+      inferred = model;  // the converter reports what it then lacks
+    }
+    onnx::ModelProto converted =
+        onnx::version_conversion::ConvertVersion(inferred, static_cast<int>(to));
+    log(LogLevel::info, "compiler",
+        "{}: converted from opset {} to opset {} with the ONNX version converter", name, from, to);
+    if (from < 7 && to >= 7) per_channel_prelu_slopes(converted, name);
+    return converted;
+  } catch (const std::exception& e) {
+    // Name the ops whose definition differs between the two opsets: the converter's adapters
+    // for one of them are what is missing.
+    std::set<std::string> changed;
+    const auto lo = static_cast<int>(std::min(from, to)), hi = static_cast<int>(std::max(from, to));
+    for (const auto& node : model.graph().node()) {
+      if (!(node.domain().empty() || node.domain() == "ai.onnx")) continue;
+      const auto* a = onnx::OpSchemaRegistry::Schema(node.op_type(), lo, node.domain());
+      const auto* b = onnx::OpSchemaRegistry::Schema(node.op_type(), hi, node.domain());
+      if (a == nullptr || b == nullptr || a->SinceVersion() != b->SinceVersion())
+        changed.insert(node.op_type());
+    }
+    std::string ops;
+    for (const auto& op : changed) ops += (ops.empty() ? "" : ", ") + op;
+    throw_user_error(
+        "{}: opset {} is outside the range Tessera imports ({}-{}) and the ONNX version converter "
+        "cannot convert it to opset {}{}{}: {}",
+        name, from, kMinOpset, kMaxOpset, to, ops.empty() ? "" : "; ops that change: ", ops,
+        e.what());
+  }
+}
+
+// The ONNX element type for a Tessera dtype.
+int onnx_elem_type(DType dtype) {
+  using TP = onnx::TensorProto;
+  switch (dtype) {
+    case DType::f32:
+      return TP::FLOAT;
+    case DType::f16:
+      return TP::FLOAT16;
+    case DType::bf16:
+      return TP::BFLOAT16;
+    case DType::i32:
+      return TP::INT32;
+    case DType::u32:
+      return TP::UINT32;
+    case DType::i16:
+      return TP::INT16;
+    case DType::u16:
+      return TP::UINT16;
+    case DType::i8:
+      return TP::INT8;
+    case DType::u8:
+      return TP::UINT8;
+    case DType::boolean:
+      return TP::BOOL;
+  }
+  return TP::UNDEFINED;
+}
+
+// Import-time folding evaluates what the file says; a hostile file could ask for a huge
+// tensor (ConstantOfShape of [1e9, 1e9]). Folding is for shape computations, so it takes only
+// small inputs and ops whose result size, bounded from their inputs, stays small; the rest is
+// left to run as a graph node.
+bool small_enough_to_fold(const std::string& op, const std::vector<const Tensor*>& ins) {
+  constexpr double kMaxElements = 1 << 20;
+  double in_elements = 0.0;
+  for (const Tensor* t : ins)
+    if (t) in_elements += static_cast<double>(t->element_count());
+  if (in_elements > kMaxElements) return false;
+  const auto values = [&](std::size_t i) {
+    return i < ins.size() && ins[i] ? ins[i]->to_doubles() : std::vector<double>();
+  };
+  double out = in_elements;  // most ops produce about as much as they read
+  if (op == "ConstantOfShape") {
+    out = 1.0;
+    for (double d : values(0)) out *= std::max(d, 0.0);
+  } else if (op == "Expand") {
+    out = static_cast<double>(ins[0]->element_count());
+    for (double d : values(1)) out *= std::max(d, 1.0);
+  } else if (op == "Tile") {
+    out = static_cast<double>(ins[0]->element_count());
+    for (double d : values(1)) out *= std::max(d, 0.0);
+  } else if (op == "Range") {
+    const auto s = values(0), l = values(1), d = values(2);
+    if (s.size() != 1 || l.size() != 1 || d.size() != 1 || d[0] == 0.0) return false;
+    out = std::ceil((l[0] - s[0]) / d[0]);
+  } else if (op == "OneHot") {
+    const auto depth = values(1);
+    if (depth.size() != 1) return false;
+    out = static_cast<double>(ins[0]->element_count()) * std::max(depth[0], 1.0);
+  } else if (op == "Resize" || op == "Upsample" || op == "Pad" || op == "EyeLike" ||
+             op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow" ||
+             op == "MaxUnpool" || op == "ConvTranspose") {
+    return false;  // sizes from scales, pads or attributes: not a shape computation
+  }
+  return std::isfinite(out) && out <= kMaxElements;
+}
+
+// When some node output has no static shape after ONNX shape inference, evaluates the nodes
+// whose inputs are all constants (or that read only the static shape of their input: Shape,
+// Size) on the reference ops and turns their outputs into initializers, so that inference
+// sees the data. Graph outputs are left to the graph. Returns whether anything was folded.
+bool fold_static_nodes(onnx::ModelProto& model, std::int64_t opset, const std::string& name) {
+  onnx::GraphProto* g = model.mutable_graph();
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : g->value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g->output()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g->input()) types[vi.name()] = &vi.type();
+  bool unknown = false;
+  for (const auto& np : g->node())
+    for (const auto& out : np.output()) {
+      auto t = types.find(out);
+      if (!out.empty() && (t == types.end() || !known_dims(*t->second))) unknown = true;
+    }
+  if (!unknown) return false;
+  std::set<std::string> graph_outputs;
+  for (const auto& o : g->output()) graph_outputs.insert(o.name());
+  std::map<std::string, Tensor> known;
+  for (const auto& init : g->initializer()) known[init.name()] = tensor_from_proto(init, name);
+  const auto& supported = supported_ops();
+  std::vector<int> folded;
+  std::vector<onnx::TensorProto> new_inits;
+  for (int i = 0; i < g->node_size(); ++i) {
+    const auto& np = g->node(i);
+    if (!(np.domain().empty() || np.domain() == "ai.onnx") || !supported.count(np.op_type()))
+      continue;
+    const std::string where = fmt::format("{}: node '{}' ({})", name, np.name(), np.op_type());
+    if (np.op_type() == "Constant") {
+      if (np.output_size() == 1) known[np.output(0)] = constant_node_value(np, where);
+      continue;
+    }
+    bool outputs_free = true;
+    for (const auto& out : np.output()) outputs_free = outputs_free && !graph_outputs.count(out);
+    if (!outputs_free || np.output_size() == 0) continue;
+    std::vector<Tensor> results;
+    if ((np.op_type() == "Shape" || np.op_type() == "Size") && np.input_size() == 1) {
+      auto t = types.find(np.input(0));
+      if (t == types.end()) continue;
+      const auto dims = known_dims(*t->second);
+      if (!dims) continue;
+      if (np.op_type() == "Size") {
+        std::int64_t n = 1;
+        for (auto d : *dims) n *= d;
+        results.push_back(Tensor::from_ints(DType::i32, Shape{}, {n}));
+      } else {
+        const auto r = static_cast<std::int64_t>(dims->size());
+        std::int64_t start = 0, end = r;
+        for (const auto& a : np.attribute()) {
+          if (a.name() == "start") start = a.i();
+          if (a.name() == "end") end = a.i();
+        }
+        start = std::clamp(start < 0 ? start + r : start, std::int64_t{0}, r);
+        end = std::clamp(end < 0 ? end + r : end, std::int64_t{0}, r);
+        std::vector<std::int64_t> v(dims->begin() + start, dims->begin() + std::max(start, end));
+        results.push_back(
+            Tensor::from_ints(DType::i32, Shape{static_cast<std::int64_t>(v.size())}, v));
+      }
+    } else {
+      std::vector<const Tensor*> ins;
+      bool all_known = true;
+      for (const auto& in : np.input()) {
+        if (in.empty()) {
+          ins.push_back(nullptr);
+          continue;
+        }
+        auto k = known.find(in);
+        if (k == known.end()) {
+          all_known = false;
+          break;
+        }
+        ins.push_back(&k->second);
+      }
+      if (!all_known || ins.empty() || !small_enough_to_fold(np.op_type(), ins)) continue;
+      Node node;
+      node.op = np.op_type();
+      node.name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();
+      for (const auto& a : np.attribute()) node.attrs[a.name()] = convert_attribute(a, where);
+      for (int o = 0; o < np.output_size(); ++o)
+        node.outputs.push_back(np.output(o).empty() ? kNoValue : static_cast<ValueId>(o));
+      results = run_reference(node, ins, opset);
+    }
+    for (int o = 0; o < np.output_size() && o < static_cast<int>(results.size()); ++o) {
+      const std::string& out = np.output(o);
+      if (out.empty()) continue;
+      auto t = types.find(out);
+      const int et = t != types.end() && t->second->tensor_type().elem_type() != 0
+                         ? t->second->tensor_type().elem_type()
+                         : onnx_elem_type(results[static_cast<std::size_t>(o)].dtype());
+      onnx::TensorProto init;
+      init.set_name(out);
+      tensor_to_proto(results[static_cast<std::size_t>(o)], et, &init);
+      new_inits.push_back(init);
+      known[out] = results[static_cast<std::size_t>(o)];
+    }
+    folded.push_back(i);
+  }
+  if (folded.empty()) return false;
+  for (auto it = folded.rbegin(); it != folded.rend(); ++it)
+    g->mutable_node()->DeleteSubrange(*it, 1);
+  for (auto& init : new_inits) {
+    if (model.ir_version() < 4) {  // initializers are graph inputs before IR 4
+      auto* in = g->add_input();
+      in->set_name(init.name());
+      auto* tt = in->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(init.data_type());
+      auto* shape = tt->mutable_shape();
+      for (auto d : init.dims()) shape->add_dim()->set_dim_value(d);
+    }
+    *g->add_initializer() = std::move(init);
+  }
+  log(LogLevel::debug, "compiler", "{}: folded {} static nodes to find static shapes", name,
+      folded.size());
+  return true;
+}
+
+Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
+  std::int64_t opset = default_opset(model);
+  if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    const std::int64_t target = std::clamp(opset, kMinOpset, kMaxOpset);
+    model = convert_opset(model, opset, target, name);
+    opset = target;
+  }
   onnx::GraphProto* g = model.mutable_graph();
 
   // Bind constant inputs: they become initializers so shape inference can use their data.
@@ -523,17 +895,26 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
     throw_user_error("{}: invalid ONNX model: {}", name, e.what());
   }
   std::string inference_error;
-  try {
-    onnx::ShapeInferenceOptions strict(false, 1, true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
-  } catch (const std::exception& e) {
-    inference_error = e.what();
+  const auto infer = [&] {
     try {
-      onnx::ShapeInferenceOptions lenient(false, 0, true);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
-    } catch (const std::exception& e2) {
-      throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
+      onnx::ShapeInferenceOptions strict(false, 1, true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+    } catch (const std::exception& e) {
+      inference_error = e.what();
+      try {
+        onnx::ShapeInferenceOptions lenient(false, 0, true);
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
+      } catch (const std::exception& e2) {
+        throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
+      }
     }
+  };
+  infer();
+  // Shapes ONNX's data propagation cannot follow (a Reshape fed by arithmetic on Shape, as the
+  // expanded function bodies write them) come from evaluating the static part of the graph.
+  for (int round = 0; round < g->node_size() && fold_static_nodes(model, opset, name); ++round) {
+    inference_error.clear();
+    infer();
   }
 
   Graph graph;
@@ -578,6 +959,14 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
       throw_user_error("{}: op domain '{}' is not supported (only the default ONNX domain is)",
                        where, np.domain());
     if (!supported.count(node.op)) {
+      static const std::set<std::string> random = {"Bernoulli",     "Multinomial",
+                                                   "RandomNormal",  "RandomNormalLike",
+                                                   "RandomUniform", "RandomUniformLike"};
+      if (random.count(node.op))
+        throw_user_error(
+            "{}: op {} is not supported: it draws random numbers, whose values no reference can "
+            "match (Tessera compiles deterministic inference graphs)",
+            where, node.op);
       std::string list;
       for (const auto& op : supported) list += (list.empty() ? "" : ", ") + op;
       throw_user_error("{}: op {} is not supported by the Tessera compiler. Supported ops: {}",
@@ -687,13 +1076,37 @@ std::vector<std::string> shape_operand_inputs(const std::string& path) {
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
   for (const auto& in : model.graph().input())
     if (!initializers.count(in.name())) graph_inputs.insert(in.name());
+  // A shape operand may be computed from graph inputs (Cast, arithmetic...): follow its
+  // producers back, except through Shape and Size, which read only their input's shape.
+  std::map<std::string, const onnx::NodeProto*> producer;
+  for (const auto& node : model.graph().node())
+    for (const auto& out : node.output()) producer[out] = &node;
   std::vector<std::string> result;
+  std::set<std::string> visited;
+  std::vector<std::string> work;
   for (const auto& node : model.graph().node())
     for (int pos : shape_operand_positions(node.op_type()))
-      if (pos < node.input_size() && graph_inputs.count(node.input(pos)) &&
-          std::find(result.begin(), result.end(), node.input(pos)) == result.end())
-        result.push_back(node.input(pos));
-  return result;
+      if (pos < node.input_size() && !node.input(pos).empty()) work.push_back(node.input(pos));
+  while (!work.empty()) {
+    const std::string v = work.back();
+    work.pop_back();
+    if (!visited.insert(v).second) continue;
+    if (graph_inputs.count(v)) {
+      result.push_back(v);
+      continue;
+    }
+    auto p = producer.find(v);
+    if (p == producer.end() || p->second->op_type() == "Shape" || p->second->op_type() == "Size")
+      continue;
+    for (const auto& in : p->second->input())
+      if (!in.empty()) work.push_back(in);
+  }
+  // In the order of the graph's inputs.
+  std::vector<std::string> ordered;
+  for (const auto& in : model.graph().input())
+    if (std::find(result.begin(), result.end(), in.name()) != result.end())
+      ordered.push_back(in.name());
+  return ordered;
 }
 
 std::vector<std::string> model_input_names(const std::string& path) {

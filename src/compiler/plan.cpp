@@ -286,8 +286,14 @@ void ExecContext::write(ValueId v, Tensor tensor) {
           "{}: value '{}' computes to shape {}, but the model file declares {}; the file is "
           "corrupt or was edited, recompile it with `tessera compile`",
           plan_.model_file, value.name, tensor.shape().to_string(), value.shape.to_string());
-    throw_internal_error("value '{}': a step produced shape {} where the plan has {}", value.name,
-                         tensor.shape().to_string(), value.shape.to_string());
+    // Ops whose output shape follows input data (Range, ConstantOfShape, Tile, TopK, OneHot,
+    // Compress...) were planned with the shapes the model declares or the bound inputs give;
+    // data that disagrees is the caller's.
+    throw_user_error(
+        "value '{}': the step computing it produced shape {} where the plan has {}; an input "
+        "that sets a shape (a size, count, repeats or range operand) holds data other than the "
+        "model was compiled for: bind it with --input NAME=FILE",
+        value.name, tensor.shape().to_string(), value.shape.to_string());
   }
   if (tensor.bytes() > 0) std::memcpy(data(v), tensor.raw_data(), tensor.bytes());
   cache_[static_cast<std::size_t>(v)] = std::move(tensor);

@@ -301,6 +301,182 @@ std::vector<Tensor> run_split(const Ctx& c) {
   return ops::split(x, ax, sizes);
 }
 
+// Range: scalar start, limit and delta of one dtype; the output takes that dtype.
+Tensor run_range(const Ctx& c) {
+  for (std::size_t i = 0; i < 3; ++i)
+    if (c.x(i).element_count() != 1)
+      throw_user_error("{}: input {} must be a scalar, got shape {}", c.where, i,
+                       c.x(i).shape().to_string());
+  return ops::range(c.x(0).at<double>(0), c.x(1).at<double>(0), c.x(2).at<double>(0),
+                    c.x(0).dtype());
+}
+
+std::string ops_list(const std::vector<std::int64_t>& v) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + ")";
+}
+
+// An ONNX TensorProto data type as a Tessera dtype (64-bit types narrow to 32 bits).
+DType onnx_dtype(const Ctx& c, int to, const char* attr) {
+  switch (to) {
+    case 1:
+    case 11:
+      return DType::f32;
+    case 10:
+      return DType::f16;
+    case 16:
+      return DType::bf16;
+    case 6:
+    case 7:
+      return DType::i32;
+    case 12:
+    case 13:
+      return DType::u32;
+    case 5:
+      return DType::i16;
+    case 4:
+      return DType::u16;
+    case 3:
+      return DType::i8;
+    case 2:
+      return DType::u8;
+    case 9:
+      return DType::boolean;
+    default:
+      throw_user_error(
+          "{}: attribute {} = {}: ONNX type {} has no Tessera dtype (expected 1, 2, 3, 4, 5, 6, 7, "
+          "9, 10, 11, 12, 13 or 16)",
+          c.where, attr, to, to);
+  }
+}
+
+// An op that ONNX before opset 13 applies to the input coerced to 2-D at `axis` (default 1)
+// and from opset 13 along the single axis (default -1), as Softmax and Hardmax.
+template <typename Fn>
+Tensor run_axis_op(const Ctx& c, Fn fn) {
+  const Tensor& x = c.x(0);
+  const int r = x.rank();
+  if (c.opset >= 13) return fn(x, c.axis(c.node.attr_int("axis", -1), r));
+  const std::int64_t a = c.node.attr_int("axis", 1);
+  const int boundary = r - (a < 0 ? static_cast<int>(a) + r : static_cast<int>(a));
+  if (boundary < 0 || boundary > r)
+    throw_user_error("{}: attribute axis = {} is out of range for rank {} (valid: {} to {})",
+                     c.where, a, r, -r, r);
+  std::int64_t inner = 1;
+  for (int d = 0; d < boundary; ++d) inner *= x.dim(d);
+  const Tensor flat = x.reshape(Shape{inner, x.element_count() / std::max<std::int64_t>(inner, 1)});
+  Tensor y = fn(flat, 0);
+  y.reshape_in_place(x.shape());
+  return y;
+}
+
+std::int64_t scalar_int(const Ctx& c, std::size_t input, const char* name) {
+  if (c.x(input).element_count() != 1)
+    throw_user_error("{}: input {} ({}) must hold one value, got shape {}", c.where, input, name,
+                     c.x(input).shape().to_string());
+  return c.x(input).to_ints()[0];
+}
+
+// MaxUnpool-11: the indices address the output shape inferred from kernel, strides and pads;
+// an explicit output_shape pads that result with zeros at the end of each spatial dim.
+Tensor run_max_unpool(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  const std::size_t s = spatial_rank(c, x);
+  const auto kernel = c.node.attr_ints("kernel_shape");
+  if (kernel.size() != s)
+    throw_user_error("{}: attribute kernel_shape lists {} sizes; expected {}", c.where,
+                     kernel.size(), s);
+  const auto strides = filled(c.node.attr_ints("strides"), s, 1);
+  const auto pads = filled(c.node.attr_ints("pads"), 2 * s, 0);
+  std::vector<std::int64_t> inferred = {x.dim(x.rank() - 1), x.dim(x.rank() - 2)};
+  for (std::size_t i = 0; i < s; ++i)
+    inferred.push_back((spatial_dim(x.shape(), i, s) - 1) * strides[i] + kernel[i] - pads[i] -
+                       pads[s + i]);
+  Tensor y = ops::max_unpool(x, c.x(1), Shape::from_outer_first(inferred));
+  if (!c.has(2)) return y;
+  const std::vector<std::int64_t> wanted = c.x(2).to_ints();
+  if (wanted.size() != inferred.size())
+    throw_user_error("{}: output_shape lists {} dims; the input has rank {}", c.where,
+                     wanted.size(), x.rank());
+  ops::PadParams p;
+  const int r = x.rank();
+  p.pads.assign(static_cast<std::size_t>(2 * r), 0);
+  for (int d = 0; d < r; ++d) {
+    const std::int64_t extra =
+        wanted[static_cast<std::size_t>(r - 1 - d)] - inferred[static_cast<std::size_t>(r - 1 - d)];
+    if (extra < 0 || (d >= r - 2 && extra != 0))
+      throw_user_error(
+          "{}: output_shape {} is smaller than the shape {} the pooling parameters give, or "
+          "changes N or C",
+          c.where, ops_list(wanted), ops_list(inferred));
+    p.pads[static_cast<std::size_t>(r + d)] = extra;
+  }
+  return ops::pad(y, p);
+}
+
+// Upsample-7/9: nearest or linear with asymmetric coordinates (Resize-10's semantics); scales
+// are an attribute at opset 7 and an input from opset 9.
+Tensor run_upsample(const Ctx& c) {
+  const Tensor& x = c.x(0);
+  ops::ResizeParams p;
+  const std::string mode = c.node.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+    throw_user_error("{}: attribute mode is '{}'; expected nearest, linear or bilinear", c.where,
+                     mode);
+  p.mode = mode == "nearest" ? ops::ResizeMode::nearest : ops::ResizeMode::linear;
+  p.coordinate_transformation_mode = ops::CoordinateTransform::asymmetric;
+  p.nearest_mode = ops::NearestMode::floor;
+  std::vector<float> scales = c.has(1) ? c.x(1).to_floats() : c.node.attr_floats("scales");
+  if (scales.size() != static_cast<std::size_t>(x.rank()))
+    throw_user_error("{}: scales lists {} values; the input has rank {}", c.where, scales.size(),
+                     x.rank());
+  std::reverse(scales.begin(), scales.end());
+  p.scales = scales;
+  return ops::resize(x, p);
+}
+
+std::vector<Tensor> run_recurrent(const Ctx& c) {
+  const Node& n = c.node;
+  ops::RnnParams p;
+  p.cell = n.op == "RNN"   ? ops::RnnCell::rnn
+           : n.op == "GRU" ? ops::RnnCell::gru
+                           : ops::RnnCell::lstm;
+  if (!n.has_attr("hidden_size"))
+    throw_user_error("{}: attribute hidden_size is required", c.where);
+  p.hidden_size = n.attr_int("hidden_size", 0);
+  const std::string dir = n.attr_string("direction", "forward");
+  if (dir == "forward")
+    p.direction = ops::RnnDirection::forward;
+  else if (dir == "reverse")
+    p.direction = ops::RnnDirection::reverse;
+  else if (dir == "bidirectional")
+    p.direction = ops::RnnDirection::bidirectional;
+  else
+    throw_user_error("{}: attribute direction is '{}'; expected forward, reverse or bidirectional",
+                     c.where, dir);
+  if (n.has_attr("activations")) {
+    const auto& a = n.attrs.at("activations");
+    if (const auto* v = std::get_if<std::vector<std::string>>(&a)) p.activations = *v;
+  }
+  p.activation_alpha = n.attr_floats("activation_alpha");
+  p.activation_beta = n.attr_floats("activation_beta");
+  if (n.has_attr("clip")) p.clip = n.attr_float("clip", 0.0f);
+  const std::int64_t layout = n.attr_int("layout", 0);
+  if (layout != 0 && layout != 1)
+    throw_user_error("{}: attribute layout is {}; expected 0 or 1", c.where, layout);
+  p.batch_first = layout == 1;
+  p.input_forget = n.attr_int("input_forget", 0) != 0;
+  p.linear_before_reset = n.attr_int("linear_before_reset", 0) != 0;
+  const auto opt = [&](std::size_t i) { return c.has(i) ? c.in[i] : nullptr; };
+  const bool lstm = p.cell == ops::RnnCell::lstm;
+  ops::RnnResult r = ops::recurrent(c.x(0), c.x(1), c.x(2), opt(3), opt(4), opt(5),
+                                    lstm ? opt(6) : nullptr, lstm ? opt(7) : nullptr, p);
+  std::vector<Tensor> out{std::move(r.y), std::move(r.y_h)};
+  if (lstm) out.push_back(std::move(r.y_c));
+  return out;
+}
+
 std::vector<Tensor> copy_inputs(const Ctx& c) {
   std::vector<Tensor> v;
   for (std::size_t i = 0; i < c.in.size(); ++i) v.push_back(c.x(i));
@@ -407,6 +583,8 @@ std::vector<Tensor> dispatch(const Ctx& c) {
   if (op == "InstanceNormalization")
     return {ops::instance_normalization(c.x(0), c.x(1), c.x(2), n.attr_float("epsilon", 1e-5f))};
   if (op == "Softmax") return {run_softmax(c, false)};
+  if (op == "Hardmax")
+    return {run_axis_op(c, [](const Tensor& x, int axis) { return ops::hardmax(x, axis); })};
   if (op == "LogSoftmax") return {run_softmax(c, true)};
   // Shape manipulation.
   if (op == "Reshape") {
@@ -454,35 +632,7 @@ std::vector<Tensor> dispatch(const Ctx& c) {
   if (op == "Pad") return {run_pad(c)};
   if (op == "Cast") {
     const auto to = static_cast<int>(n.attr_int("to", 1));
-    const DType dt = [&] {
-      switch (to) {
-        case 1:
-        case 11:
-          return DType::f32;
-        case 10:
-          return DType::f16;
-        case 16:
-          return DType::bf16;
-        case 6:
-        case 7:
-          return DType::i32;
-        case 12:
-        case 13:
-          return DType::u32;
-        case 5:
-          return DType::i16;
-        case 4:
-          return DType::u16;
-        case 3:
-          return DType::i8;
-        case 2:
-          return DType::u8;
-        case 9:
-          return DType::boolean;
-        default:
-          throw_user_error("{}: cast to ONNX type {} is not supported", c.where, to);
-      }
-    }();
+    const DType dt = onnx_dtype(c, to, "to");
     return {ops::cast(c.x(0), dt)};
   }
   if (op == "Identity") return {ops::identity(c.x(0))};
@@ -506,6 +656,300 @@ std::vector<Tensor> dispatch(const Ctx& c) {
   if (op == "ArgMax")
     return {ops::argmax(c.x(0), c.axis(n.attr_int("axis", 0), c.x(0).rank()),
                         n.attr_int("keepdims", 1) != 0, n.attr_int("select_last_index", 0) != 0)};
+  if (op == "ArgMin")
+    return {ops::argmin(c.x(0), c.axis(n.attr_int("axis", 0), c.x(0).rank()),
+                        n.attr_int("keepdims", 1) != 0, n.attr_int("select_last_index", 0) != 0)};
+  if (op == "ReduceProd") return {ops::reduce_prod(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "Mod") return {ops::mod(c.x(0), c.x(1), n.attr_int("fmod", 0) != 0)};
+  if (op == "And") return {ops::logical_and(c.x(0), c.x(1))};
+  if (op == "Or") return {ops::logical_or(c.x(0), c.x(1))};
+  if (op == "Xor") return {ops::logical_xor(c.x(0), c.x(1))};
+  if (op == "Not") return {ops::logical_not(c.x(0))};
+  if (op == "LessOrEqual") return {ops::less_or_equal(c.x(0), c.x(1))};
+  if (op == "GreaterOrEqual") return {ops::greater_or_equal(c.x(0), c.x(1))};
+  if (op == "Floor") return {ops::floor(c.x(0))};
+  if (op == "Ceil") return {ops::ceil(c.x(0))};
+  if (op == "Round") return {ops::round(c.x(0))};
+  if (op == "Sign") return {ops::sign(c.x(0))};
+  if (op == "PRelu") return {ops::prelu(c.x(0), c.x(1))};
+  if (op == "HardSigmoid")
+    return {ops::hard_sigmoid(c.x(0), n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f))};
+  if (op == "HardSwish") return {ops::hard_swish(c.x(0))};
+  if (op == "Range") return {run_range(c)};
+  if (op == "CumSum") {
+    if (c.x(1).element_count() != 1)
+      throw_user_error("{}: axis must be a scalar, got shape {}", c.where,
+                       c.x(1).shape().to_string());
+    return {ops::cum_sum(c.x(0), c.axis(c.x(1).to_ints()[0], c.x(0).rank()),
+                         n.attr_int("exclusive", 0) != 0, n.attr_int("reverse", 0) != 0)};
+  }
+  if (op == "Tile") {
+    auto repeats = c.x(1).to_ints();
+    if (repeats.size() != static_cast<std::size_t>(c.x(0).rank()))
+      throw_user_error("{}: repeats lists {} values but the input has rank {}", c.where,
+                       repeats.size(), c.x(0).rank());
+    std::reverse(repeats.begin(), repeats.end());
+    return {ops::tile(c.x(0), repeats)};
+  }
+  if (op == "TopK") {
+    std::int64_t k = 0;
+    if (c.opset < 10) {
+      k = n.attr_int("k", 0);
+    } else {
+      if (c.x(1).element_count() != 1)
+        throw_user_error("{}: K must hold one value, got shape {}", c.where,
+                         c.x(1).shape().to_string());
+      k = c.x(1).to_ints()[0];
+    }
+    ops::TopKResult r = ops::top_k(c.x(0), k, c.axis(n.attr_int("axis", -1), c.x(0).rank()),
+                                   n.attr_int("largest", 1) != 0, n.attr_int("sorted", 1) != 0);
+    return {std::move(r.values), std::move(r.indices)};
+  }
+  if (op == "DepthToSpace") {
+    const std::string mode = n.attr_string("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD")
+      throw_user_error("{}: attribute mode is '{}'; expected DCR or CRD", c.where, mode);
+    return {ops::depth_to_space(c.x(0), n.attr_int("blocksize", 0), mode == "CRD")};
+  }
+  if (op == "SpaceToDepth") return {ops::space_to_depth(c.x(0), n.attr_int("blocksize", 0))};
+  if (op == "Size") return {Tensor::from_ints(DType::i32, Shape{}, {c.x(0).element_count()})};
+  if (op == "CastLike") return {ops::cast(c.x(0), c.x(1).dtype())};
+  if (op == "Sin") return {ops::sin(c.x(0))};
+  if (op == "Cos") return {ops::cos(c.x(0))};
+  if (op == "Tan") return {ops::tan(c.x(0))};
+  if (op == "Asin") return {ops::asin(c.x(0))};
+  if (op == "Acos") return {ops::acos(c.x(0))};
+  if (op == "Atan") return {ops::atan(c.x(0))};
+  if (op == "Sinh") return {ops::sinh(c.x(0))};
+  if (op == "Cosh") return {ops::cosh(c.x(0))};
+  if (op == "Asinh") return {ops::asinh(c.x(0))};
+  if (op == "Acosh") return {ops::acosh(c.x(0))};
+  if (op == "Atanh") return {ops::atanh(c.x(0))};
+  if (op == "Softsign") return {ops::softsign(c.x(0))};
+  if (op == "Celu") return {ops::celu(c.x(0), n.attr_float("alpha", 1.0f))};
+  if (op == "ThresholdedRelu") return {ops::thresholded_relu(c.x(0), n.attr_float("alpha", 1.0f))};
+  if (op == "Shrink")
+    return {ops::shrink(c.x(0), n.attr_float("lambd", 0.5f), n.attr_float("bias", 0.0f))};
+  if (op == "IsNaN") return {ops::is_nan(c.x(0))};
+  if (op == "IsInf")
+    return {ops::is_inf(c.x(0), n.attr_int("detect_negative", 1) != 0,
+                        n.attr_int("detect_positive", 1) != 0)};
+  if (op == "BitShift") {
+    const std::string dir = n.attr_string("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT")
+      throw_user_error("{}: attribute direction is '{}'; expected LEFT or RIGHT", c.where, dir);
+    return {ops::bit_shift(c.x(0), c.x(1), dir == "LEFT")};
+  }
+  if (op == "Mean") return {ops::mean(copy_inputs(c))};
+  if (op == "ReduceL1") return {ops::reduce_l1(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceL2") return {ops::reduce_l2(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceLogSum") return {ops::reduce_log_sum(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceLogSumExp")
+    return {ops::reduce_log_sum_exp(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "ReduceSumSquare")
+    return {ops::reduce_sum_square(c.x(0), reduce_params(c, c.x(0).rank()))};
+  if (op == "GatherElements")
+    return {ops::gather_elements(c.x(0), c.x(1), c.axis(n.attr_int("axis", 0), c.x(0).rank()))};
+  if (op == "ScatterElements" || op == "Scatter") {
+    const std::string red = n.attr_string("reduction", "none");
+    ops::ScatterReduction reduction{};
+    try {
+      reduction = ops::parse_scatter_reduction(red);
+    } catch (const UserError& e) {
+      throw_user_error("{}: attribute {}", c.where, e.what());
+    }
+    return {ops::scatter_elements(c.x(0), c.x(1), c.x(2),
+                                  c.axis(n.attr_int("axis", 0), c.x(0).rank()), reduction)};
+  }
+  if (op == "ScatterND") {
+    const std::string red = n.attr_string("reduction", "none");
+    ops::ScatterReduction reduction{};
+    try {
+      reduction = ops::parse_scatter_reduction(red);
+    } catch (const UserError& e) {
+      throw_user_error("{}: attribute {}", c.where, e.what());
+    }
+    return {ops::scatter_nd(c.x(0), c.x(1), c.x(2), reduction)};
+  }
+  if (op == "GatherND") return {ops::gather_nd(c.x(0), c.x(1), n.attr_int("batch_dims", 0))};
+  if (op == "OneHot") {
+    const int out_rank = c.x(0).rank() + 1;
+    // depth may have any numeric dtype; a float depth truncates, as ONNX says.
+    if (c.x(1).element_count() != 1)
+      throw_user_error("{}: input 1 (depth) must hold one value, got shape {}", c.where,
+                       c.x(1).shape().to_string());
+    const auto depth = static_cast<std::int64_t>(std::trunc(c.x(1).at<double>(0)));
+    return {ops::one_hot(c.x(0), depth, c.x(2), c.axis(n.attr_int("axis", -1), out_rank))};
+  }
+  if (op == "EyeLike") {
+    const DType dt = n.has_attr("dtype")
+                         ? onnx_dtype(c, static_cast<int>(n.attr_int("dtype", 1)), "dtype")
+                         : c.x(0).dtype();
+    return {ops::eye_like(c.x(0).shape(), dt, n.attr_int("k", 0))};
+  }
+  if (op == "Trilu")
+    return {ops::trilu(c.x(0), c.has(1) ? scalar_int(c, 1, "k") : 0, n.attr_int("upper", 1) != 0)};
+  if (op == "Compress") {
+    std::optional<int> axis;
+    if (n.has_attr("axis")) axis = c.axis(n.attr_int("axis", 0), c.x(0).rank());
+    return {ops::compress(c.x(0), c.x(1), axis)};
+  }
+  if (op == "ReverseSequence")
+    return {ops::reverse_sequence(c.x(0), c.x(1), c.axis(n.attr_int("time_axis", 0), c.x(0).rank()),
+                                  c.axis(n.attr_int("batch_axis", 1), c.x(0).rank()))};
+  if (op == "LRN") {
+    if (!n.has_attr("size")) throw_user_error("{}: attribute size is required", c.where);
+    return {ops::lrn(c.x(0), n.attr_int("size", 1), n.attr_float("alpha", 1e-4f),
+                     n.attr_float("beta", 0.75f), n.attr_float("bias", 1.0f))};
+  }
+  if (op == "Einsum") return {ops::einsum(n.attr_string("equation", ""), copy_inputs(c))};
+  if (op == "Det") return {ops::det(c.x(0))};
+  if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") {
+    const ops::WindowKind kind = op == "HannWindow"      ? ops::WindowKind::hann
+                                 : op == "HammingWindow" ? ops::WindowKind::hamming
+                                                         : ops::WindowKind::blackman;
+    return {ops::window(
+        kind, scalar_int(c, 0, "size"), n.attr_int("periodic", 1) != 0,
+        onnx_dtype(c, static_cast<int>(n.attr_int("output_datatype", 1)), "output_datatype"))};
+  }
+  if (op == "ConstantOfShape") {
+    const Tensor* value = n.attr_tensor("value");
+    if (value && value->element_count() != 1)
+      throw_user_error("{}: attribute value must hold one element, got shape {}", c.where,
+                       value->shape().to_string());
+    const Shape shape = Shape::from_outer_first(c.x(0).to_ints());
+    return {value ? Tensor::full(value->dtype(), shape, value->at<double>(0))
+                  : Tensor(DType::f32, shape)};
+  }
+  if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss") {
+    ops::LossReduction reduction{};
+    try {
+      reduction = ops::parse_loss_reduction(n.attr_string("reduction", "mean"));
+    } catch (const UserError& e) {
+      throw_user_error("{}: attribute {}", c.where, e.what());
+    }
+    std::optional<std::int64_t> ignore;
+    if (n.has_attr("ignore_index")) ignore = n.attr_int("ignore_index", 0);
+    const Tensor* w = c.has(2) ? c.in[2] : nullptr;
+    if (op == "NegativeLogLikelihoodLoss")
+      return {ops::negative_log_likelihood_loss(c.x(0), c.x(1), w, reduction, ignore)};
+    ops::SoftmaxCrossEntropyResult r =
+        ops::softmax_cross_entropy_loss(c.x(0), c.x(1), w, reduction, ignore);
+    return {std::move(r.loss), std::move(r.log_prob)};
+  }
+  if (op == "RNN" || op == "GRU" || op == "LSTM") return run_recurrent(c);
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    const int r = c.x(0).rank();
+    // axis matters only for a per-axis (1-D) scale.
+    const bool per_axis = c.x(1).element_count() != 1;
+    const int ax = r == 0 || !per_axis ? 0 : c.axis(n.attr_int("axis", 1), r);
+    const Tensor* zp = c.has(2) ? c.in[2] : nullptr;
+    return {op == "QuantizeLinear" ? ops::quantize_linear(c.x(0), c.x(1), zp, ax)
+                                   : ops::dequantize_linear(c.x(0), c.x(1), zp, ax)};
+  }
+  if (op == "DynamicQuantizeLinear") {
+    ops::DynamicQuantizeResult r = ops::dynamic_quantize_linear(c.x(0));
+    return {std::move(r.y), std::move(r.y_scale), std::move(r.y_zero_point)};
+  }
+  if (op == "MatMulInteger")
+    return {ops::matmul_integer(c.x(0), c.x(1), c.has(2) ? c.in[2] : nullptr,
+                                c.has(3) ? c.in[3] : nullptr)};
+  if (op == "QLinearMatMul")
+    return {ops::qlinear_matmul(c.x(0), c.x(1), c.x(2), c.x(3), c.x(4), c.x(5), c.x(6), c.x(7))};
+  if (op == "ConvInteger" || op == "QLinearConv") {
+    const bool q = op == "QLinearConv";
+    const Tensor& x = c.x(0);
+    const Tensor& w = c.x(q ? 3 : 1);
+    const std::size_t s = spatial_rank(c, x);
+    ops::ConvParams p;
+    p.strides = filled(n.attr_ints("strides"), s, 1);
+    p.dilations = filled(n.attr_ints("dilations"), s, 1);
+    p.pads = explicit_pads(c, s);
+    p.group = n.attr_int("group", 1);
+    if (!q)
+      return {
+          ops::conv_integer(x, w, c.has(2) ? c.in[2] : nullptr, c.has(3) ? c.in[3] : nullptr, p)};
+    return {ops::qlinear_conv(x, c.x(1), c.x(2), w, c.x(4), c.x(5), c.x(6), c.x(7),
+                              c.has(8) ? c.in[8] : nullptr, p)};
+  }
+  if (op == "GridSample") {
+    const std::string mode = n.attr_string("mode", "bilinear");
+    const std::string pad = n.attr_string("padding_mode", "zeros");
+    if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+      throw_user_error("{}: attribute mode is '{}'; expected bilinear, nearest or bicubic", c.where,
+                       mode);
+    if (pad != "zeros" && pad != "border" && pad != "reflection")
+      throw_user_error("{}: attribute padding_mode is '{}'; expected zeros, border or reflection",
+                       c.where, pad);
+    return {ops::grid_sample(c.x(0), c.x(1),
+                             mode == "bilinear"  ? ops::GridSampleMode::bilinear
+                             : mode == "nearest" ? ops::GridSampleMode::nearest
+                                                 : ops::GridSampleMode::bicubic,
+                             pad == "zeros"    ? ops::GridSamplePadding::zeros
+                             : pad == "border" ? ops::GridSamplePadding::border
+                                               : ops::GridSamplePadding::reflection,
+                             n.attr_int("align_corners", 0) != 0)};
+  }
+  if (op == "DFT") {
+    std::optional<std::int64_t> len;
+    if (c.has(1)) len = scalar_int(c, 1, "dft_length");
+    return {ops::dft(c.x(0), c.axis(n.attr_int("axis", 1), c.x(0).rank()), len,
+                     n.attr_int("inverse", 0) != 0, n.attr_int("onesided", 0) != 0)};
+  }
+  if (op == "STFT") {
+    std::optional<std::int64_t> len;
+    if (c.has(3)) len = scalar_int(c, 3, "frame_length");
+    return {ops::stft(c.x(0), scalar_int(c, 1, "frame_step"), c.has(2) ? c.in[2] : nullptr, len,
+                      n.attr_int("onesided", 1) != 0)};
+  }
+  if (op == "MeanVarianceNormalization") {
+    std::vector<std::int64_t> axes = n.attr_ints("axes");
+    if (!n.has_attr("axes")) axes = {0, 2, 3};
+    return {ops::mean_variance_normalization(c.x(0), c.axes(axes, c.x(0).rank()))};
+  }
+  if (op == "TfIdfVectorizer") {
+    if (n.has_attr("pool_strings"))
+      throw_user_error(
+          "{}: attribute pool_strings: string pools are not supported (Tessera has "
+          "no string tensors); expected pool_int64s",
+          c.where);
+    ops::TfIdfParams p;
+    p.min_gram_length = n.attr_int("min_gram_length", 1);
+    p.max_gram_length = n.attr_int("max_gram_length", 1);
+    p.max_skip_count = n.attr_int("max_skip_count", 0);
+    try {
+      p.mode = ops::parse_tf_idf_mode(n.attr_string("mode", "TF"));
+    } catch (const UserError& e) {
+      throw_user_error("{}: attribute {}", c.where, e.what());
+    }
+    p.ngram_counts = n.attr_ints("ngram_counts");
+    p.ngram_indexes = n.attr_ints("ngram_indexes");
+    p.pool = n.attr_ints("pool_int64s");
+    p.weights = n.attr_floats("weights");
+    return {ops::tf_idf_vectorizer(c.x(0), p)};
+  }
+  if (op == "RoiAlign") {
+    ops::RoiAlignParams p;
+    const std::string ctm = n.attr_string("coordinate_transformation_mode",
+                                          c.opset >= 16 ? "half_pixel" : "output_half_pixel");
+    const std::string mode = n.attr_string("mode", "avg");
+    if (ctm != "half_pixel" && ctm != "output_half_pixel")
+      throw_user_error(
+          "{}: attribute coordinate_transformation_mode is '{}'; expected half_pixel or "
+          "output_half_pixel",
+          c.where, ctm);
+    if (mode != "avg" && mode != "max")
+      throw_user_error("{}: attribute mode is '{}'; expected avg or max", c.where, mode);
+    p.half_pixel = ctm == "half_pixel";
+    p.max_mode = mode == "max";
+    p.output_height = n.attr_int("output_height", 1);
+    p.output_width = n.attr_int("output_width", 1);
+    p.sampling_ratio = n.attr_int("sampling_ratio", 0);
+    p.spatial_scale = n.attr_float("spatial_scale", 1.0f);
+    return {ops::roi_align(c.x(0), c.x(1), c.x(2), p)};
+  }
+  if (op == "Upsample") return {run_upsample(c)};
+  if (op == "MaxUnpool") return {run_max_unpool(c)};
   if (op == "Resize") return {run_resize(c)};
   throw_user_error("{}: op {} has no reference implementation", c.where, op);
 }

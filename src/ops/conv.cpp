@@ -475,3 +475,33 @@ Tensor global_max_pool(const Tensor& x) {
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- MaxUnpool-11 ----
+
+Tensor max_unpool(const Tensor& x, const Tensor& indices, const Shape& output_shape) {
+  if (!(x.shape() == indices.shape()))
+    throw_user_error("MaxUnpool: indices {} must have the shape of X {}",
+                     indices.shape().to_string(), x.shape().to_string());
+  if (is_floating(indices.dtype()) || indices.dtype() == DType::boolean)
+    throw_user_error("MaxUnpool: indices must be integers, got {}", dtype_name(indices.dtype()));
+  if (output_shape.rank() != x.rank() || output_shape[x.rank() - 1] != x.dim(x.rank() - 1) ||
+      output_shape[x.rank() - 2] != x.dim(x.rank() - 2))
+    throw_user_error("MaxUnpool: output shape {} must keep the rank, N and C of X {}",
+                     output_shape.to_string(), x.shape().to_string());
+  Tensor out(x.dtype(), output_shape);
+  const std::vector<std::int64_t> idx = indices.to_ints();
+  const std::size_t es = dtype_size(x.dtype());
+  const auto* src = static_cast<const std::byte*>(x.raw_data());
+  auto* dst = static_cast<std::byte*>(out.raw_data());
+  for (std::size_t i = 0; i < idx.size(); ++i) {
+    if (idx[i] < 0 || idx[i] >= out.element_count())
+      throw_user_error("MaxUnpool: index {} (element {}) is outside the output {} ({} elements)",
+                       idx[i], i, output_shape.to_string(), out.element_count());
+    std::memcpy(dst + static_cast<std::size_t>(idx[i]) * es, src + i * es, es);
+  }
+  return out;
+}
+
+}  // namespace tessera::ops

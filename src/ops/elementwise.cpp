@@ -557,3 +557,116 @@ Tensor mod(const Tensor& a, const Tensor& b, bool fmod) {
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- Trigonometric and hyperbolic ops (Sin..Atanh-7/9), Softsign-1, Celu-12,
+// ThresholdedRelu-10, Shrink-9, IsInf-10, IsNaN-13, BitShift-11, Mean-13 ----
+
+Tensor sin(const Tensor& x) {
+  return unary_float("Sin", x, [](float v) { return std::sin(v); });
+}
+Tensor cos(const Tensor& x) {
+  return unary_float("Cos", x, [](float v) { return std::cos(v); });
+}
+Tensor tan(const Tensor& x) {
+  return unary_float("Tan", x, [](float v) { return std::tan(v); });
+}
+Tensor asin(const Tensor& x) {
+  return unary_float("Asin", x, [](float v) { return std::asin(v); });
+}
+Tensor acos(const Tensor& x) {
+  return unary_float("Acos", x, [](float v) { return std::acos(v); });
+}
+Tensor atan(const Tensor& x) {
+  return unary_float("Atan", x, [](float v) { return std::atan(v); });
+}
+Tensor sinh(const Tensor& x) {
+  return unary_float("Sinh", x, [](float v) { return std::sinh(v); });
+}
+Tensor cosh(const Tensor& x) {
+  return unary_float("Cosh", x, [](float v) { return std::cosh(v); });
+}
+Tensor asinh(const Tensor& x) {
+  return unary_float("Asinh", x, [](float v) { return std::asinh(v); });
+}
+Tensor acosh(const Tensor& x) {
+  return unary_float("Acosh", x, [](float v) { return std::acosh(v); });
+}
+Tensor atanh(const Tensor& x) {
+  return unary_float("Atanh", x, [](float v) { return std::atanh(v); });
+}
+
+Tensor softsign(const Tensor& x) {
+  return unary_float("Softsign", x, [](float v) { return v / (1.0f + std::fabs(v)); });
+}
+
+Tensor celu(const Tensor& x, float alpha) {
+  if (alpha == 0.0f) throw_user_error("Celu: alpha is 0; it must be nonzero");
+  return unary_float("Celu", x, [alpha](float v) {
+    return std::max(0.0f, v) + std::min(0.0f, alpha * (std::exp(v / alpha) - 1.0f));
+  });
+}
+
+Tensor thresholded_relu(const Tensor& x, float alpha) {
+  return unary_float("ThresholdedRelu", x, [alpha](float v) { return v > alpha ? v : 0.0f; });
+}
+
+Tensor shrink(const Tensor& x, float lambd, float bias) {
+  return unary_numeric("Shrink", x, [lambd, bias](auto v) {
+    using T = decltype(v);
+    const double d = static_cast<double>(v);
+    const double r = d < -lambd ? d + bias : (d > lambd ? d - bias : 0.0);
+    return static_cast<T>(r);
+  });
+}
+
+Tensor is_inf(const Tensor& x, bool detect_negative, bool detect_positive) {
+  detail::require_float("IsInf", x);
+  const Tensor f = as_f32(x);
+  const float* p = f.data<float>();
+  Tensor out(DType::boolean, x.shape());
+  bool* o = out.data<bool>();
+  for (std::int64_t i = 0; i < x.element_count(); ++i)
+    o[i] = std::isinf(p[i]) && (p[i] > 0 ? detect_positive : detect_negative);
+  return out;
+}
+
+Tensor is_nan(const Tensor& x) {
+  detail::require_float("IsNaN", x);
+  const Tensor f = as_f32(x);
+  const float* p = f.data<float>();
+  Tensor out(DType::boolean, x.shape());
+  bool* o = out.data<bool>();
+  for (std::int64_t i = 0; i < x.element_count(); ++i) o[i] = std::isnan(p[i]);
+  return out;
+}
+
+Tensor bit_shift(const Tensor& x, const Tensor& y, bool left) {
+  detail::require_same_dtype("BitShift", x, y);
+  if (x.dtype() != DType::u8 && x.dtype() != DType::u16 && x.dtype() != DType::u32)
+    throw_user_error("BitShift: inputs must be unsigned integers (u8, u16, u32), got {}",
+                     dtype_name(x.dtype()));
+  Tensor out(x.dtype(), broadcast_shapes(x.shape(), y.shape()));
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+      binary_loop<T, T>(x, y, out, [left](T a, T b) {
+        // Shifting by the bit width or more gives 0, as NumPy's shifts of unsigned values do.
+        if (b >= sizeof(T) * 8) return T(0);
+        return static_cast<T>(left ? static_cast<std::uint64_t>(a) << b : a >> b);
+      });
+    }
+  });
+  return out;
+}
+
+Tensor mean(const std::vector<Tensor>& inputs) {
+  if (inputs.empty()) throw_user_error("Mean: needs at least one input, got none");
+  detail::require_float("Mean", inputs[0], "input 0");
+  const Tensor total = variadic("Mean", inputs, AddOp{});
+  const auto n = static_cast<float>(inputs.size());
+  return unary_float("Mean", total, [n](float v) { return v / n; });
+}
+
+}  // namespace tessera::ops

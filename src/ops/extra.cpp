@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numeric>
 
 #include "common.h"
@@ -209,6 +210,199 @@ Tensor depth_to_space(const Tensor& x, std::int64_t blocksize, bool crd_mode) {
 
 Tensor space_to_depth(const Tensor& x, std::int64_t blocksize) {
   return rearrange("SpaceToDepth", x, blocksize, false, SpaceDirection::to_depth);
+}
+
+}  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- HannWindow, HammingWindow, BlackmanWindow-17 ----
+
+Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype) {
+  if (size < 0) throw_user_error("window: size is {}; it must be >= 0", size);
+  const double n = periodic ? static_cast<double>(size) : static_cast<double>(size - 1);
+  const double pi = 3.14159265358979323846;
+  std::vector<double> w(static_cast<std::size_t>(size));
+  for (std::int64_t i = 0; i < size; ++i) {
+    const double x = n > 0 ? 2.0 * pi * static_cast<double>(i) / n : 0.0;
+    double v = 0.0;
+    switch (kind) {
+      case WindowKind::hann:
+        v = 0.5 - 0.5 * std::cos(x);
+        break;
+      case WindowKind::hamming:
+        v = 25.0 / 46.0 - (1.0 - 25.0 / 46.0) * std::cos(x);
+        break;
+      case WindowKind::blackman:
+        v = 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2.0 * x);
+        break;
+    }
+    w[static_cast<std::size_t>(i)] = v;
+  }
+  return Tensor::from_doubles(dtype, Shape{size}, w);
+}
+
+}  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- DFT-17 and STFT-17 (direct O(n^2) sums in f64; the last dim holds 1 real or 2
+// (real, imaginary) components, as in ONNX) ----
+
+Tensor dft(const Tensor& x, int axis_in, std::optional<std::int64_t> dft_length, bool inverse,
+           bool onesided) {
+  detail::require_float("DFT", x);
+  const int r = x.rank();
+  if (r < 2 || (x.dim(0) != 1 && x.dim(0) != 2))
+    throw_user_error(
+        "DFT: input must have rank >= 2 with a last ONNX dim (Tessera dim 0) of 1 (real) or 2 "
+        "(complex), got {}",
+        x.shape().to_string());
+  const int axis = detail::normalize_axis("DFT", axis_in, r, x.shape());
+  if (axis == 0) throw_user_error("DFT: the axis is the (real, imaginary) dim");
+  if (onesided && inverse) throw_user_error("DFT: onesided and inverse cannot both be set");
+  const std::int64_t n_in = x.dim(axis), n = dft_length ? *dft_length : n_in;
+  if (n < 1) throw_user_error("DFT: dft_length is {}; it must be >= 1", n);
+  const std::int64_t n_out = onesided ? n / 2 + 1 : n;
+  const std::int64_t comps = x.dim(0);
+  const std::int64_t inner = detail::dims_product(x.shape(), 1, axis);  // between comps and axis
+  const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
+  Shape out_shape = x.shape();
+  out_shape[0] = 2;
+  out_shape[axis] = n_out;
+  const std::vector<double> v = x.to_doubles();
+  std::vector<double> out(static_cast<std::size_t>(out_shape.element_count()), 0.0);
+  const double sign = inverse ? 1.0 : -1.0, pi = 3.14159265358979323846;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i)
+      for (std::int64_t k = 0; k < n_out; ++k) {
+        double re = 0.0, im = 0.0;
+        for (std::int64_t t = 0; t < std::min(n, n_in); ++t) {
+          const std::size_t at = static_cast<std::size_t>(((o * n_in + t) * inner + i) * comps);
+          const double xr = v[at], xi = comps == 2 ? v[at + 1] : 0.0;
+          // The angle's product is reduced mod n first, keeping it exact for long signals.
+          const double ang =
+              sign * 2.0 * pi * static_cast<double>((k * t) % n) / static_cast<double>(n);
+          re += xr * std::cos(ang) - xi * std::sin(ang);
+          im += xr * std::sin(ang) + xi * std::cos(ang);
+        }
+        if (inverse) {
+          re /= static_cast<double>(n);
+          im /= static_cast<double>(n);
+        }
+        const std::size_t at = static_cast<std::size_t>(((o * n_out + k) * inner + i) * 2);
+        out[at] = re;
+        out[at + 1] = im;
+      }
+  return Tensor::from_doubles(x.dtype(), out_shape, out);
+}
+
+Tensor stft(const Tensor& signal, std::int64_t frame_step, const Tensor* window,
+            std::optional<std::int64_t> frame_length, bool onesided) {
+  detail::require_float("STFT", signal);
+  if (signal.rank() != 3 || (signal.dim(0) != 1 && signal.dim(0) != 2))
+    throw_user_error("STFT: signal must be (batch, length, 1 or 2), got {} (Tessera order)",
+                     signal.shape().to_string());
+  const std::int64_t comps = signal.dim(0), length = signal.dim(1), batch = signal.dim(2);
+  std::int64_t fl = frame_length ? *frame_length : (window ? window->element_count() : 0);
+  if (fl < 1 || fl > length)
+    throw_user_error("STFT: frame_length {} must be in [1, signal length {}]", fl, length);
+  if (window && window->element_count() != fl)
+    throw_user_error("STFT: window has {} entries; frame_length is {}", window->element_count(),
+                     fl);
+  if (frame_step < 1) throw_user_error("STFT: frame_step is {}; it must be >= 1", frame_step);
+  const std::int64_t frames = (length - fl) / frame_step + 1;
+  const std::vector<double> v = signal.to_doubles();
+  const std::vector<double> w = window ? window->to_doubles() : std::vector<double>();
+  std::vector<double> framed(static_cast<std::size_t>(batch * frames * fl * comps));
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t f = 0; f < frames; ++f)
+      for (std::int64_t k = 0; k < fl; ++k)
+        for (std::int64_t c = 0; c < comps; ++c)
+          framed[static_cast<std::size_t>(((b * frames + f) * fl + k) * comps + c)] =
+              v[static_cast<std::size_t>((b * length + f * frame_step + k) * comps + c)] *
+              (window ? w[static_cast<std::size_t>(k)] : 1.0);
+  // (batch, frames, frame_length, comps) is Tessera {comps, frame_length, frames, batch}.
+  const Tensor t = Tensor::from_doubles(DType::f32, Shape{comps, fl, frames, batch}, framed);
+  return dft(t, 1, std::nullopt, false, onesided).astype(signal.dtype());
+}
+
+}  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- TfIdfVectorizer-9 (integer pools) ----
+
+TfIdfMode parse_tf_idf_mode(std::string_view name) {
+  if (name == "TF") return TfIdfMode::tf;
+  if (name == "IDF") return TfIdfMode::idf;
+  if (name == "TFIDF") return TfIdfMode::tfidf;
+  throw_user_error("mode '{}' is not one of TF, IDF, TFIDF", name);
+}
+
+Tensor tf_idf_vectorizer(const Tensor& x, const TfIdfParams& p) {
+  const std::string_view op = "TfIdfVectorizer";
+  if (is_floating(x.dtype()) || x.dtype() == DType::boolean)
+    throw_user_error("{}: input must be integers, got {}", op, dtype_name(x.dtype()));
+  if (x.rank() != 1 && x.rank() != 2)
+    throw_user_error("{}: input must be 1-D [C] or 2-D [N, C], got {}", op, x.shape().to_string());
+  if (p.min_gram_length < 1 || p.max_gram_length < p.min_gram_length || p.max_skip_count < 0)
+    throw_user_error(
+        "{}: min_gram_length {}, max_gram_length {}, max_skip_count {} must satisfy "
+        "1 <= min <= max and skip >= 0",
+        op, p.min_gram_length, p.max_gram_length, p.max_skip_count);
+  if (static_cast<std::int64_t>(p.ngram_counts.size()) < p.max_gram_length)
+    throw_user_error("{}: ngram_counts has {} entries; max_gram_length is {}", op,
+                     p.ngram_counts.size(), p.max_gram_length);
+  // n-gram (n items) -> its output index, from the pool.
+  std::map<std::vector<std::int64_t>, std::int64_t> index;
+  std::int64_t gram = 0, width = 0;
+  const auto pool_size = static_cast<std::int64_t>(p.pool.size());
+  for (std::size_t i = 0; i < p.ngram_counts.size(); ++i) {
+    const std::int64_t n = static_cast<std::int64_t>(i) + 1;
+    const std::int64_t begin = p.ngram_counts[i];
+    const std::int64_t end = i + 1 < p.ngram_counts.size() ? p.ngram_counts[i + 1] : pool_size;
+    if (begin < 0 || end > pool_size || end < begin || (end - begin) % n != 0)
+      throw_user_error("{}: ngram_counts {} does not split the pool of {} into {}-grams", op,
+                       detail::list_to_string(p.ngram_counts), pool_size, n);
+    for (std::int64_t s = begin; s < end; s += n, ++gram) {
+      if (gram >= static_cast<std::int64_t>(p.ngram_indexes.size()))
+        throw_user_error("{}: ngram_indexes has {} entries; the pool holds more n-grams", op,
+                         p.ngram_indexes.size());
+      const std::int64_t out_index = p.ngram_indexes[static_cast<std::size_t>(gram)];
+      if (out_index < 0) throw_user_error("{}: ngram_indexes has a negative entry", op);
+      index[std::vector<std::int64_t>(p.pool.begin() + s, p.pool.begin() + s + n)] = out_index;
+      width = std::max(width, out_index + 1);
+    }
+  }
+  if (!p.weights.empty() && static_cast<std::int64_t>(p.weights.size()) < width)
+    throw_user_error("{}: weights has {} entries; the output has {}", op, p.weights.size(), width);
+  const std::int64_t c = x.dim(0), rows = x.rank() == 2 ? x.dim(1) : 1;
+  const std::vector<std::int64_t> v = x.to_ints();
+  std::vector<double> out(static_cast<std::size_t>(rows * width), 0.0);
+  std::vector<std::int64_t> key;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t* row = v.data() + r * c;
+    double* counts = out.data() + r * width;
+    for (std::int64_t n = p.min_gram_length; n <= p.max_gram_length; ++n)
+      // Unigrams have no gaps: they are counted once, not once per skip distance.
+      for (std::int64_t skip = 0; skip <= (n == 1 ? 0 : p.max_skip_count); ++skip)
+        for (std::int64_t start = 0; start + (n - 1) * (skip + 1) < c; ++start) {
+          key.clear();
+          for (std::int64_t k = 0; k < n; ++k) key.push_back(row[start + k * (skip + 1)]);
+          auto it = index.find(key);
+          if (it != index.end()) counts[it->second] += 1.0;
+        }
+    for (std::int64_t j = 0; j < width; ++j) {
+      const double w = p.weights.empty() ? 1.0 : p.weights[static_cast<std::size_t>(j)];
+      double& o = counts[j];
+      if (p.mode == TfIdfMode::idf)
+        o = o > 0.0 ? w : 0.0;
+      else if (p.mode == TfIdfMode::tfidf)
+        o *= w;
+    }
+  }
+  return Tensor::from_doubles(DType::f32, x.rank() == 2 ? Shape{width, rows} : Shape{width}, out);
 }
 
 }  // namespace tessera::ops

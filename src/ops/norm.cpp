@@ -203,3 +203,59 @@ Tensor log_softmax(const Tensor& x, int axis) {
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- LRN-13 ----
+
+Tensor lrn(const Tensor& x_in, std::int64_t size, float alpha, float beta, float bias) {
+  detail::require_float("LRN", x_in);
+  if (x_in.rank() < 3)
+    throw_user_error("LRN: input must have rank >= 3 (N, C, spatial...), got {}",
+                     x_in.shape().to_string());
+  if (size < 1) throw_user_error("LRN: size is {}; it must be >= 1", size);
+  const Tensor x = detail::as_f32(x_in);
+  const int r = x.rank();
+  const std::int64_t channels = x.dim(r - 2), inner = detail::dims_product(x.shape(), 0, r - 2),
+                     batches = x.dim(r - 1);
+  const std::int64_t before = (size - 1) / 2, after = size - 1 - before;
+  Tensor y(DType::f32, x.shape());
+  const float* px = x.data<float>();
+  float* py = y.data<float>();
+  for (std::int64_t n = 0; n < batches; ++n)
+    for (std::int64_t c = 0; c < channels; ++c)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        double sq = 0.0;
+        for (std::int64_t k = std::max<std::int64_t>(0, c - before);
+             k <= std::min(channels - 1, c + after); ++k) {
+          const double v = px[(n * channels + k) * inner + i];
+          sq += v * v;
+        }
+        const std::int64_t at = (n * channels + c) * inner + i;
+        py[at] = static_cast<float>(
+            px[at] / std::pow(bias + static_cast<double>(alpha) / static_cast<double>(size) * sq,
+                              static_cast<double>(beta)));
+      }
+  return detail::restore(std::move(y), x_in.dtype());
+}
+
+}  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- MeanVarianceNormalization-13, as its ONNX function body: (X - E[X]) /
+// (sqrt(E[X^2] - E[X]^2) + 1e-9) over `axes` ----
+
+Tensor mean_variance_normalization(const Tensor& x, const std::vector<int>& axes) {
+  detail::require_float("MeanVarianceNormalization", x);
+  ReduceParams p;
+  p.axes = axes;
+  p.keepdims = true;
+  const Tensor mean = reduce_mean(x, p);
+  const Tensor mean_sq = reduce_mean(mul(x, x), p);
+  const Tensor var = sub(mean_sq, mul(mean, mean));
+  const Tensor std_eps = add(sqrt(var), Tensor::full(x.dtype(), Shape{}, 1e-9));
+  return div(sub(x, mean), std_eps);
+}
+
+}  // namespace tessera::ops

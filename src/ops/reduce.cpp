@@ -181,3 +181,80 @@ Tensor argmin(const Tensor& x, int axis, bool keepdims, bool select_last_index) 
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- ReduceL1/L2/LogSum/LogSumExp/SumSquare-18: an elementwise map, ReduceSum's f64
+// accumulation, then (for L2 and the logs) a map of the sums ----
+
+namespace {
+
+template <typename Fn>
+Tensor map_float(const Tensor& x, Fn fn) {
+  Tensor y = detail::as_f32(x);
+  float* p = y.data<float>();
+  for (std::int64_t i = 0; i < y.element_count(); ++i) p[i] = fn(p[i]);
+  return detail::restore(std::move(y), x.dtype());
+}
+
+Tensor reduce_mapped(std::string_view op, const Tensor& x, const ReduceParams& p, bool need_float,
+                     float (*pre)(float), float (*post)(float)) {
+  if (need_float || is_floating(x.dtype())) {
+    detail::require_float(op, x);
+    // The map runs in f32 and is summed in f64 as ReduceSum does, without rounding to f16/bf16
+    // in between: only the final result is rounded to the input's dtype.
+    const Tensor mapped = map_float(detail::as_f32(x), pre);
+    Tensor s = reduce(op, mapped, p, ReduceKind::sum);
+    if (post) s = map_float(s, post);
+    return detail::restore(std::move(s), x.dtype());
+  }
+  // Integers: |x| or x*x natively (wrapping like NumPy), then ReduceSum.
+  if (x.dtype() == DType::boolean)
+    throw_user_error("{}: bool input (shape {}) is not accepted; Cast it to a numeric dtype", op,
+                     x.shape().to_string());
+  const bool square = pre(-2.0f) == 4.0f;
+  return reduce(op, square ? mul(x, x) : abs(x), p, ReduceKind::sum);
+}
+
+}  // namespace
+
+Tensor reduce_l1(const Tensor& x, const ReduceParams& p) {
+  return reduce_mapped(
+      "ReduceL1", x, p, false, [](float v) { return std::fabs(v); }, nullptr);
+}
+Tensor reduce_l2(const Tensor& x, const ReduceParams& p) {
+  return reduce_mapped(
+      "ReduceL2", x, p, true, [](float v) { return v * v; }, [](float v) { return std::sqrt(v); });
+}
+Tensor reduce_log_sum(const Tensor& x, const ReduceParams& p) {
+  return reduce_mapped(
+      "ReduceLogSum", x, p, true, [](float v) { return v; }, [](float v) { return std::log(v); });
+}
+Tensor reduce_log_sum_exp(const Tensor& x, const ReduceParams& p) {
+  return reduce_mapped(
+      "ReduceLogSumExp", x, p, true, [](float v) { return std::exp(v); },
+      [](float v) { return std::log(v); });
+}
+Tensor reduce_sum_square(const Tensor& x, const ReduceParams& p) {
+  return reduce_mapped(
+      "ReduceSumSquare", x, p, false, [](float v) { return v * v; }, nullptr);
+}
+
+Tensor hardmax(const Tensor& x, int axis_in) {
+  detail::require_float("Hardmax", x);
+  const int r = x.rank();
+  if (r == 0) throw_user_error("Hardmax: input must have rank >= 1 (got a scalar)");
+  const int axis = detail::normalize_axis("Hardmax", axis_in, r, x.shape());
+  const std::int64_t n = x.dim(axis), inner = detail::dims_product(x.shape(), 0, axis),
+                     outer = detail::dims_product(x.shape(), axis + 1, r);
+  std::vector<float> out(static_cast<std::size_t>(x.element_count()), 0.0f);
+  if (n == 0) return Tensor(x.dtype(), x.shape());
+  const Tensor idx = argmax(x, axis, true, false);
+  const std::int32_t* pi = idx.data<std::int32_t>();
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i)
+      out[static_cast<std::size_t>(o * n * inner + pi[o * inner + i] * inner + i)] = 1.0f;
+  return Tensor::from_vector(x.shape(), out, x.dtype());
+}
+
+}  // namespace tessera::ops

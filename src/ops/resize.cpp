@@ -24,10 +24,11 @@ CoordinateTransform parse_coordinate_transform(std::string_view name) {
   if (name == "align_corners") return CoordinateTransform::align_corners;
   if (name == "asymmetric") return CoordinateTransform::asymmetric;
   if (name == "tf_crop_and_resize") return CoordinateTransform::tf_crop_and_resize;
+  if (name == "tf_half_pixel_for_nn") return CoordinateTransform::tf_half_pixel_for_nn;
   throw_user_error(
       "Resize: coordinate_transformation_mode '{}' is not supported; use half_pixel, "
-      "half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric or "
-      "tf_crop_and_resize",
+      "half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, "
+      "tf_crop_and_resize or tf_half_pixel_for_nn",
       name);
 }
 
@@ -72,6 +73,8 @@ double original_coordinate(const ResizeParams& p, double x, std::int64_t in_len,
       return resized == 1.0 ? 0.0 : x * (in - 1.0) / (resized - 1.0);
     case CoordinateTransform::asymmetric:
       return x / scale;
+    case CoordinateTransform::tf_half_pixel_for_nn:  // Resize-11/12
+      return (x + 0.5) / scale;
     case CoordinateTransform::tf_crop_and_resize:
       return resized > 1.0
                  ? roi_start * (in - 1.0) + x * (roi_end - roi_start) * (in - 1.0) / (resized - 1.0)
@@ -282,6 +285,219 @@ Tensor resize(const Tensor& x, const ResizeParams& p) {
   if (nearest) return cur;
   if (is_floating(x.dtype())) return detail::restore(std::move(cur), x.dtype());
   return cur.astype(x.dtype());  // integers: round to nearest even and saturate
+}
+
+}  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- GridSample-16 (2-D), with PyTorch's grid_sample semantics, from which ONNX's node tests
+// were generated ----
+
+namespace {
+
+double gs_unnormalize(double g, std::int64_t size, bool align_corners) {
+  const auto s = static_cast<double>(size);
+  return align_corners ? (g + 1.0) / 2.0 * (s - 1.0) : ((g + 1.0) * s - 1.0) / 2.0;
+}
+
+double gs_reflect(double x, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return 0.0;
+  const double min = twice_low / 2.0, span = (twice_high - twice_low) / 2.0;
+  x = std::fabs(x - min);
+  const double extra = std::fmod(x, span);
+  const auto flips = static_cast<std::int64_t>(std::floor(x / span));
+  return flips % 2 == 0 ? extra + min : span - extra + min;
+}
+
+// Border and reflection padding move a coordinate inside [0, size - 1].
+double gs_pad_coordinate(double x, std::int64_t size, GridSamplePadding padding,
+                         bool align_corners) {
+  const double hi = static_cast<double>(size - 1);
+  if (padding == GridSamplePadding::border) return std::min(hi, std::max(0.0, x));
+  if (padding == GridSamplePadding::reflection) {
+    x = align_corners ? gs_reflect(x, 0.0, 2.0 * hi) : gs_reflect(x, -1.0, 2.0 * hi + 1.0);
+    return std::min(hi, std::max(0.0, x));
+  }
+  return x;
+}
+
+double gs_cubic(double t, int k) {
+  const double a = -0.75;
+  switch (k) {
+    case 0: {
+      const double x = t + 1.0;
+      return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
+    }
+    case 1:
+      return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    case 2: {
+      const double x = 1.0 - t;
+      return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+    }
+    default: {
+      const double x = 2.0 - t;
+      return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
+    }
+  }
+}
+
+}  // namespace
+
+Tensor grid_sample(const Tensor& x_in, const Tensor& grid_in, GridSampleMode mode,
+                   GridSamplePadding padding, bool align_corners) {
+  detail::require_float("GridSample", x_in, "X");
+  detail::require_float("GridSample", grid_in, "grid");
+  if (x_in.rank() != 4 || grid_in.rank() != 4 || grid_in.dim(0) != 2 ||
+      grid_in.dim(3) != x_in.dim(3))
+    throw_user_error(
+        "GridSample: X must be (N, C, H, W) and grid (N, H_out, W_out, 2), i.e. Tessera {{W, H, "
+        "C, N}} and {{2, W_out, H_out, N}}; got X {} and grid {}",
+        x_in.shape().to_string(), grid_in.shape().to_string());
+  const Tensor x = detail::as_f32(x_in), grid = detail::as_f32(grid_in);
+  const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
+  const std::int64_t wo = grid.dim(1), ho = grid.dim(2);
+  Tensor out(DType::f32, Shape::nchw(n, c, ho, wo));
+  const float* px = x.data<float>();
+  const float* pg = grid.data<float>();
+  float* po = out.data<float>();
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t i = 0; i < ho; ++i)
+      for (std::int64_t j = 0; j < wo; ++j) {
+        const float* g = pg + ((b * ho + i) * wo + j) * 2;
+        double gx = gs_unnormalize(g[0], w, align_corners);
+        double gy = gs_unnormalize(g[1], h, align_corners);
+        const auto value = [&](std::int64_t ch, std::int64_t yy, std::int64_t xx) -> double {
+          if (xx < 0 || xx >= w || yy < 0 || yy >= h) return 0.0;
+          return px[((b * c + ch) * h + yy) * w + xx];
+        };
+        for (std::int64_t ch = 0; ch < c; ++ch) {
+          double v = 0.0;
+          if (mode == GridSampleMode::bicubic) {
+            // Taps are padded one by one.
+            const double fx = std::floor(gx), fy = std::floor(gy);
+            const double tx = gx - fx, ty = gy - fy;
+            for (int ky = 0; ky < 4; ++ky) {
+              double row = 0.0;
+              for (int kx = 0; kx < 4; ++kx) {
+                double xx = fx - 1 + kx, yy = fy - 1 + ky;
+                xx = gs_pad_coordinate(xx, w, padding, align_corners);
+                yy = gs_pad_coordinate(yy, h, padding, align_corners);
+                row += gs_cubic(tx, kx) *
+                       value(ch, static_cast<std::int64_t>(yy), static_cast<std::int64_t>(xx));
+              }
+              v += gs_cubic(ty, ky) * row;
+            }
+          } else {
+            const double px_ = gs_pad_coordinate(gx, w, padding, align_corners);
+            const double py_ = gs_pad_coordinate(gy, h, padding, align_corners);
+            if (mode == GridSampleMode::nearest) {
+              v = value(ch, static_cast<std::int64_t>(std::nearbyint(py_)),
+                        static_cast<std::int64_t>(std::nearbyint(px_)));
+            } else {
+              const double x0 = std::floor(px_), y0 = std::floor(py_);
+              const double ax = px_ - x0, ay = py_ - y0;
+              const auto xi = static_cast<std::int64_t>(x0), yi = static_cast<std::int64_t>(y0);
+              v = (1 - ay) * ((1 - ax) * value(ch, yi, xi) + ax * value(ch, yi, xi + 1)) +
+                  ay * ((1 - ax) * value(ch, yi + 1, xi) + ax * value(ch, yi + 1, xi + 1));
+            }
+          }
+          po[((b * c + ch) * ho + i) * wo + j] = static_cast<float>(v);
+        }
+      }
+  return detail::restore(std::move(out), x_in.dtype());
+}
+
+}  // namespace tessera::ops
+
+namespace tessera::ops {
+
+// ---- RoiAlign-16 (as ONNX Runtime computes it) ----
+
+Tensor roi_align(const Tensor& x_in, const Tensor& rois_in, const Tensor& batch_indices,
+                 const RoiAlignParams& p) {
+  detail::require_float("RoiAlign", x_in, "X");
+  detail::require_float("RoiAlign", rois_in, "rois");
+  if (x_in.rank() != 4 || rois_in.rank() != 2 || rois_in.dim(0) != 4 || batch_indices.rank() != 1 ||
+      batch_indices.dim(0) != rois_in.dim(1))
+    throw_user_error(
+        "RoiAlign: X must be (N, C, H, W), rois (num_rois, 4) and batch_indices (num_rois); got "
+        "{}, {} and {} (Tessera order)",
+        x_in.shape().to_string(), rois_in.shape().to_string(), batch_indices.shape().to_string());
+  if (p.output_height < 1 || p.output_width < 1 || p.sampling_ratio < 0)
+    throw_user_error(
+        "RoiAlign: output_height {} and output_width {} must be >= 1, "
+        "sampling_ratio {} >= 0",
+        p.output_height, p.output_width, p.sampling_ratio);
+  const Tensor x = detail::as_f32(x_in);
+  const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
+  const std::int64_t rois = rois_in.dim(1), oh = p.output_height, ow = p.output_width;
+  const std::vector<double> r = rois_in.to_doubles();
+  const std::vector<std::int64_t> bi = batch_indices.to_ints();
+  const float* px = x.data<float>();
+  Tensor out(DType::f32, Shape::nchw(rois, c, oh, ow));
+  float* po = out.data<float>();
+  const double offset = p.half_pixel ? 0.5 : 0.0;
+  for (std::int64_t k = 0; k < rois; ++k) {
+    const std::int64_t b = bi[static_cast<std::size_t>(k)];
+    if (b < 0 || b >= n)
+      throw_user_error("RoiAlign: batch_indices[{}] = {} is outside [0, {})", k, b, n);
+    const double* roi = r.data() + k * 4;
+    const double x1 = roi[0] * p.spatial_scale - offset, y1 = roi[1] * p.spatial_scale - offset;
+    double rw = roi[2] * p.spatial_scale - offset - x1, rh = roi[3] * p.spatial_scale - offset - y1;
+    if (!p.half_pixel) {
+      rw = std::max(rw, 1.0);
+      rh = std::max(rh, 1.0);
+    }
+    const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
+    const std::int64_t gh =
+        p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<std::int64_t>(std::ceil(rh / oh));
+    const std::int64_t gw =
+        p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<std::int64_t>(std::ceil(rw / ow));
+    const double count = static_cast<double>(std::max<std::int64_t>(gh * gw, 1));
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      const float* plane = px + (b * c + ch) * h * w;
+      for (std::int64_t i = 0; i < oh; ++i)
+        for (std::int64_t j = 0; j < ow; ++j) {
+          double acc = 0.0;
+          bool first = true;
+          for (std::int64_t iy = 0; iy < gh; ++iy) {
+            double yy = y1 + i * bin_h + (iy + 0.5) * bin_h / static_cast<double>(gh);
+            for (std::int64_t ix = 0; ix < gw; ++ix) {
+              double xx = x1 + j * bin_w + (ix + 0.5) * bin_w / static_cast<double>(gw);
+              double v = 0.0;
+              if (!(yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 ||
+                    xx > static_cast<double>(w))) {
+                double y = std::max(yy, 0.0), xv = std::max(xx, 0.0);
+                auto y0 = static_cast<std::int64_t>(y), x0 = static_cast<std::int64_t>(xv);
+                std::int64_t y1i = y0 + 1, x1i = x0 + 1;
+                if (y0 >= h - 1) {
+                  y0 = y1i = h - 1;
+                  y = static_cast<double>(y0);
+                }
+                if (x0 >= w - 1) {
+                  x0 = x1i = w - 1;
+                  xv = static_cast<double>(x0);
+                }
+                const double ly = y - y0, lx = xv - x0, hy = 1.0 - ly, hx = 1.0 - lx;
+                const double v1 = hy * hx * plane[y0 * w + x0], v2 = hy * lx * plane[y0 * w + x1i],
+                             v3 = ly * hx * plane[y1i * w + x0],
+                             v4 = ly * lx * plane[y1i * w + x1i];
+                v = p.max_mode ? std::max(std::max(v1, v2), std::max(v3, v4)) : v1 + v2 + v3 + v4;
+              }
+              if (p.max_mode) {
+                acc = first ? v : std::max(acc, v);
+                first = false;
+              } else {
+                acc += v;
+              }
+            }
+          }
+          po[((k * c + ch) * oh + i) * ow + j] = static_cast<float>(p.max_mode ? acc : acc / count);
+        }
+    }
+  }
+  return detail::restore(std::move(out), x_in.dtype());
 }
 
 }  // namespace tessera::ops

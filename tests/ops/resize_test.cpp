@@ -148,8 +148,10 @@ TEST(Resize, ParseAndErrors) {
             ops::CoordinateTransform::align_corners);
   EXPECT_EQ(ops::parse_nearest_mode("ceil"), ops::NearestMode::ceil);
   EXPECT_TRUE(ThrowsUserError([] { ops::parse_resize_mode("area"); }, {"Resize", "area"}));
-  EXPECT_TRUE(ThrowsUserError([] { ops::parse_coordinate_transform("tf_half_pixel_for_nn"); },
-                              {"Resize", "tf_half_pixel_for_nn"}));
+  EXPECT_EQ(ops::parse_coordinate_transform("tf_half_pixel_for_nn"),
+            ops::CoordinateTransform::tf_half_pixel_for_nn);
+  EXPECT_TRUE(ThrowsUserError([] { ops::parse_coordinate_transform("half_pixel_for_tf"); },
+                              {"Resize", "half_pixel_for_tf"}));
   EXPECT_TRUE(ThrowsUserError([] { ops::parse_nearest_mode("up"); }, {"Resize", "up"}));
   ops::ResizeParams p;
   EXPECT_TRUE(ThrowsUserError([&] { ops::resize(k2x2, p); }, {"Resize", "exactly one"}));

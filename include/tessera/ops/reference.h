@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -259,6 +260,189 @@ Tensor cum_sum(const Tensor& x, int axis, bool exclusive = false, bool reverse =
 Tensor depth_to_space(const Tensor& x, std::int64_t blocksize, bool crd_mode = false);
 Tensor space_to_depth(const Tensor& x, std::int64_t blocksize);
 
+// ---- Trigonometric, hyperbolic and further elementwise ops (floats unless noted) ----
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
+Tensor softsign(const Tensor& x);
+// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha must be nonzero.
+Tensor celu(const Tensor& x, float alpha = 1.0f);
+// x where x > alpha, else 0.
+Tensor thresholded_relu(const Tensor& x, float alpha = 1.0f);
+// x + bias where x < -lambd, x - bias where x > lambd, else 0; floats and integers.
+Tensor shrink(const Tensor& x, float lambd = 0.5f, float bias = 0.0f);
+// Bool results.
+Tensor is_inf(const Tensor& x, bool detect_negative = true, bool detect_positive = true);
+Tensor is_nan(const Tensor& x);
+// Unsigned integers of one dtype, broadcasting; shifts of the bit width or more give 0.
+Tensor bit_shift(const Tensor& x, const Tensor& y, bool left);
+// Elementwise mean of one or more float inputs with broadcasting (ONNX Mean).
+Tensor mean(const std::vector<Tensor>& inputs);
+
+// ---- Further reductions (ONNX ReduceL1/L2/LogSum/LogSumExp/SumSquare-18) ----
+Tensor reduce_l1(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_l2(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_log_sum(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_log_sum_exp(const Tensor& x, const ReduceParams& params = {});
+Tensor reduce_sum_square(const Tensor& x, const ReduceParams& params = {});
+// 1 at the first maximum along `axis`, 0 elsewhere (ONNX Hardmax-13), same dtype as x.
+Tensor hardmax(const Tensor& x, int axis);
+
+// ---- Indexing (ONNX GatherElements/ScatterElements-18, GatherND/ScatterND-18, OneHot-11,
+// EyeLike-9, Trilu-14, Compress-11, ReverseSequence-10) ----
+// out[i] = data[i with dim `axis` replaced by indices[i]]; indices any integer dtype, negative
+// ones count from the end, out of range is a UserError.
+Tensor gather_elements(const Tensor& data, const Tensor& indices, int axis);
+enum class ScatterReduction { none, add, mul, max, min };
+ScatterReduction parse_scatter_reduction(std::string_view name);
+// A copy of data with data[i with dim `axis` replaced by indices[i]] = updates[i].
+Tensor scatter_elements(const Tensor& data, const Tensor& indices, const Tensor& updates, int axis,
+                        ScatterReduction reduction = ScatterReduction::none);
+// The index tuples are indices' dim 0 (ONNX's last axis) and address data's OUTERMOST dims,
+// listed outermost first, after the batch_dims outermost dims shared by data and indices.
+Tensor gather_nd(const Tensor& data, const Tensor& indices, std::int64_t batch_dims = 0);
+Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updates,
+                  ScatterReduction reduction = ScatterReduction::none);
+// values = {off, on} (any dtype, the result's); the new dim of size depth is inserted at
+// Tessera position `axis` of the output (rank r+1). Negative indices count from depth;
+// indices outside [-depth, depth) give an all-off row.
+Tensor one_hot(const Tensor& indices, std::int64_t depth, const Tensor& values, int axis);
+// 2-D: ones where (row, column) = (i, i + k), i.e. Tessera (dim1, dim0) = (i, i + k).
+Tensor eye_like(const Shape& shape, DType dtype, std::int64_t k = 0);
+// Keeps the upper (or lower) triangle of the two fastest dims (ONNX's last two axes):
+// element (row i, column j) is kept when j - i >= k (upper) or j - i <= k (lower).
+Tensor trilu(const Tensor& x, std::int64_t k = 0, bool upper = true);
+// Slices of x along `axis` whose condition entry is true (condition may be shorter); with no
+// axis, x is flattened first.
+Tensor compress(const Tensor& x, const Tensor& condition, std::optional<int> axis);
+// Reverses the first lengths[b] elements along time_axis for each b along batch_axis.
+Tensor reverse_sequence(const Tensor& x, const Tensor& lengths, int time_axis, int batch_axis);
+
+// MeanVarianceNormalization-13 over Tessera `axes` (ONNX default [0, 2, 3] of NCHW is Tessera
+// {3, 1, 0}): (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9), as ONNX's function body.
+Tensor mean_variance_normalization(const Tensor& x, const std::vector<int>& axes);
+
+// ---- Further ops: LRN-13, Einsum-12, Det-11, the window functions-17 ----
+// Over channels (Tessera dim r-2 of an N, C, ... tensor): x / (bias + alpha / size *
+// sum of squares over the size-window)^beta.
+Tensor lrn(const Tensor& x, std::int64_t size, float alpha = 1e-4f, float beta = 0.75f,
+           float bias = 1.0f);
+// NumPy einsum for explicit or implicit equations over letters, with ellipsis ("...");
+// operands are given in ONNX order and equations index ONNX axes.
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands);
+// Determinant of the square matrices in the two fastest dims (LU with partial pivoting in f64).
+Tensor det(const Tensor& x);
+// MaxUnpool: an output of `output_shape` (Tessera order) holding zeros and x's values at the
+// flat positions (over the whole N*C*spatial output) that `indices` gives.
+Tensor max_unpool(const Tensor& x, const Tensor& indices, const Shape& output_shape);
+// ---- Losses (NegativeLogLikelihoodLoss-13, SoftmaxCrossEntropyLoss-13) ----
+enum class LossReduction { none, sum, mean };
+LossReduction parse_loss_reduction(std::string_view name);
+// input (N, C, d1..dk) = Tessera {dk..d1, C, N}; target (N, d1..dk) = {dk..d1, N}, integers;
+// weight: C per-class weights. Targets equal to ignore_index contribute 0 and no weight; mean
+// divides by the sum of the weights of the others.
+Tensor negative_log_likelihood_loss(const Tensor& input, const Tensor& target,
+                                    const Tensor* weight = nullptr,
+                                    LossReduction reduction = LossReduction::mean,
+                                    std::optional<std::int64_t> ignore_index = std::nullopt);
+struct SoftmaxCrossEntropyResult {
+  Tensor loss;
+  Tensor log_prob;  // log_softmax of the scores over C
+};
+SoftmaxCrossEntropyResult softmax_cross_entropy_loss(
+    const Tensor& scores, const Tensor& labels, const Tensor* weights = nullptr,
+    LossReduction reduction = LossReduction::mean,
+    std::optional<std::int64_t> ignore_index = std::nullopt);
+
+// ---- Recurrent ops (RNN-14, GRU-14, LSTM-14); tensors as ONNX defines them (Tessera order
+// reversed): X (seq, batch, input) or, batch_first (layout 1), (batch, seq, input) ----
+enum class RnnCell { rnn, gru, lstm };
+enum class RnnDirection { forward, reverse, bidirectional };
+struct RnnParams {
+  RnnCell cell = RnnCell::rnn;
+  std::int64_t hidden_size = 0;
+  RnnDirection direction = RnnDirection::forward;
+  std::vector<std::string> activations;  // empty: the cell's defaults for each direction
+  std::vector<float> activation_alpha, activation_beta;  // consumed in order by the functions
+  std::optional<float> clip;
+  bool batch_first = false;          // ONNX layout = 1
+  bool input_forget = false;         // LSTM
+  bool linear_before_reset = false;  // GRU
+};
+struct RnnResult {
+  Tensor y;    // (seq, dirs, batch, hidden); zeros past a sequence's length
+  Tensor y_h;  // (dirs, batch, hidden)
+  Tensor y_c;  // LSTM only
+};
+RnnResult recurrent(const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
+                    const Tensor* sequence_lens, const Tensor* initial_h, const Tensor* initial_c,
+                    const Tensor* p, const RnnParams& params);
+
+// ---- Quantized ops (QuantizeLinear/DequantizeLinear-13, DynamicQuantizeLinear-11,
+// MatMulInteger/QLinearMatMul/ConvInteger/QLinearConv-10); layouts as matmul and conv ----
+// y = saturate(round_half_even(x / scale) + zero_point), int8 or uint8 (the zero point's dtype,
+// uint8 without one). A 1-D scale (and zero point) applies per slice along Tessera `axis`.
+Tensor quantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point = nullptr,
+                       int axis = 0);
+// (x - zero_point) * scale, in the scale's float dtype.
+Tensor dequantize_linear(const Tensor& x, const Tensor& scale, const Tensor* zero_point = nullptr,
+                         int axis = 0);
+struct DynamicQuantizeResult {
+  Tensor y;  // uint8
+  Tensor y_scale;
+  Tensor y_zero_point;
+};
+DynamicQuantizeResult dynamic_quantize_linear(const Tensor& x);
+// i32 (A - a_zp) @ (B - b_zp); a_zp per row of A or scalar, b_zp per column of B or scalar.
+Tensor matmul_integer(const Tensor& a, const Tensor& b, const Tensor* a_zero_point = nullptr,
+                      const Tensor* b_zero_point = nullptr);
+Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point,
+                      const Tensor& b, const Tensor& b_scale, const Tensor& b_zero_point,
+                      const Tensor& y_scale, const Tensor& y_zero_point);
+// i32 conv of (x - x_zp) with (w - w_zp), w_zp scalar or per output channel; padding is x_zp.
+Tensor conv_integer(const Tensor& x, const Tensor& w, const Tensor* x_zero_point,
+                    const Tensor* w_zero_point, const ConvParams& params = {});
+Tensor qlinear_conv(const Tensor& x, const Tensor& x_scale, const Tensor& x_zero_point,
+                    const Tensor& w, const Tensor& w_scale, const Tensor& w_zero_point,
+                    const Tensor& y_scale, const Tensor& y_zero_point, const Tensor* bias,
+                    const ConvParams& params = {});
+
+// DFT-17 along Tessera `axis` of x, whose dim 0 (ONNX's last) is 1 (real) or 2 (complex); the
+// result has 2 components. dft_length pads with zeros or truncates; onesided keeps n/2 + 1 bins;
+// inverse uses e^{+i} and divides by n.
+Tensor dft(const Tensor& x, int axis, std::optional<std::int64_t> dft_length = std::nullopt,
+           bool inverse = false, bool onesided = false);
+// STFT-17: signal (batch, length, 1 or 2) = Tessera {comps, length, batch}; frames of
+// frame_length (the window's length when absent) every frame_step, times the window, then DFT.
+// Result (batch, frames, bins, 2).
+Tensor stft(const Tensor& signal, std::int64_t frame_step, const Tensor* window = nullptr,
+            std::optional<std::int64_t> frame_length = std::nullopt, bool onesided = true);
+
+// TfIdfVectorizer-9 over integer n-gram pools: counts of the pool's n-grams (with up to
+// max_skip_count gaps; unigrams once) in each row of x ([C] or [N, C], ONNX order), as TF,
+// IDF (weight where present) or TFIDF (count * weight). f32 result [width] or [N, width].
+enum class TfIdfMode { tf, idf, tfidf };
+TfIdfMode parse_tf_idf_mode(std::string_view name);
+struct TfIdfParams {
+  std::int64_t min_gram_length = 1, max_gram_length = 1, max_skip_count = 0;
+  TfIdfMode mode = TfIdfMode::tf;
+  std::vector<std::int64_t> ngram_counts, ngram_indexes, pool;
+  std::vector<float> weights;  // empty: all 1
+};
+Tensor tf_idf_vectorizer(const Tensor& x, const TfIdfParams& params);
+
+enum class WindowKind { hann, hamming, blackman };
+// size samples; periodic (default) divides by size, symmetric by size - 1.
+Tensor window(WindowKind kind, std::int64_t size, bool periodic, DType dtype);
+
 // ---- Resize (ONNX Resize-13..19 without antialias) ----
 enum class ResizeMode { nearest, linear, cubic };
 enum class CoordinateTransform {
@@ -268,6 +452,7 @@ enum class CoordinateTransform {
   align_corners,
   asymmetric,
   tf_crop_and_resize,
+  tf_half_pixel_for_nn,  // Resize-11/12: (x + 0.5) / scale
 };
 enum class NearestMode { round_prefer_floor, round_prefer_ceil, floor, ceil };
 struct ResizeParams {
@@ -284,6 +469,28 @@ struct ResizeParams {
   std::vector<float> roi;            // tf_crop_and_resize: starts for dims 0..r-1, then ends
 };
 Tensor resize(const Tensor& x, const ResizeParams& params);
+
+// GridSample-16, 2-D: X (N, C, H, W) = Tessera {W, H, C, N}, grid (N, H_out, W_out, 2) =
+// {2, W_out, H_out, N} holding (x, y) in [-1, 1]. Semantics of PyTorch's grid_sample (which
+// generated ONNX's node tests): bicubic pads each tap; nearest rounds half to even.
+enum class GridSampleMode { bilinear, nearest, bicubic };
+enum class GridSamplePadding { zeros, border, reflection };
+Tensor grid_sample(const Tensor& x, const Tensor& grid,
+                   GridSampleMode mode = GridSampleMode::bilinear,
+                   GridSamplePadding padding = GridSamplePadding::zeros,
+                   bool align_corners = false);
+
+// RoiAlign-16 as ONNX Runtime computes it: X (N, C, H, W), rois (num_rois, 4) as
+// [x1, y1, x2, y2] (Tessera {4, num_rois}), batch_indices (num_rois). Output
+// (num_rois, C, output_height, output_width).
+struct RoiAlignParams {
+  bool half_pixel = true;  // coordinate_transformation_mode half_pixel (else output_half_pixel)
+  bool max_mode = false;   // mode "max" (else "avg")
+  std::int64_t output_height = 1, output_width = 1, sampling_ratio = 0;
+  double spatial_scale = 1.0;
+};
+Tensor roi_align(const Tensor& x, const Tensor& rois, const Tensor& batch_indices,
+                 const RoiAlignParams& params);
 
 // Parses ONNX attribute spellings ("half_pixel", "round_prefer_floor", "linear", ...);
 // UserError listing the accepted names otherwise.

@@ -165,7 +165,12 @@ class GaudiBackend final : public compiler::Backend {
   }
 
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
-    const auto& out = g.value(n.outputs[0]);
+    // The first output may be optional and unused (GRU/LSTM's Y when only Y_h is read).
+    const auto used =
+        std::find_if(n.outputs.begin(), n.outputs.end(), [](ValueId v) { return v != kNoValue; });
+    if (used == n.outputs.end()) return std::string("no output of the node is used");
+    if (used != n.outputs.begin()) return std::string("its first output is not used");
+    const auto& out = g.value(*used);
     const DType t = out.dtype;
     auto need_compute = [&]() -> std::optional<std::string> {
       if (!compute_dtype(t))

@@ -755,12 +755,7 @@ void guard_graph(onnx::ModelProto& model, const std::string& file) {
     if (!(n.domain().empty() || n.domain() == "ai.onnx"))
       throw_user_error("{}: op domain '{}' is not supported (only the default ONNX domain is)",
                        where, n.domain());
-    if (!supported.count(n.op_type())) {
-      std::string list;
-      for (const auto& op : supported) list += (list.empty() ? "" : ", ") + op;
-      throw_user_error("{}: op {} is not supported by the Tessera compiler. Supported ops: {}",
-                       where, n.op_type(), list);
-    }
+    if (!supported.count(n.op_type())) unsupported_op_error(where, n.op_type(), supported);
   }
 
   GraphGuard guard(file, opset);
@@ -810,6 +805,22 @@ void guard_graph(onnx::ModelProto& model, const std::string& file) {
           "{}; fix the output's declared shape",
           file, out.name(), declared, it->second.rank);
   }
+}
+
+void unsupported_op_error(const std::string& where, const std::string& op,
+                          const std::set<std::string>& supported) {
+  static const std::set<std::string> random = {"Bernoulli",     "Multinomial",
+                                               "RandomNormal",  "RandomNormalLike",
+                                               "RandomUniform", "RandomUniformLike"};
+  if (random.count(op))
+    throw_user_error(
+        "{}: op {} is not supported: it draws random numbers, whose values no reference can "
+        "match (Tessera compiles deterministic inference graphs)",
+        where, op);
+  std::string list;
+  for (const auto& name : supported) list += (list.empty() ? "" : ", ") + name;
+  throw_user_error("{}: op {} is not supported by the Tessera compiler. Supported ops: {}", where,
+                   op, list);
 }
 
 }  // namespace tessera::compiler::detail

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -24,5 +25,10 @@ void guard_tensor_sizes(const onnx::ModelProto& model, const std::string& file);
 // be known before inference is refused. Clears value_info (libonnx re-infers it) and checks the
 // declared graph outputs against the propagated ranks.
 void guard_graph(onnx::ModelProto& model, const std::string& file);
+
+// The UserError for an op outside `supported`, at `where`: ops that draw random numbers say so,
+// others list what is supported.
+[[noreturn]] void unsupported_op_error(const std::string& where, const std::string& op,
+                                       const std::set<std::string>& supported);
 
 }  // namespace tessera::compiler::detail

@@ -958,20 +958,7 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
     if (!(np.domain().empty() || np.domain() == "ai.onnx"))
       throw_user_error("{}: op domain '{}' is not supported (only the default ONNX domain is)",
                        where, np.domain());
-    if (!supported.count(node.op)) {
-      static const std::set<std::string> random = {"Bernoulli",     "Multinomial",
-                                                   "RandomNormal",  "RandomNormalLike",
-                                                   "RandomUniform", "RandomUniformLike"};
-      if (random.count(node.op))
-        throw_user_error(
-            "{}: op {} is not supported: it draws random numbers, whose values no reference can "
-            "match (Tessera compiles deterministic inference graphs)",
-            where, node.op);
-      std::string list;
-      for (const auto& op : supported) list += (list.empty() ? "" : ", ") + op;
-      throw_user_error("{}: op {} is not supported by the Tessera compiler. Supported ops: {}",
-                       where, node.op, list);
-    }
+    if (!supported.count(node.op)) detail::unsupported_op_error(where, node.op, supported);
     if (node.op == "Constant") {
       if (np.output_size() != 1) throw_user_error("{}: Constant must have one output", where);
       ids[np.output(0)] = graph.add_constant(np.output(0), constant_node_value(np, where));

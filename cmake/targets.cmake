@@ -8,6 +8,7 @@ set(TESSERA_TARGETS
   tpc
   template
   ipu
+  aicore
 )
 # Listed targets whose compiler backend has not landed yet: their API, tests and examples build,
 # and the CLI, the conformance suite and the benchmarks do not list them until it does.

@@ -27,15 +27,15 @@ void RaceDetector::check(const Timeline& timeline) {
         continue;
       const std::uint64_t lo = std::max(earlier.begin, access.begin);
       const std::uint64_t hi = std::min(earlier.end, access.end);
+      // The message reads `access`, which lives in pending_: format it before clearing.
+      std::string message = fmt::format(
+          "race on {} bytes [{:#x}, {:#x}): pipe {} ({}) {} them and pipe {} ({}) "
+          "{} them with no flag, barrier or queue between the two; order them "
+          "with set_flag/wait_flag (or EnQue/DeQue), or a pipe_barrier",
+          buffer, lo, hi, timeline.pipe_name(other), earlier.what, kind_name(earlier.kind),
+          timeline.pipe_name(pipe), access.what, kind_name(access.kind));
       pending_.clear();
-      throw DeviceFault(
-          timeline.core(),
-          fmt::format("race on {} bytes [{:#x}, {:#x}): pipe {} ({}) {} them and pipe {} ({}) "
-                      "{} them with no flag, barrier or queue between the two; order them "
-                      "with set_flag/wait_flag (or EnQue/DeQue), or a pipe_barrier",
-                      buffer, lo, hi, timeline.pipe_name(other), earlier.what,
-                      kind_name(earlier.kind), timeline.pipe_name(pipe), access.what,
-                      kind_name(access.kind)));
+      throw DeviceFault(timeline.core(), message);
     }
     // A write that covers an earlier access and comes after it supersedes it: later accesses
     // ordered after this write are ordered after that one too.

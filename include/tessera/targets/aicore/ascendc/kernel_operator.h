@@ -1,0 +1,1203 @@
+// Ascend C for Tessera: the public kernel API (namespace AscendC) of Huawei's Ascend C, on the
+// simulated AI Core of tessera/targets/aicore/api/core.h, so that a kernel written for Ascend
+// C's CPU-debug mode builds unchanged. Queues (TQue) insert the flags between the producing
+// and the consuming pipe at EnQue/DeQue and FreeTensor/AllocTensor, which is the automatic
+// synchronisation spec 003 "Pipes" describes; misuse of queues, buffers or units is a
+// DeviceFault. What is modeled and what is not: docs/targets/aicore.md.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessera/core/error.h"
+#include "tessera/targets/aicore/api/core.h"
+
+#ifndef ASCENDC_CPU_DEBUG
+#define ASCENDC_CPU_DEBUG 1
+#endif
+#define __aicore__
+#define __global__
+#define __gm__
+#ifndef GM_ADDR
+#define GM_ADDR uint8_t*
+#endif
+
+// Ascend C's 16-bit float.
+using half = _Float16;
+
+// The pipes and event ids of the AI Core's intrinsics (spec 003 "Pipes").
+enum pipe_t : std::uint8_t {
+  PIPE_S = 0,
+  PIPE_V,
+  PIPE_M,
+  PIPE_MTE1,
+  PIPE_MTE2,
+  PIPE_MTE3,
+  PIPE_ALL
+};
+enum event_t : std::uint8_t {
+  EVENT_ID0 = 0,
+  EVENT_ID1,
+  EVENT_ID2,
+  EVENT_ID3,
+  EVENT_ID4,
+  EVENT_ID5,
+  EVENT_ID6,
+  EVENT_ID7
+};
+
+namespace AscendC {
+
+namespace detail {
+using tessera::aicore::Buf;
+using tessera::aicore::Core;
+using tessera::aicore::Pipe;
+using tessera::aicore::Ref;
+using tessera::aicore::VecOperand;
+using tessera::aicore::VecShape;
+inline Core& core() {
+  return tessera::aicore::current_core();
+}
+inline Pipe to_pipe(pipe_t p) {
+  return static_cast<Pipe>(p);
+}
+}  // namespace detail
+
+enum class TPosition : std::uint8_t {
+  GM,
+  A1,
+  A2,
+  B1,
+  B2,
+  C1,
+  C2,
+  CO1,
+  CO2,
+  VECIN,
+  VECOUT,
+  VECCALC,
+  LCM = VECCALC,
+  SPM,
+  SHM = SPM,
+  TSCM,
+  MAX,
+};
+using QuePosition = TPosition;
+
+enum class HardEvent : std::uint8_t {
+  MTE2_MTE1,
+  MTE1_MTE2,
+  MTE1_M,
+  M_MTE1,
+  MTE2_V,
+  V_MTE2,
+  MTE3_V,
+  V_MTE3,
+  M_V,
+  V_M,
+  V_V,
+  MTE3_MTE1,
+  MTE1_MTE3,
+  MTE1_V,
+  MTE2_M,
+  M_MTE2,
+  V_MTE1,
+  MTE2_MTE3,
+  MTE3_MTE2,
+  S_V,
+  V_S,
+  S_MTE2,
+  MTE2_S,
+  S_MTE3,
+  MTE3_S,
+  M_S,
+  S_M,
+  MTE1_S,
+  S_MTE1,
+  MAX,
+};
+
+namespace detail {
+// (src, dst) pipes of each HardEvent, in declaration order.
+inline constexpr pipe_t kEventPipes[][2] = {
+    {PIPE_MTE2, PIPE_MTE1}, {PIPE_MTE1, PIPE_MTE2}, {PIPE_MTE1, PIPE_M},    {PIPE_M, PIPE_MTE1},
+    {PIPE_MTE2, PIPE_V},    {PIPE_V, PIPE_MTE2},    {PIPE_MTE3, PIPE_V},    {PIPE_V, PIPE_MTE3},
+    {PIPE_M, PIPE_V},       {PIPE_V, PIPE_M},       {PIPE_V, PIPE_V},       {PIPE_MTE3, PIPE_MTE1},
+    {PIPE_MTE1, PIPE_MTE3}, {PIPE_MTE1, PIPE_V},    {PIPE_MTE2, PIPE_M},    {PIPE_M, PIPE_MTE2},
+    {PIPE_V, PIPE_MTE1},    {PIPE_MTE2, PIPE_MTE3}, {PIPE_MTE3, PIPE_MTE2}, {PIPE_S, PIPE_V},
+    {PIPE_V, PIPE_S},       {PIPE_S, PIPE_MTE2},    {PIPE_MTE2, PIPE_S},    {PIPE_S, PIPE_MTE3},
+    {PIPE_MTE3, PIPE_S},    {PIPE_M, PIPE_S},       {PIPE_S, PIPE_M},       {PIPE_MTE1, PIPE_S},
+    {PIPE_S, PIPE_MTE1},
+};
+
+inline Buf buffer_of(TPosition p) {
+  switch (p) {
+    case TPosition::GM:
+      return Buf::GM;
+    case TPosition::A1:
+    case TPosition::B1:
+    case TPosition::C1:
+    case TPosition::C2:
+    case TPosition::TSCM:
+      return Buf::L1;
+    case TPosition::A2:
+      return Buf::L0A;
+    case TPosition::B2:
+      return Buf::L0B;
+    case TPosition::CO1:
+      return Buf::L0C;
+    default:
+      return Buf::UB;  // VECIN, VECOUT, VECCALC and, on this core, CO2
+  }
+}
+// The pipe that fills a buffer of a position (where EnQue sets its flag if nothing wrote it).
+inline Pipe producer_of(TPosition p) {
+  switch (p) {
+    case TPosition::VECIN:
+    case TPosition::A1:
+    case TPosition::B1:
+    case TPosition::C1:
+      return Pipe::MTE2;
+    case TPosition::A2:
+    case TPosition::B2:
+      return Pipe::MTE1;
+    case TPosition::CO1:
+      return Pipe::M;
+    default:
+      return Pipe::V;
+  }
+}
+inline std::uint64_t align_of(Buf b) {
+  return b == Buf::L0C ? 1024 : (b == Buf::L0A || b == Buf::L0B) ? 512 : 32;
+}
+}  // namespace detail
+
+// ---- tensors ----
+
+template <typename T>
+class LocalTensor {
+ public:
+  using PrimType = T;
+  LocalTensor() = default;
+
+  std::uint32_t GetSize() const { return size_; }
+  void SetSize(std::uint32_t size) { size_ = size; }
+  TPosition GetPosition() const { return position_; }
+  std::uint64_t GetPhyAddr() const { return ref_.addr; }
+  std::uint64_t GetPhyAddr(std::uint32_t offset) const { return ref_.addr + offset * sizeof(T); }
+  // A view from element `offset` on, as Ascend C's operator[].
+  LocalTensor operator[](std::uint32_t offset) const {
+    LocalTensor t = *this;
+    t.ref_.addr += static_cast<std::uint64_t>(offset) * sizeof(T);
+    t.size_ = offset < size_ ? size_ - offset : 0;
+    return t;
+  }
+  template <typename U>
+  LocalTensor<U> ReinterpretCast() const {
+    LocalTensor<U> t;
+    t.ref_ = ref_;
+    t.position_ = position_;
+    t.size_ = static_cast<std::uint32_t>(static_cast<std::uint64_t>(size_) * sizeof(T) / sizeof(U));
+    return t;
+  }
+  // Scalar accesses on the S pipe.
+  T GetValue(std::uint32_t index) const {
+    detail::Ref r = ref_;
+    r.addr += static_cast<std::uint64_t>(index) * sizeof(T);
+    detail::core().scalar(r, sizeof(T), false, "LocalTensor::GetValue");
+    T v;
+    std::memcpy(&v, detail::core().data(r.buf, r.addr, sizeof(T), "GetValue"), sizeof(T));
+    return v;
+  }
+  template <typename U>
+  void SetValue(std::uint32_t index, U value) const {
+    detail::Ref r = ref_;
+    r.addr += static_cast<std::uint64_t>(index) * sizeof(T);
+    detail::core().scalar(r, sizeof(T), true, "LocalTensor::SetValue");
+    const T v = static_cast<T>(value);
+    std::memcpy(detail::core().data(r.buf, r.addr, sizeof(T), "SetValue"), &v, sizeof(T));
+  }
+
+  // Tessera: the buffer, address and queue slot behind the tensor.
+  detail::Ref ref_{};
+  std::uint32_t size_ = 0;
+  TPosition position_ = TPosition::VECCALC;
+};
+
+template <typename T>
+class GlobalTensor {
+ public:
+  using PrimType = T;
+  void SetGlobalBuffer(__gm__ T* buffer, std::uint64_t size = 0) {
+    address_ = buffer;
+    size_ = size;
+  }
+  __gm__ T* GetPhyAddr() const { return address_; }
+  __gm__ T* GetPhyAddr(std::uint64_t offset) const { return address_ + offset; }
+  std::uint64_t GetSize() const { return size_; }
+  GlobalTensor operator[](std::uint64_t offset) const {
+    GlobalTensor t;
+    t.address_ = address_ + offset;
+    t.size_ = offset < size_ ? size_ - offset : 0;
+    return t;
+  }
+  T GetValue(std::uint64_t index) const {
+    const detail::Ref r{detail::Buf::GM, reinterpret_cast<std::uint64_t>(address_ + index)};
+    detail::core().scalar(r, sizeof(T), false, "GlobalTensor::GetValue");
+    return address_[index];
+  }
+  template <typename U>
+  void SetValue(std::uint64_t index, U value) const {
+    const detail::Ref r{detail::Buf::GM, reinterpret_cast<std::uint64_t>(address_ + index)};
+    detail::core().scalar(r, sizeof(T), true, "GlobalTensor::SetValue");
+    address_[index] = static_cast<T>(value);
+  }
+  detail::Ref ref() const { return {detail::Buf::GM, reinterpret_cast<std::uint64_t>(address_)}; }
+
+ private:
+  __gm__ T* address_ = nullptr;
+  std::uint64_t size_ = 0;
+};
+
+// ---- pipe, queues, buffers ----
+
+class TPipe;
+namespace detail {
+inline thread_local TPipe* tls_pipe = nullptr;
+}
+
+template <TPosition Src, TPosition Dst, std::int32_t Depth, auto Mask = 0>
+class TQueBind {
+ public:
+  static constexpr TPosition position = Src;
+  TQueBind() = default;
+
+  template <typename T>
+  LocalTensor<T> AllocTensor() {
+    detail::Core& c = detail::core();
+    check_init(c, "AllocTensor");
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      const std::size_t at = (next_ + i) % slots_.size();
+      if (allocated_[at]) continue;
+      allocated_[at] = true;
+      next_ = (at + 1) % slots_.size();
+      LocalTensor<T> t;
+      t.ref_ = {detail::buffer_of(Src), addresses_[at], slots_[at], c.generation(slots_[at])};
+      t.size_ = static_cast<std::uint32_t>(length_ / sizeof(T));
+      t.position_ = Src;
+      return t;
+    }
+    c.fault_at("AllocTensor",
+               fmt::format("all {} buffers of the {} queue are allocated (the number given to "
+                           "InitBuffer); FreeTensor one before allocating another",
+                           slots_.size(), name()));
+  }
+
+  template <typename T>
+  bool EnQue(const LocalTensor<T>& tensor) {
+    detail::Core& c = detail::core();
+    check_init(c, "EnQue");
+    const std::size_t at = find(c, tensor.ref_, "EnQue");
+    const std::size_t depth = Depth > 0 ? static_cast<std::size_t>(Depth) : slots_.size();
+    if (fifo_.size() >= depth)
+      c.fault_at("EnQue", fmt::format("the {} queue already holds {} tensors, its depth; DeQue "
+                                      "one first or declare a deeper TQue",
+                                      name(), fifo_.size()));
+    c.hand_over(slots_[at], "EnQue");
+    fifo_.push_back(at);
+    return true;
+  }
+
+  template <typename T>
+  LocalTensor<T> DeQue() {
+    detail::Core& c = detail::core();
+    check_init(c, "DeQue");
+    if (fifo_.empty())
+      c.fault_at("DeQue",
+                 fmt::format("the {} queue is empty; EnQue a tensor before DeQue", name()));
+    const std::size_t at = fifo_.front();
+    fifo_.pop_front();
+    LocalTensor<T> t;
+    t.ref_ = {detail::buffer_of(Dst), addresses_[at], slots_[at], c.generation(slots_[at])};
+    t.size_ = static_cast<std::uint32_t>(length_ / sizeof(T));
+    t.position_ = Dst;
+    return t;
+  }
+
+  template <typename T>
+  void FreeTensor(LocalTensor<T>& tensor) {
+    detail::Core& c = detail::core();
+    check_init(c, "FreeTensor");
+    const std::size_t at = find(c, tensor.ref_, "FreeTensor");
+    std::erase(fifo_, at);
+    allocated_[at] = false;
+    c.retire(slots_[at]);
+    c.hand_over(slots_[at], "FreeTensor");
+  }
+
+  bool VacantInQue() const {
+    return fifo_.size() < (Depth > 0 ? static_cast<std::size_t>(Depth) : slots_.size());
+  }
+  bool HasTensorInQue() const { return !fifo_.empty(); }
+  std::int32_t GetTensorCountInQue() const { return static_cast<std::int32_t>(fifo_.size()); }
+  bool HasIdleBuffer() const {
+    return std::find(allocated_.begin(), allocated_.end(), false) != allocated_.end();
+  }
+
+  // Called by TPipe::InitBuffer.
+  void init(std::uint8_t num, std::uint32_t len) {
+    detail::Core& c = detail::core();
+    if (!slots_.empty())
+      c.fault_at("InitBuffer", fmt::format("the {} queue is initialised already", name()));
+    if (num == 0 || len == 0)
+      c.fault_at("InitBuffer", fmt::format("the {} queue needs at least one buffer of at least "
+                                           "one byte (num {}, len {})",
+                                           name(), num, len));
+    const detail::Buf b = detail::buffer_of(Src);
+    const std::uint64_t a = detail::align_of(b);
+    length_ = len;
+    const std::uint64_t padded = (len + a - 1) / a * a;
+    const std::string owner = fmt::format("TQue<{}> ({} x {} B)", name(), num, len);
+    const std::uint64_t base = c.allocate(b, padded * num, owner);
+    for (std::uint8_t i = 0; i < num; ++i) {
+      addresses_.push_back(base + i * padded);
+      slots_.push_back(c.new_slot(detail::producer_of(Src), owner));
+      allocated_.push_back(false);
+    }
+  }
+
+ private:
+  static const char* name() {
+    static constexpr const char* names[] = {"GM",     "A1",      "A2",  "B1",   "B2",
+                                            "C1",     "C2",      "CO1", "CO2",  "VECIN",
+                                            "VECOUT", "VECCALC", "SPM", "TSCM", "MAX"};
+    return names[static_cast<int>(Src)];
+  }
+  void check_init(detail::Core& c, const char* what) const {
+    if (slots_.empty())
+      c.fault_at(what, fmt::format("the {} queue has no buffers; call pipe.InitBuffer(queue, "
+                                   "num, bytes) first",
+                                   name()));
+  }
+  std::size_t find(detail::Core& c, const detail::Ref& ref, const char* what) const {
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i] == ref.slot && addresses_[i] == ref.addr) {
+        if (!allocated_[i] || c.generation(slots_[i]) != ref.generation)
+          c.fault_at(what, fmt::format("the tensor at {} {:#x} of the {} queue is not allocated "
+                                       "(freed already); AllocTensor before use",
+                                       tessera::aicore::buf_name(ref.buf), ref.addr, name()));
+        return i;
+      }
+    c.fault_at(what, fmt::format("the tensor at {} {:#x} was not allocated from the {} queue; "
+                                 "pass a tensor from this queue's AllocTensor/DeQue",
+                                 tessera::aicore::buf_name(ref.buf), ref.addr, name()));
+  }
+
+  std::vector<std::uint64_t> addresses_;
+  std::vector<std::uint32_t> slots_;
+  std::vector<bool> allocated_;
+  std::deque<std::size_t> fifo_;
+  std::size_t next_ = 0;
+  std::uint64_t length_ = 0;
+};
+
+template <TPosition Pos, std::int32_t Depth, auto Mask = 0>
+class TQue : public TQueBind<Pos, Pos, Depth, Mask> {};
+
+template <TPosition Pos = TPosition::VECCALC>
+class TBuf {
+ public:
+  template <typename T>
+  LocalTensor<T> Get() const {
+    return Get<T>(static_cast<std::uint32_t>(length_ / sizeof(T)));
+  }
+  template <typename T>
+  LocalTensor<T> Get(std::uint32_t len) const {
+    if (length_ == 0)
+      detail::core().fault_at("TBuf::Get",
+                              "the TBuf has no buffer; call pipe.InitBuffer(buf, "
+                              "bytes) first");
+    if (static_cast<std::uint64_t>(len) * sizeof(T) > length_)
+      detail::core().fault_at("TBuf::Get", fmt::format("{} elements of {} B exceed the TBuf's {} B",
+                                                       len, sizeof(T), length_));
+    LocalTensor<T> t;
+    t.ref_ = {detail::buffer_of(Pos), address_, 0, 0};
+    t.size_ = len;
+    t.position_ = Pos;
+    return t;
+  }
+  void init(std::uint32_t len) {
+    detail::Core& c = detail::core();
+    if (length_ != 0) c.fault_at("InitBuffer", "the TBuf is initialised already");
+    const detail::Buf b = detail::buffer_of(Pos);
+    const std::uint64_t a = detail::align_of(b);
+    address_ = c.allocate(b, (len + a - 1) / a * a, fmt::format("TBuf ({} B)", len));
+    length_ = len;
+  }
+
+ private:
+  std::uint64_t address_ = 0;
+  std::uint64_t length_ = 0;
+};
+
+class TPipe {
+ public:
+  TPipe() { detail::tls_pipe = this; }
+  ~TPipe() {
+    if (detail::tls_pipe == this) detail::tls_pipe = nullptr;
+  }
+  TPipe(const TPipe&) = delete;
+  TPipe& operator=(const TPipe&) = delete;
+
+  template <TPosition S, TPosition D, std::int32_t Depth, auto M>
+  bool InitBuffer(TQueBind<S, D, Depth, M>& que, std::uint8_t num, std::uint32_t len) {
+    que.init(num, len);
+    return true;
+  }
+  template <TPosition P>
+  bool InitBuffer(TBuf<P>& buf, std::uint32_t len) {
+    buf.init(len);
+    return true;
+  }
+  void Init() {}
+  // Ends the pipe's use of the buffers: every pipe drains.
+  void Destroy() { detail::core().barrier_all(); }
+  void Reset() {}
+  // Event ids for SetFlag/WaitFlag pairs, handed out per HardEvent.
+  std::int32_t AllocEventID(HardEvent e) {
+    auto& used = events_[static_cast<std::size_t>(e)];
+    for (std::int32_t i = 0; i < 8; ++i)
+      if (!(used >> i & 1u)) {
+        used |= 1u << i;
+        return i;
+      }
+    detail::core().fault_at("AllocEventID",
+                            "all 8 event ids of this pipe pair are in use; "
+                            "ReleaseEventID one first");
+  }
+  void ReleaseEventID(HardEvent e, std::int32_t id) {
+    events_[static_cast<std::size_t>(e)] &= ~(1u << id);
+  }
+  std::int32_t FetchEventID(HardEvent e) const {
+    const auto used = events_[static_cast<std::size_t>(e)];
+    for (std::int32_t i = 0; i < 8; ++i)
+      if (!(used >> i & 1u)) return i;
+    return 0;
+  }
+
+ private:
+  std::array<std::uint32_t, static_cast<std::size_t>(HardEvent::MAX)> events_{};
+};
+
+inline TPipe* GetTPipePtr() {
+  return detail::tls_pipe;
+}
+
+// ---- blocks, synchronisation ----
+
+inline std::int64_t GetBlockIdx() {
+  return detail::core().block_idx;
+}
+inline std::int64_t GetBlockNum() {
+  return detail::core().block_num;
+}
+
+template <HardEvent E>
+inline void SetFlag(std::int32_t event_id) {
+  detail::core().set_flag(detail::to_pipe(detail::kEventPipes[static_cast<int>(E)][0]),
+                          detail::to_pipe(detail::kEventPipes[static_cast<int>(E)][1]),
+                          static_cast<std::uint32_t>(event_id));
+}
+template <HardEvent E>
+inline void WaitFlag(std::int32_t event_id) {
+  detail::core().wait_flag(detail::to_pipe(detail::kEventPipes[static_cast<int>(E)][0]),
+                           detail::to_pipe(detail::kEventPipes[static_cast<int>(E)][1]),
+                           static_cast<std::uint32_t>(event_id));
+}
+template <pipe_t P>
+inline void PipeBarrier() {
+  if constexpr (P == PIPE_ALL)
+    detail::core().barrier_all();
+  else
+    detail::core().pipe_barrier(detail::to_pipe(P));
+}
+
+// ---- data movement ----
+
+struct DataCopyParams {
+  std::uint16_t blockCount = 1;
+  std::uint16_t blockLen = 0;  // in 32-byte blocks (in fractals for BLOCK_MODE_MATRIX)
+  std::uint16_t srcStride = 0;
+  std::uint16_t dstStride = 0;
+};
+enum class BlockMode : std::uint8_t { BLOCK_MODE_NORMAL, BLOCK_MODE_MATRIX, BLOCK_MODE_VECTOR };
+struct DataCopyEnhancedParams {
+  BlockMode blockMode = BlockMode::BLOCK_MODE_NORMAL;
+};
+
+namespace detail {
+template <typename T>
+Ref ref_of(const LocalTensor<T>& t) {
+  return t.ref_;
+}
+template <typename T>
+Ref ref_of(const GlobalTensor<T>& t) {
+  return t.ref();
+}
+template <typename D, typename S>
+void copy_count(const D& dst, const S& src, std::uint64_t bytes) {
+  if (bytes % tessera::aicore::kBlockBytes != 0)
+    core().fault_at("DataCopy",
+                    fmt::format("{} bytes is not a whole number of 32-byte blocks; copy a "
+                                "multiple of 32 bytes (pad the tile)",
+                                bytes));
+  core().copy(ref_of(dst), ref_of(src), {1, bytes, 0, 0}, "DataCopy");
+}
+template <typename D, typename S>
+void copy_params(const D& dst, const S& src, const DataCopyParams& p) {
+  const std::uint64_t b = tessera::aicore::kBlockBytes;
+  core().copy(ref_of(dst), ref_of(src),
+              {p.blockCount, p.blockLen * b, p.srcStride * b, p.dstStride * b}, "DataCopy");
+}
+inline void f32_to_f16(std::byte* dst, const std::byte* src, std::uint64_t src_bytes) {
+  for (std::uint64_t i = 0; i < src_bytes / 4; ++i) {
+    float f;
+    std::memcpy(&f, src + i * 4, 4);
+    const half h = static_cast<half>(f);
+    std::memcpy(dst + i * 2, &h, 2);
+  }
+}
+}  // namespace detail
+
+template <typename T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, std::uint32_t calCount) {
+  detail::copy_count(dst, src, std::uint64_t{calCount} * sizeof(T));
+}
+template <typename T>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, std::uint32_t calCount) {
+  detail::copy_count(dst, src, std::uint64_t{calCount} * sizeof(T));
+}
+template <typename T>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, std::uint32_t calCount) {
+  detail::copy_count(dst, src, std::uint64_t{calCount} * sizeof(T));
+}
+template <typename T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
+  detail::copy_params(dst, src, p);
+}
+template <typename T>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+  detail::copy_params(dst, src, p);
+}
+template <typename T>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+  detail::copy_params(dst, src, p);
+}
+// CO1 (L0C) -> CO2 (UB) on this core's V pipe; BLOCK_MODE_MATRIX counts 16 x 16 fractals of the
+// source; a half destination converts the f32 results (what Fixpipe does on later cores).
+template <typename D, typename S>
+void DataCopy(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCopyParams& p,
+              const DataCopyEnhancedParams& e) {
+  const std::uint64_t unit = e.blockMode == BlockMode::BLOCK_MODE_MATRIX   ? 256 * sizeof(S)
+                             : e.blockMode == BlockMode::BLOCK_MODE_VECTOR ? 16 * sizeof(S)
+                                                                           : 32;
+  const std::uint64_t ratio_num = sizeof(D), ratio_den = sizeof(S);
+  tessera::aicore::Core::BurstConvert convert = nullptr;
+  if constexpr (std::is_same_v<D, half> && std::is_same_v<S, float>)
+    convert = detail::f32_to_f16;
+  else if constexpr (!std::is_same_v<D, S>)
+    detail::core().fault_at("DataCopy", "CO1 -> CO2 converts only float to half");
+  detail::core().copy(dst.ref_, src.ref_,
+                      {p.blockCount, p.blockLen * unit, p.srcStride * unit,
+                       p.dstStride * unit * ratio_num / ratio_den},
+                      "DataCopy CO1->CO2", p.blockLen * unit * ratio_num / ratio_den, convert);
+}
+
+// DataCopyPad: bursts of any byte length; GM -> UB pads each burst to whole 32-byte blocks,
+// UB -> GM writes only the burst's bytes. Gaps: bytes on the GM side, 32-byte blocks on UB.
+struct DataCopyExtParams {
+  std::uint16_t blockCount = 1;
+  std::uint32_t blockLen = 0;  // bytes
+  std::uint32_t srcStride = 0;
+  std::uint32_t dstStride = 0;
+  std::uint32_t rsv = 0;
+};
+template <typename T>
+struct DataCopyPadExtParams {
+  bool isPad = false;
+  std::uint8_t leftPadding = 0;
+  std::uint8_t rightPadding = 0;
+  T paddingValue = T(0);
+};
+
+template <typename T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                 const DataCopyPadExtParams<T>& pad) {
+  const std::uint64_t b = tessera::aicore::kBlockBytes;
+  const std::uint64_t padded = (p.blockLen + b - 1) / b * b;
+  detail::core().copy(
+      dst.ref_, src.ref(),
+      {p.blockCount, p.blockLen, p.srcStride, p.dstStride * b + padded - p.blockLen},
+      "DataCopyPad");
+  if (pad.isPad && padded > p.blockLen) {
+    for (std::uint16_t i = 0; i < p.blockCount; ++i) {
+      auto* tail = reinterpret_cast<T*>(detail::core().data(
+          dst.ref_.buf, dst.ref_.addr + i * (padded + p.dstStride * b) + p.blockLen,
+          padded - p.blockLen, "DataCopyPad"));
+      for (std::uint64_t k = 0; k < (padded - p.blockLen) / sizeof(T); ++k)
+        tail[k] = pad.paddingValue;
+    }
+  }
+}
+template <typename T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                 const DataCopyExtParams& p) {
+  const std::uint64_t b = tessera::aicore::kBlockBytes;
+  const std::uint64_t padded = (p.blockLen + b - 1) / b * b;
+  detail::core().copy(
+      dst.ref(), src.ref_,
+      {p.blockCount, p.blockLen, p.srcStride * b + padded - p.blockLen, p.dstStride},
+      "DataCopyPad");
+}
+
+// ---- vector instructions ----
+
+struct BinaryRepeatParams {
+  std::uint8_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1;
+  std::uint8_t dstRepStride = 8, src0RepStride = 8, src1RepStride = 8;
+};
+struct UnaryRepeatParams {
+  std::uint16_t dstBlkStride = 1, srcBlkStride = 1;
+  std::uint8_t dstRepStride = 8, srcRepStride = 8;
+};
+
+namespace detail {
+
+template <typename T>
+VecOperand operand(const LocalTensor<T>& t, bool write, std::uint32_t blk = 1,
+                   std::uint32_t rep = 8) {
+  return {t.ref_, static_cast<unsigned>(sizeof(T)), blk, rep, write};
+}
+inline VecShape count_shape(std::int64_t count, const char* what) {
+  if (count <= 0) core().fault_at(what, fmt::format("calCount {} must be positive", count));
+  VecShape s;
+  s.count = static_cast<std::uint64_t>(count);
+  return s;
+}
+// Continuous mask: the first `mask` lanes of each repeat.
+inline VecShape mask_shape(std::uint64_t mask, std::uint32_t repeat, unsigned widest,
+                           const char* what) {
+  const std::uint64_t lanes = tessera::aicore::kRepeatBytes / widest;
+  if (mask == 0 || mask > lanes)
+    core().fault_at(what, fmt::format("mask {} is outside 1..{} lanes of {}-byte elements", mask,
+                                      lanes, widest));
+  VecShape s;
+  s.repeat = repeat;
+  s.mask = {
+      mask >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << mask) - 1,
+      mask > 64 ? (mask >= 128 ? ~std::uint64_t{0} : (std::uint64_t{1} << (mask - 64)) - 1) : 0};
+  return s;
+}
+inline VecShape bits_shape(const std::uint64_t mask[2], std::uint32_t repeat) {
+  VecShape s;
+  s.repeat = repeat;
+  s.mask = {mask[0], mask[1]};
+  return s;
+}
+
+template <typename T>
+T* host(const LocalTensor<T>& t, std::uint64_t elements, const char* what) {
+  return reinterpret_cast<T*>(core().data(t.ref_.buf, t.ref_.addr, elements * sizeof(T), what));
+}
+
+// dst[i] = f(src[i]...) over the lanes of `shape`: checks and costs through Core::vector,
+// then computes the lanes on host data.
+template <typename E>
+E load(const std::byte* p) {
+  E v;
+  std::memcpy(&v, p, sizeof(E));
+  return v;
+}
+
+template <typename D, typename F, typename... S>
+void map(const char* what, const VecShape& shape, F f, std::array<std::uint32_t, 2> dst_strides,
+         const LocalTensor<D>& dst,
+         const std::pair<const LocalTensor<S>*, std::array<std::uint32_t, 2>>&... src) {
+  std::array<VecOperand, 1 + sizeof...(S)> ops = {
+      operand(dst, true, dst_strides[0], dst_strides[1]),
+      operand(*src.first, false, src.second[0], src.second[1])...};
+  Core& c = core();
+  c.vector(what, ops, shape);
+  if (shape.count) {
+    D* d = host(dst, shape.count, what);
+    [&](const S*... p) {
+      for (std::uint64_t i = 0; i < shape.count; ++i) d[i] = f(p[i]...);
+    }(host(*src.first, shape.count, what)...);
+    return;
+  }
+  unsigned widest = 0;
+  for (const auto& o : ops) widest = std::max(widest, o.elem_bytes);
+  const std::uint64_t lanes = tessera::aicore::kRepeatBytes / widest;
+  std::byte* ub = c.data(Buf::UB, 0, c.memory(Buf::UB).capacity(), what);
+  const auto lane = [&]<std::size_t... I>(std::uint64_t r, std::uint64_t l,
+                                          std::index_sequence<I...>) {
+    const D out = f(load<S>(ub + tessera::aicore::lane_address(ops[I + 1], r, l))...);
+    std::memcpy(ub + tessera::aicore::lane_address(ops[0], r, l), &out, sizeof(D));
+  };
+  for (std::uint64_t r = 0; r < shape.repeat; ++r)
+    for (std::uint64_t l = 0; l < lanes; ++l)
+      if ((shape.mask[l / 64] >> (l % 64)) & 1) lane(r, l, std::index_sequence_for<S...>{});
+}
+
+template <typename T>
+std::pair<const LocalTensor<T>*, std::array<std::uint32_t, 2>> in(const LocalTensor<T>& t,
+                                                                  std::uint32_t blk = 1,
+                                                                  std::uint32_t rep = 8) {
+  return {&t, {blk, rep}};
+}
+
+template <typename T>
+T relu(T x) {
+  return x > T(0) ? x : T(0);
+}
+
+}  // namespace detail
+
+// Binary: count form, continuous-mask form and bit-mask form.
+#define TESSERA_ASCENDC_BINARY(NAME, EXPR)                                                         \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
+            const std::int32_t& calCount) {                                                        \
+    detail::map(                                                                                   \
+        #NAME, detail::count_shape(calCount, #NAME), [](T a, T b) -> T { return EXPR; }, {1, 8},   \
+        dst, detail::in(src0), detail::in(src1));                                                  \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
+            std::uint64_t mask, const std::uint8_t repeatTimes, const BinaryRepeatParams& p) {     \
+    detail::map(                                                                                   \
+        #NAME, detail::mask_shape(mask, repeatTimes, sizeof(T), #NAME),                            \
+        [](T a, T b) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,                 \
+        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                        \
+        detail::in(src1, p.src1BlkStride, p.src1RepStride));                                       \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
+            const std::uint64_t mask[2], const std::uint8_t repeatTimes,                           \
+            const BinaryRepeatParams& p) {                                                         \
+    detail::map(                                                                                   \
+        #NAME, detail::bits_shape(mask, repeatTimes), [](T a, T b) -> T { return EXPR; },          \
+        {p.dstBlkStride, p.dstRepStride}, dst, detail::in(src0, p.src0BlkStride, p.src0RepStride), \
+        detail::in(src1, p.src1BlkStride, p.src1RepStride));                                       \
+  }
+
+TESSERA_ASCENDC_BINARY(Add, static_cast<T>(a + b))
+TESSERA_ASCENDC_BINARY(Sub, static_cast<T>(a - b))
+TESSERA_ASCENDC_BINARY(Mul, static_cast<T>(a* b))
+TESSERA_ASCENDC_BINARY(Div, static_cast<T>(a / b))
+TESSERA_ASCENDC_BINARY(Max, a > b ? a : b)
+TESSERA_ASCENDC_BINARY(Min, a < b ? a : b)
+#undef TESSERA_ASCENDC_BINARY
+
+// Unary: count form and continuous-mask form.
+#define TESSERA_ASCENDC_UNARY(NAME, EXPR)                                                         \
+  template <typename T, bool isSetMask = true>                                                    \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::int32_t& calCount) { \
+    detail::map(                                                                                  \
+        #NAME, detail::count_shape(calCount, #NAME), [](T x) -> T { return EXPR; }, {1, 8}, dst,  \
+        detail::in(src));                                                                         \
+  }                                                                                               \
+  template <typename T, bool isSetMask = true>                                                    \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, std::uint64_t mask,             \
+            const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {                         \
+    detail::map(                                                                                  \
+        #NAME, detail::mask_shape(mask, repeatTimes, sizeof(T), #NAME),                           \
+        [](T x) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,                     \
+        detail::in(src, p.srcBlkStride, p.srcRepStride));                                         \
+  }
+
+TESSERA_ASCENDC_UNARY(Exp, static_cast<T>(std::exp(static_cast<float>(x))))
+TESSERA_ASCENDC_UNARY(Ln, static_cast<T>(std::log(static_cast<float>(x))))
+TESSERA_ASCENDC_UNARY(Abs, static_cast<T>(std::fabs(static_cast<float>(x))))
+TESSERA_ASCENDC_UNARY(Sqrt, static_cast<T>(std::sqrt(static_cast<float>(x))))
+TESSERA_ASCENDC_UNARY(Rsqrt, static_cast<T>(1.0f / std::sqrt(static_cast<float>(x))))
+TESSERA_ASCENDC_UNARY(Reciprocal, static_cast<T>(1.0f / static_cast<float>(x)))
+TESSERA_ASCENDC_UNARY(Relu, detail::relu(x))
+#undef TESSERA_ASCENDC_UNARY
+
+// Vector-scalar: count form and continuous-mask form.
+#define TESSERA_ASCENDC_SCALAR(NAME, EXPR)                                                        \
+  template <typename T, bool isSetMask = true>                                                    \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,           \
+            const std::int32_t& calCount) {                                                       \
+    const T s = scalarValue;                                                                      \
+    detail::map(                                                                                  \
+        #NAME, detail::count_shape(calCount, #NAME), [s](T x) -> T { return EXPR; }, {1, 8}, dst, \
+        detail::in(src));                                                                         \
+  }                                                                                               \
+  template <typename T, bool isSetMask = true>                                                    \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,           \
+            std::uint64_t mask, const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {     \
+    const T s = scalarValue;                                                                      \
+    detail::map(                                                                                  \
+        #NAME, detail::mask_shape(mask, repeatTimes, sizeof(T), #NAME),                           \
+        [s](T x) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,                    \
+        detail::in(src, p.srcBlkStride, p.srcRepStride));                                         \
+  }
+
+TESSERA_ASCENDC_SCALAR(Adds, static_cast<T>(x + s))
+TESSERA_ASCENDC_SCALAR(Muls, static_cast<T>(x* s))
+TESSERA_ASCENDC_SCALAR(Maxs, x > s ? x : s)
+TESSERA_ASCENDC_SCALAR(Mins, x < s ? x : s)
+#undef TESSERA_ASCENDC_SCALAR
+
+template <typename T>
+void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+               const std::int32_t& calCount) {
+  const T s = scalarValue;
+  detail::map(
+      "LeakyRelu", detail::count_shape(calCount, "LeakyRelu"),
+      [s](T x) -> T { return x > T(0) ? x : static_cast<T>(x * s); }, {1, 8}, dst, detail::in(src));
+}
+
+template <typename T>
+void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const std::int32_t& calCount) {
+  const T s = scalarValue;
+  detail::map(
+      "Duplicate", detail::count_shape(calCount, "Duplicate"), [s]() -> T { return s; }, {1, 8},
+      dst);
+}
+template <typename T, bool isSetMask = true>
+void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, std::uint64_t mask,
+               const std::uint8_t repeatTimes, const std::uint16_t dstBlockStride,
+               const std::uint8_t dstRepeatStride) {
+  const T s = scalarValue;
+  detail::map(
+      "Duplicate", detail::mask_shape(mask, repeatTimes, sizeof(T), "Duplicate"),
+      [s]() -> T { return s; }, {dstBlockStride, dstRepeatStride}, dst);
+}
+
+enum class RoundMode : std::uint8_t {
+  CAST_NONE = 0,
+  CAST_RINT,
+  CAST_FLOOR,
+  CAST_CEIL,
+  CAST_ROUND,
+  CAST_TRUNC,
+  CAST_ODD,
+};
+
+namespace detail {
+template <typename D, typename S>
+D convert(S x, RoundMode mode) {
+  if constexpr (std::is_integral_v<D>) {
+    const double v = static_cast<double>(x);
+    double r = v;
+    switch (mode) {
+      case RoundMode::CAST_FLOOR:
+        r = std::floor(v);
+        break;
+      case RoundMode::CAST_CEIL:
+        r = std::ceil(v);
+        break;
+      case RoundMode::CAST_ROUND:
+        r = std::round(v);
+        break;
+      case RoundMode::CAST_TRUNC:
+        r = std::trunc(v);
+        break;
+      default:
+        r = std::nearbyint(v);
+        break;
+    }
+    if (std::isnan(r)) return D(0);
+    r = std::clamp(r, static_cast<double>(std::numeric_limits<D>::lowest()),
+                   static_cast<double>(std::numeric_limits<D>::max()));
+    return static_cast<D>(r);
+  } else {
+    (void)mode;
+    return static_cast<D>(x);  // round to nearest even
+  }
+}
+}  // namespace detail
+
+template <typename D, typename S>
+void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& round_mode,
+          const std::uint32_t calCount) {
+  const RoundMode m = round_mode;
+  detail::map(
+      "Cast", detail::count_shape(calCount, "Cast"),
+      [m](S x) -> D { return detail::convert<D>(x, m); }, {1, 8}, dst, detail::in(src));
+}
+
+// Reductions: dst[0] = the reduction of src[0..count); workLocal is scratch (checked, unused).
+namespace detail {
+template <typename T, typename F>
+void reduce(const char* what, const LocalTensor<T>& dst, const LocalTensor<T>& src,
+            const LocalTensor<T>& work, std::int32_t count, F f, bool index) {
+  const VecShape shape = count_shape(count, what);
+  VecShape one;
+  one.count = index ? 2 : 1;
+  const std::array<VecOperand, 3> ops = {operand(dst, true), operand(src, false),
+                                         operand(work, true)};
+  Core& c = core();
+  VecShape s = shape;
+  c.vector(what, std::span<const VecOperand>(ops.data() + 1, 2), s);
+  c.vector(what, std::span<const VecOperand>(ops.data(), 1), one);
+  const T* p = host(src, shape.count, what);
+  float acc = static_cast<float>(p[0]);
+  std::uint64_t at = 0;
+  for (std::uint64_t i = 1; i < shape.count; ++i) {
+    const float v = static_cast<float>(p[i]);
+    const float next = f(acc, v);
+    if (next != acc && v == next) at = i;
+    acc = next;
+  }
+  T* d = host(dst, index ? 2 : 1, what);
+  d[0] = static_cast<T>(acc);
+  if (index) {
+    // The index is stored in the element after the value, as its bit pattern.
+    if constexpr (sizeof(T) == 4) {
+      const auto i32 = static_cast<std::uint32_t>(at);
+      std::memcpy(&d[1], &i32, 4);
+    } else {
+      const auto i16 = static_cast<std::uint16_t>(at);
+      std::memcpy(&d[1], &i16, 2);
+    }
+  }
+}
+}  // namespace detail
+
+template <typename T>
+void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
+               const std::int32_t count) {
+  detail::reduce(
+      "ReduceSum", dst, src, work, count, [](float a, float b) { return a + b; }, false);
+}
+template <typename T>
+void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
+               const std::int32_t count, bool calIndex = false) {
+  detail::reduce(
+      "ReduceMax", dst, src, work, count, [](float a, float b) { return b > a ? b : a; }, calIndex);
+}
+template <typename T>
+void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
+               const std::int32_t count, bool calIndex = false) {
+  detail::reduce(
+      "ReduceMin", dst, src, work, count, [](float a, float b) { return b < a ? b : a; }, calIndex);
+}
+
+enum class CMPMODE : std::uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+enum class SELMODE : std::uint8_t {
+  VSEL_CMPMASK_SPR = 0,
+  VSEL_TENSOR_SCALAR_MODE,
+  VSEL_TENSOR_TENSOR_MODE,
+};
+
+// Compare: one bit per element into dst (uint8_t), element i at bit i % 8 of byte i / 8. The
+// count covers whole 256-byte repeats, as the hardware's.
+template <typename T, typename U>
+void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+             CMPMODE mode, std::uint32_t calCount) {
+  const detail::VecShape shape = detail::count_shape(calCount, "Compare");
+  if (calCount * sizeof(T) % tessera::aicore::kRepeatBytes != 0)
+    detail::core().fault_at("Compare", fmt::format("calCount {} x {} B is not a multiple of 256 "
+                                                   "bytes (whole repeats); pad the operands",
+                                                   calCount, sizeof(T)));
+  const std::array<detail::VecOperand, 2> srcs = {detail::operand(src0, false),
+                                                  detail::operand(src1, false)};
+  detail::VecOperand out = detail::operand(dst, true);
+  out.elem_bytes = 1;
+  detail::VecShape bits;
+  bits.count = (calCount + 7) / 8;
+  const std::array<detail::VecOperand, 3> ops = {out, srcs[0], srcs[1]};
+  detail::core().vector("Compare", std::span<const detail::VecOperand>(ops.data() + 1, 2), shape);
+  detail::core().vector("Compare", std::span<const detail::VecOperand>(ops.data(), 1), bits);
+  const T* a = detail::host(src0, calCount, "Compare");
+  const T* b = detail::host(src1, calCount, "Compare");
+  auto* d = reinterpret_cast<std::uint8_t*>(
+      detail::core().data(dst.ref_.buf, dst.ref_.addr, bits.count, "Compare"));
+  std::memset(d, 0, bits.count);
+  for (std::uint32_t i = 0; i < calCount; ++i) {
+    const float x = static_cast<float>(a[i]), y = static_cast<float>(b[i]);
+    bool r = false;
+    switch (mode) {
+      case CMPMODE::LT:
+        r = x < y;
+        break;
+      case CMPMODE::GT:
+        r = x > y;
+        break;
+      case CMPMODE::EQ:
+        r = x == y;
+        break;
+      case CMPMODE::LE:
+        r = x <= y;
+        break;
+      case CMPMODE::GE:
+        r = x >= y;
+        break;
+      case CMPMODE::NE:
+        r = x != y;
+        break;
+    }
+    if (r) d[i / 8] = static_cast<std::uint8_t>(d[i / 8] | (1u << (i % 8)));
+  }
+}
+
+// Select: dst[i] = bit i of selMask ? src0[i] : src1[i] (tensor-tensor mode).
+template <typename T, typename U>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            const LocalTensor<T>& src1, SELMODE selMode, std::uint32_t calCount) {
+  if (selMode != SELMODE::VSEL_TENSOR_TENSOR_MODE)
+    detail::core().fault_at("Select",
+                            "this overload takes two tensors: use "
+                            "SELMODE::VSEL_TENSOR_TENSOR_MODE");
+  const detail::VecShape shape = detail::count_shape(calCount, "Select");
+  detail::VecOperand m = detail::operand(selMask, false);
+  m.elem_bytes = 1;
+  detail::VecShape bits;
+  bits.count = (calCount + 7) / 8;
+  const std::array<detail::VecOperand, 3> ops = {
+      detail::operand(dst, true), detail::operand(src0, false), detail::operand(src1, false)};
+  detail::core().vector("Select", std::span<const detail::VecOperand>(&m, 1), bits);
+  detail::core().vector("Select", ops, shape);
+  const auto* mk = reinterpret_cast<const std::uint8_t*>(
+      detail::core().data(selMask.ref_.buf, selMask.ref_.addr, bits.count, "Select"));
+  const T* a = detail::host(src0, calCount, "Select");
+  const T* b = detail::host(src1, calCount, "Select");
+  T* d = detail::host(dst, calCount, "Select");
+  for (std::uint32_t i = 0; i < calCount; ++i) d[i] = (mk[i / 8] >> (i % 8)) & 1 ? a[i] : b[i];
+}
+// Select with a scalar: dst[i] = bit i ? src0[i] : scalar (VSEL_TENSOR_SCALAR_MODE).
+template <typename T, typename U>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            T src1, SELMODE selMode, std::uint32_t calCount) {
+  if (selMode != SELMODE::VSEL_TENSOR_SCALAR_MODE)
+    detail::core().fault_at("Select",
+                            "this overload takes a scalar: use "
+                            "SELMODE::VSEL_TENSOR_SCALAR_MODE");
+  const detail::VecShape shape = detail::count_shape(calCount, "Select");
+  detail::VecOperand m = detail::operand(selMask, false);
+  m.elem_bytes = 1;
+  detail::VecShape bits;
+  bits.count = (calCount + 7) / 8;
+  const std::array<detail::VecOperand, 2> ops = {detail::operand(dst, true),
+                                                 detail::operand(src0, false)};
+  detail::core().vector("Select", std::span<const detail::VecOperand>(&m, 1), bits);
+  detail::core().vector("Select", ops, shape);
+  const auto* mk = reinterpret_cast<const std::uint8_t*>(
+      detail::core().data(selMask.ref_.buf, selMask.ref_.addr, bits.count, "Select"));
+  const T* a = detail::host(src0, calCount, "Select");
+  T* d = detail::host(dst, calCount, "Select");
+  for (std::uint32_t i = 0; i < calCount; ++i) d[i] = (mk[i / 8] >> (i % 8)) & 1 ? a[i] : src1;
+}
+
+// ---- Cube ----
+
+struct LoadData2dParams {
+  std::uint16_t startIndex = 0;
+  std::uint8_t repeatTimes = 0;
+  std::uint16_t srcStride = 0;
+  std::uint8_t sid = 0;
+  std::uint16_t dstGap = 0;
+  bool ifTranspose = false;
+  std::uint8_t addrMode = 0;
+};
+
+// Img2Col from an L1 feature map (5HD: C1 x H x W x C0) into fractals, as LoadData's 3D form.
+// This model loads the whole patch matrix: kStartPt and mStartPt 0, extensions that cover it.
+struct LoadData3DParamsV2 {
+  std::uint8_t padList[4] = {0, 0, 0, 0};  // left, right, top, bottom
+  std::uint16_t l1H = 0, l1W = 0, channelSize = 0;
+  std::uint16_t kExtension = 0, mExtension = 0, kStartPt = 0, mStartPt = 0;
+  std::uint8_t strideW = 1, strideH = 1, filterW = 1, filterH = 1, dilationFilterW = 1,
+               dilationFilterH = 1;
+  bool enTranspose = false, enSmallK = false;
+  std::uint16_t padValue = 0;
+};
+
+template <typename T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dParams& p) {
+  detail::core().load2d(dst.ref_, src.ref_, p.startIndex, p.repeatTimes, p.srcStride, p.dstGap,
+                        p.ifTranspose);
+}
+template <typename T>
+void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2dParams& p) {
+  detail::core().load2d(dst.ref_, src.ref(), p.startIndex, p.repeatTimes, p.srcStride, p.dstGap,
+                        p.ifTranspose);
+}
+template <typename T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2& p) {
+  const std::uint32_t c0 = 32 / sizeof(T);
+  if (p.channelSize == 0 || p.channelSize % c0 != 0 || p.kStartPt != 0 || p.mStartPt != 0 ||
+      p.padValue != 0 || p.enTranspose)
+    detail::core().fault_at(
+        "LoadData 3D",
+        fmt::format("channelSize {} must be a positive multiple of C0 = {}, with kStartPt = "
+                    "mStartPt = 0, padValue 0 and no transpose (this model loads whole patch "
+                    "matrices)",
+                    p.channelSize, c0));
+  tessera::aicore::Core::Img2Col q;
+  q.c1 = p.channelSize / c0;
+  q.h = p.l1H;
+  q.w = p.l1W;
+  q.kh = p.filterH;
+  q.kw = p.filterW;
+  q.stride_h = p.strideH;
+  q.stride_w = p.strideW;
+  q.pad_left = p.padList[0];
+  q.pad_right = p.padList[1];
+  q.pad_top = p.padList[2];
+  q.pad_bottom = p.padList[3];
+  q.dilation_h = p.dilationFilterH;
+  q.dilation_w = p.dilationFilterW;
+  q.elem_bytes = sizeof(T);
+  detail::core().img2col(dst.ref_, src.ref_, q);
+}
+
+struct MmadParams {
+  std::uint16_t m = 0, n = 0, k = 0;
+  bool isBias = false;
+  std::int32_t fmOffset = 0;
+  bool enSsparse = false, enWinogradA = false, enWinogradB = false;
+  std::uint8_t unitFlag = 0;
+  bool kDirectionAlign = false;
+  bool cmatrixSource = false;
+  bool cmatrixInitVal = true;  // true: C = A x B; false: C += A x B
+};
+
+template <typename C, typename A, typename B>
+void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& a, const LocalTensor<B>& b,
+          const MmadParams& p) {
+  static_assert(std::is_same_v<A, B>, "Mmad: A and B have one element type");
+  constexpr tessera::DType in = sizeof(A) == 1 ? tessera::DType::i8 : tessera::DType::f16;
+  detail::core().mmad(dst.ref_, a.ref_, b.ref_, p.m, p.k, p.n, in, !p.cmatrixInitVal || p.isBias);
+}
+
+}  // namespace AscendC
+
+// The intrinsic forms of the synchronisation (spec 003 "Pipes").
+inline void set_flag(pipe_t src, pipe_t dst, event_t id) {
+  AscendC::detail::core().set_flag(AscendC::detail::to_pipe(src), AscendC::detail::to_pipe(dst),
+                                   id);
+}
+inline void wait_flag(pipe_t src, pipe_t dst, event_t id) {
+  AscendC::detail::core().wait_flag(AscendC::detail::to_pipe(src), AscendC::detail::to_pipe(dst),
+                                    id);
+}
+inline void pipe_barrier(pipe_t pipe) {
+  if (pipe == PIPE_ALL)
+    AscendC::detail::core().barrier_all();
+  else
+    AscendC::detail::core().pipe_barrier(AscendC::detail::to_pipe(pipe));
+}

@@ -1,0 +1,23 @@
+// The aicore op library: kernels written in Ascend C (kernel_operator.h) that the backend runs
+// on f32 tensors of the compiler's device. They compute as Ascend's compiler does by default:
+// fp16 on the Vector unit (tiles cast f32 -> f16 and back), so results carry fp16 precision.
+#pragma once
+
+#include <cstdint>
+
+#include "tessera/profile/profile.h"
+#include "tessera/runtime/device.h"
+
+namespace tessera::aicore::kernels {
+
+enum class Eltwise { add, sub, mul, div, max, min, relu, abs, exp, log, sqrt, neg };
+const char* eltwise_name(Eltwise op);
+bool is_binary(Eltwise op);
+
+// out[i] = op(a[i] (, b[i])) for i < n, on the cores of `device` (an aicore preset): each block
+// takes a contiguous share, in tiles double-buffered through VECIN/VECOUT queues. `a`, `b`,
+// `out` are host views of device buffers. Returns the kernel's record.
+profile::KernelRecord eltwise(runtime::Device& device, Eltwise op, const float* a, const float* b,
+                              float* out, std::int64_t n);
+
+}  // namespace tessera::aicore::kernels

@@ -1,0 +1,777 @@
+#include "tessera/targets/aicore/api/core.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "tessera/core/error.h"
+#include "tessera/ops/gemm.h"
+#include "tessera/sim/cost_model.h"
+#include "tessera/sim/scheduler.h"
+
+namespace tessera::aicore {
+
+const char* pipe_name(Pipe pipe) {
+  static constexpr const char* names[] = {"S", "V", "M", "MTE1", "MTE2", "MTE3"};
+  return names[static_cast<int>(pipe)];
+}
+
+const char* buf_name(Buf buf) {
+  static constexpr const char* names[] = {"GM", "L1", "L0A", "L0B", "L0C", "UB"};
+  return names[static_cast<int>(buf)];
+}
+
+namespace {
+
+constexpr std::uint64_t kFractalBytes = 512;  // 16 x 16 fp16 (or 16 x 32 int8)
+
+// GmAlloc'd allocations: host address -> bytes, and the device buffer behind each.
+struct GmBlock {
+  runtime::Buffer buffer;
+  std::uint64_t bytes = 0;
+};
+struct GlobalMemory {
+  std::mutex mutex;
+  std::map<std::uintptr_t, GmBlock> live;
+};
+GlobalMemory& global_memory() {
+  static GlobalMemory g;
+  return g;
+}
+
+std::unique_ptr<runtime::Device>& device_slot() {
+  static std::unique_ptr<runtime::Device> d;
+  return d;
+}
+std::mutex& device_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+thread_local Core* tls_core = nullptr;
+
+std::unique_ptr<sim::WorkScheduler>& own_scheduler() {
+  static std::unique_ptr<sim::WorkScheduler> s;
+  return s;
+}
+
+profile::KernelRecord& last_record() {
+  static profile::KernelRecord r;
+  return r;
+}
+
+}  // namespace
+
+struct Core::Slot {
+  std::string owner;
+  std::uint32_t generation = 1;
+  bool live = true;
+  Pipe producer = Pipe::MTE2;  // where a flag is set when nothing touched the tensor yet
+  Pipe last = Pipe::MTE2;
+  bool touched = false;
+  bool pending = false;  // a flag set at hand-over that the next toucher waits for
+  sim::FlagId flag{};
+  std::string why;
+};
+
+Core::Core(runtime::Device& device, int index)
+    : device_(device),
+      index_(index),
+      name_(fmt::format("{}{}", device.spec().core_name, index)),
+      timeline_(name_, device.spec(), &device.cost_model()) {
+  const arch::MachineSpec& spec = device.spec();
+  if (spec.target != "aicore")
+    throw_user_error(
+        "the aicore target runs on presets of the aicore family; '{}' is a {} machine (use "
+        "ascend910)",
+        spec.name, spec.target);
+  for (int p = 0; p < kPipeCount; ++p) pipes_[p] = timeline_.pipe(pipe_name(static_cast<Pipe>(p)));
+  for (int b = 1; b < kBufCount; ++b) {
+    const char* n = buf_name(static_cast<Buf>(b));
+    if (!spec.find_memory(n))
+      throw_user_error("preset '{}' has no core buffer '{}', which an AI Core needs (spec 003)",
+                       spec.name, n);
+    memories_[b] = std::make_unique<sim::Memory>(spec.memory(n), name_, sim::Memory::Backing::host);
+    allocators_[b] = std::make_unique<sim::FirstFitAllocator>(*memories_[b]);
+  }
+  const sim::CostModel& cost = device.cost_model();
+  flag_ids_ = static_cast<std::uint32_t>(cost.param("aicore.flag_ids", 8));
+  vector_bytes_per_cycle_ = cost.param("aicore.vector_bytes_per_cycle", 256);
+  cube_m_ = static_cast<std::uint64_t>(cost.param("aicore.cube_m", 16));
+  cube_k_ = static_cast<std::uint64_t>(cost.param("aicore.cube_k", 16));
+  cube_n_ = static_cast<std::uint64_t>(cost.param("aicore.cube_n", 16));
+  cube_k_int8_ = static_cast<std::uint64_t>(cost.param("aicore.cube_k_int8", 32));
+  cube_cycles_per_step_ = cost.param("aicore.cube_cycles_per_step", 1);
+  scalar_cycles_ = static_cast<std::uint64_t>(cost.param("aicore.scalar_op_cycles", 1));
+  mte_setup_ = static_cast<std::uint64_t>(cost.param("aicore.mte_setup_cycles", 0));
+  barrier_cycles_ = static_cast<std::uint64_t>(cost.param("aicore.barrier_cycles", 0));
+  if (vector_bytes_per_cycle_ <= 0 || cube_cycles_per_step_ <= 0 || cube_m_ == 0 || cube_k_ == 0 ||
+      cube_n_ == 0)
+    throw_user_error("preset '{}': the aicore.* rates must be positive", spec.name);
+  user_flags_.resize(static_cast<std::size_t>(kPipeCount * kPipeCount) * flag_ids_);
+  flag_balance_.assign(user_flags_.size(), 0);
+  for (int s = 0; s < kPipeCount; ++s)
+    for (int d = 0; d < kPipeCount; ++d)
+      for (std::uint32_t id = 0; id < flag_ids_; ++id)
+        user_flags_[(static_cast<std::size_t>(s) * kPipeCount + d) * flag_ids_ + id] =
+            timeline_.flag(fmt::format("{}->{} event {}", pipe_name(static_cast<Pipe>(s)),
+                                       pipe_name(static_cast<Pipe>(d)), id));
+  timeline_.set_track_order(true);
+  timeline_.set_trace(device.trace_enabled());
+  slots_.emplace_back();  // slot 0: tensors outside any queue (TBuf, user addresses)
+}
+
+Core::~Core() = default;
+
+const sim::Memory& Core::memory(Buf buf) const {
+  if (buf == Buf::GM) throw_user_error("{}: GM is the device's memory, not a core buffer", name_);
+  return *memories_[static_cast<int>(buf)];
+}
+
+void Core::fault(Pipe pipe, std::string_view what, const std::string& message) const {
+  throw DeviceFault(fmt::format("{} block {} pipe {}", name_, block_idx, pipe_name(pipe)),
+                    fmt::format("{}: {}", what, message));
+}
+
+void Core::fault_at(std::string_view what, const std::string& message) const {
+  throw DeviceFault(fmt::format("{} block {}", name_, block_idx),
+                    fmt::format("{}: {}", what, message));
+}
+
+std::byte* Core::data(Buf buf, std::uint64_t addr, std::uint64_t bytes, std::string_view what) {
+  if (buf != Buf::GM)
+    return memories_[static_cast<int>(buf)]
+        ->bytes(memories_[static_cast<int>(buf)]->base() + addr, bytes, what)
+        .data();
+  GlobalMemory& gm = global_memory();
+  std::lock_guard lock(gm.mutex);
+  auto it = gm.live.upper_bound(static_cast<std::uintptr_t>(addr));
+  if (it != gm.live.begin()) {
+    --it;
+    const std::uint64_t begin = it->first, end = begin + it->second.bytes;
+    if (addr >= begin && addr + bytes <= end) return reinterpret_cast<std::byte*>(addr);
+    if (addr < end)
+      throw DeviceFault(
+          fmt::format("{} block {}", name_, block_idx),
+          fmt::format("{}: GM bytes [{:#x}, {:#x}) run {} B past the end of their {}-byte "
+                      "GmAlloc allocation at {:#x}; shorten the transfer or allocate more",
+                      what, addr, addr + bytes, addr + bytes - end, it->second.bytes, begin));
+  }
+  throw DeviceFault(fmt::format("{} block {}", name_, block_idx),
+                    fmt::format("{}: GM address {:#x} ({} B) is in no GmAlloc allocation; pass "
+                                "kernels memory from GmAlloc",
+                                what, addr, bytes));
+}
+
+sim::Event Core::issue(Pipe pipe, std::string_view what, std::uint64_t cycles) {
+  return timeline_.issue(pid(pipe), what, cycles);
+}
+
+void Core::record(sim::Event e, const Ref& ref, std::uint64_t begin, std::uint64_t end, bool write,
+                  std::string_view what) {
+  races_.record(e, buf_name(ref.buf), begin, end,
+                write ? sim::RaceDetector::Kind::write : sim::RaceDetector::Kind::read,
+                std::string(what));
+}
+
+void Core::check_live(const Ref& ref, std::string_view what) const {
+  if (ref.slot == 0) return;
+  const Slot& s = slots_.at(ref.slot);
+  if (s.generation != ref.generation)
+    throw DeviceFault(
+        fmt::format("{} block {}", name_, block_idx),
+        fmt::format("{}: uses a LocalTensor of {} ({} at {:#x}) after its FreeTensor; "
+                    "AllocTensor or DeQue a live tensor instead",
+                    what, s.owner, buf_name(ref.buf), ref.addr));
+}
+
+void Core::touch(Pipe pipe, std::span<const Ref* const> refs, std::string_view what) {
+  for (const Ref* r : refs) check_live(*r, what);
+  for (const Ref* r : refs) {
+    if (r->slot == 0) continue;
+    Slot& s = slots_[r->slot];
+    if (s.pending) {
+      timeline_.wait_flag(pid(pipe), s.flag);
+      s.pending = false;
+    }
+    s.last = pipe;
+    s.touched = true;
+  }
+}
+
+std::uint32_t Core::new_slot(Pipe producer, std::string owner) {
+  Slot s;
+  s.owner = std::move(owner);
+  s.producer = producer;
+  s.last = producer;
+  s.flag = timeline_.flag(fmt::format("{} buffer {}", s.owner, slots_.size()));
+  slots_.push_back(std::move(s));
+  return static_cast<std::uint32_t>(slots_.size() - 1);
+}
+
+void Core::hand_over(std::uint32_t slot, std::string_view why) {
+  Slot& s = slots_.at(slot);
+  // A hand-over nobody consumed yet: the consumer never touched the tensor, so its wait is
+  // taken on the pipe that set it (no order is lost).
+  if (s.pending) timeline_.wait_flag(pid(s.last), s.flag);
+  timeline_.set_flag(pid(s.touched ? s.last : s.producer), s.flag);
+  s.pending = true;
+  s.why = std::string(why);
+}
+
+std::uint32_t Core::generation(std::uint32_t slot) const {
+  return slots_.at(slot).generation;
+}
+
+void Core::retire(std::uint32_t slot) {
+  Slot& s = slots_.at(slot);
+  ++s.generation;
+}
+
+std::uint64_t Core::allocate(Buf buf, std::uint64_t bytes, std::string_view owner) {
+  sim::FirstFitAllocator& a = *allocators_[static_cast<int>(buf)];
+  if (bytes > a.largest_free_block())
+    throw DeviceFault(
+        fmt::format("{} block {}", name_, block_idx),
+        fmt::format("{}: InitBuffer of {} does not fit in {}: {} in use of {}, {} free; use "
+                    "smaller tiles or fewer buffers",
+                    owner, sim::format_bytes(bytes), buf_name(buf),
+                    sim::format_bytes(a.stats().used), sim::format_bytes(a.stats().capacity),
+                    sim::format_bytes(a.free_bytes())));
+  const std::uint64_t at = a.allocate(bytes) - memories_[static_cast<int>(buf)]->base();
+  device_.note_memory_high_water(name_, buf_name(buf), a.stats().high_water);
+  return at;
+}
+
+void Core::release_all() {
+  for (int b = 1; b < kBufCount; ++b)
+    allocators_[b] = std::make_unique<sim::FirstFitAllocator>(*memories_[b]);
+}
+
+std::uint64_t Core::mte_cycles(Buf src, Buf dst, std::uint64_t bytes) const {
+  const std::string gm = device_.spec().global_memory;
+  const std::string s = src == Buf::GM ? gm : buf_name(src);
+  const std::string d = dst == Buf::GM ? gm : buf_name(dst);
+  return device_.cost_model().transfer_cycles(s, d, bytes) + mte_setup_;
+}
+
+namespace {
+
+bool path_pipe(Buf src, Buf dst, Pipe& pipe) {
+  if (src == Buf::GM && (dst == Buf::L1 || dst == Buf::L0A || dst == Buf::L0B || dst == Buf::UB))
+    pipe = Pipe::MTE2;
+  else if (src == Buf::L1 && (dst == Buf::L0A || dst == Buf::L0B || dst == Buf::UB))
+    pipe = Pipe::MTE1;
+  else if (src == Buf::UB && (dst == Buf::GM || dst == Buf::L1))
+    pipe = Pipe::MTE3;
+  else if ((src == Buf::UB || src == Buf::L0C) && dst == Buf::UB)
+    pipe = Pipe::V;
+  else
+    return false;
+  return true;
+}
+
+}  // namespace
+
+void Core::copy(const Ref& dst, const Ref& src, const Burst& burst, std::string_view what,
+                std::uint64_t dst_bytes_per_burst, BurstConvert convert) {
+  Pipe pipe = Pipe::MTE2;
+  if (!path_pipe(src.buf, dst.buf, pipe))
+    throw DeviceFault(
+        fmt::format("{} block {}", name_, block_idx),
+        fmt::format("{}: no MTE moves data {} -> {} (spec 003 'Pipes': GM -> L1/L0A/L0B/UB on "
+                    "MTE2, L1 -> L0A/L0B/UB on MTE1, UB -> GM/L1 on MTE3, L0C -> UB on V); "
+                    "stage the data through a buffer that has such a path",
+                    what, buf_name(src.buf), buf_name(dst.buf)));
+  const std::uint64_t out_bytes = dst_bytes_per_burst ? dst_bytes_per_burst : burst.bytes;
+  if (burst.count == 0 || burst.bytes == 0) fault(pipe, what, "moves 0 bytes (blockLen 0)");
+  auto check_align = [&](const Ref& r) {
+    if (r.buf == Buf::GM) return;
+    const std::uint64_t align = memories_[static_cast<int>(r.buf)]->alignment();
+    if (r.addr % align != 0)
+      fault(pipe, what,
+            fmt::format("{} address {:#x} is not {}-byte aligned (spec 003); align the tensor",
+                        buf_name(r.buf), r.addr, align));
+  };
+  check_align(dst);
+  check_align(src);
+  const Ref* refs[] = {&dst, &src};
+  touch(pipe, refs, what);
+  const std::uint64_t src_span = burst.count * burst.bytes + (burst.count - 1) * burst.src_gap;
+  const std::uint64_t dst_span = burst.count * out_bytes + (burst.count - 1) * burst.dst_gap;
+  std::byte* d = data(dst.buf, dst.addr, dst_span, what);
+  const std::byte* s = data(src.buf, src.addr, src_span, what);
+  for (std::uint64_t i = 0; i < burst.count; ++i) {
+    std::byte* di = d + i * (out_bytes + burst.dst_gap);
+    const std::byte* si = s + i * (burst.bytes + burst.src_gap);
+    if (convert)
+      convert(di, si, burst.bytes);
+    else
+      std::memmove(di, si, burst.bytes);
+  }
+  const std::uint64_t moved = burst.count * std::max(burst.bytes, out_bytes);
+  const std::uint64_t cycles =
+      pipe == Pipe::V
+          ? device_.cost_model().op_cycles("V", static_cast<double>(moved), vector_bytes_per_cycle_)
+          : mte_cycles(src.buf, dst.buf, moved);
+  const sim::Event e = issue(pipe, what, cycles);
+  record(e, src, src.addr, src.addr + src_span, false, what);
+  record(e, dst, dst.addr, dst.addr + dst_span, true, what);
+  if (src.buf == Buf::GM || dst.buf == Buf::GM) {
+    global_bytes_ += burst.count * burst.bytes;
+    timeline_.add_bytes_moved(device_.spec().global_memory, burst.count * burst.bytes);
+  }
+}
+
+void Core::load2d(const Ref& dst, const Ref& src, std::uint32_t start, std::uint32_t repeat,
+                  std::uint32_t src_stride, std::uint32_t dst_gap, bool transpose) {
+  const std::string_view what = "LoadData 2D";
+  if (dst.buf != Buf::L0A && dst.buf != Buf::L0B)
+    throw DeviceFault(fmt::format("{} block {}", name_, block_idx),
+                      fmt::format("{}: destination {} is not L0A or L0B; Load2D fills the Cube's "
+                                  "input buffers",
+                                  what, buf_name(dst.buf)));
+  if (src.buf != Buf::L1 && src.buf != Buf::GM)
+    throw DeviceFault(fmt::format("{} block {}", name_, block_idx),
+                      fmt::format("{}: source {} is not L1 or GM", what, buf_name(src.buf)));
+  const Pipe pipe = src.buf == Buf::L1 ? Pipe::MTE1 : Pipe::MTE2;
+  if (repeat == 0) fault(pipe, what, "repeatTimes is 0");
+  if (dst.addr % kFractalBytes != 0 || (src.buf == Buf::L1 && src.addr % kBlockBytes != 0))
+    fault(pipe, what,
+          fmt::format("{} address {:#x} / {} address {:#x} break the fractal alignment ({} B "
+                      "in L0, 32 B in L1); align the tensors",
+                      buf_name(dst.buf), dst.addr, buf_name(src.buf), src.addr, kFractalBytes));
+  const Ref* refs[] = {&dst, &src};
+  touch(pipe, refs, what);
+  const std::uint64_t src_span = (static_cast<std::uint64_t>(start) +
+                                  static_cast<std::uint64_t>(repeat - 1) * src_stride + 1) *
+                                 kFractalBytes;
+  const std::uint64_t dst_span =
+      (static_cast<std::uint64_t>(repeat - 1) * (1 + dst_gap) + 1) * kFractalBytes;
+  std::byte* d = data(dst.buf, dst.addr, dst_span, what);
+  const std::byte* s = data(src.buf, src.addr, src_span, what);
+  for (std::uint32_t r = 0; r < repeat; ++r) {
+    const std::byte* sf = s + (start + static_cast<std::uint64_t>(r) * src_stride) * kFractalBytes;
+    std::byte* df = d + static_cast<std::uint64_t>(r) * (1 + dst_gap) * kFractalBytes;
+    if (!transpose) {
+      std::memcpy(df, sf, kFractalBytes);
+    } else {
+      for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j) std::memcpy(df + (j * 16 + i) * 2, sf + (i * 16 + j) * 2, 2);
+    }
+  }
+  const sim::Event e = issue(pipe, what, mte_cycles(src.buf, dst.buf, repeat * kFractalBytes));
+  record(e, src, src.addr + start * kFractalBytes, src.addr + src_span, false, what);
+  record(e, dst, dst.addr, dst.addr + dst_span, true, what);
+  if (src.buf == Buf::GM) global_bytes_ += repeat * kFractalBytes;
+}
+
+void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
+  const std::string_view what = "LoadData Img2Col";
+  if (src.buf != Buf::L1 || (dst.buf != Buf::L0A && dst.buf != Buf::L0B && dst.buf != Buf::UB))
+    throw DeviceFault(fmt::format("{} block {}", name_, block_idx),
+                      fmt::format("{}: {} -> {}; Img2Col reads L1 (spec 003 'Storage Units') "
+                                  "and writes L0A, L0B or UB",
+                                  what, buf_name(src.buf), buf_name(dst.buf)));
+  const Pipe pipe = Pipe::MTE1;
+  const std::uint64_t eb = p.elem_bytes;
+  const std::uint64_t c0 = kBlockBytes / eb;
+  if (p.kh == 0 || p.kw == 0 || p.stride_h == 0 || p.stride_w == 0 || p.dilation_h == 0 ||
+      p.dilation_w == 0)
+    fault(pipe, what, "kernel, stride and dilation must be at least 1");
+  const std::int64_t ekh = static_cast<std::int64_t>(p.dilation_h) * (p.kh - 1) + 1;
+  const std::int64_t ekw = static_cast<std::int64_t>(p.dilation_w) * (p.kw - 1) + 1;
+  const std::int64_t ho =
+      (static_cast<std::int64_t>(p.h) + p.pad_top + p.pad_bottom - ekh) / p.stride_h + 1;
+  const std::int64_t wo =
+      (static_cast<std::int64_t>(p.w) + p.pad_left + p.pad_right - ekw) / p.stride_w + 1;
+  if (ho <= 0 || wo <= 0) fault(pipe, what, "the kernel is larger than the padded feature map");
+  const std::uint64_t rows = static_cast<std::uint64_t>(ho * wo);
+  const std::uint64_t m1 = (rows + 15) / 16;
+  const std::uint64_t k1 = static_cast<std::uint64_t>(p.c1) * p.kh * p.kw;
+  if (dst.buf != Buf::UB && dst.addr % kFractalBytes != 0)
+    fault(pipe, what,
+          fmt::format("{} address {:#x} is not {}-byte (fractal) aligned", buf_name(dst.buf),
+                      dst.addr, kFractalBytes));
+  const Ref* refs[] = {&dst, &src};
+  touch(pipe, refs, what);
+  const std::uint64_t src_bytes = static_cast<std::uint64_t>(p.c1) * p.h * p.w * kBlockBytes;
+  const std::uint64_t dst_bytes = m1 * k1 * kFractalBytes;
+  const std::byte* s = data(src.buf, src.addr, src_bytes, what);
+  std::byte* d = data(dst.buf, dst.addr, dst_bytes, what);
+  std::memset(d, 0, dst_bytes);
+  // zZ: fractal (row block, column block) row-major; inside, 16 rows of C0 elements.
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    const std::int64_t oh = static_cast<std::int64_t>(r) / wo,
+                       ow = static_cast<std::int64_t>(r) % wo;
+    for (std::uint64_t c = 0; c < p.c1; ++c)
+      for (std::uint64_t i = 0; i < p.kh; ++i)
+        for (std::uint64_t j = 0; j < p.kw; ++j) {
+          const std::int64_t ih =
+              oh * p.stride_h - p.pad_top + static_cast<std::int64_t>(i) * p.dilation_h;
+          const std::int64_t iw =
+              ow * p.stride_w - p.pad_left + static_cast<std::int64_t>(j) * p.dilation_w;
+          if (ih < 0 || iw < 0 || ih >= p.h || iw >= p.w) continue;
+          const std::uint64_t col_block = (c * p.kh + i) * p.kw + j;
+          std::byte* out = d + ((r / 16) * k1 + col_block) * kFractalBytes + (r % 16) * c0 * eb;
+          std::memcpy(out,
+                      s + ((c * p.h + static_cast<std::uint64_t>(ih)) * p.w +
+                           static_cast<std::uint64_t>(iw)) *
+                              kBlockBytes,
+                      kBlockBytes);
+        }
+  }
+  const sim::Event e = issue(pipe, what, mte_cycles(src.buf, dst.buf, dst_bytes));
+  record(e, src, src.addr, src.addr + src_bytes, false, what);
+  record(e, dst, dst.addr, dst.addr + dst_bytes, true, what);
+}
+
+void Core::vector(std::string_view what, std::span<const VecOperand> operands,
+                  const VecShape& shape) {
+  const Pipe pipe = Pipe::V;
+  unsigned widest = 1;
+  for (const VecOperand& o : operands) widest = std::max(widest, o.elem_bytes);
+  for (const VecOperand& o : operands) {
+    if (o.ref.buf != Buf::UB)
+      throw DeviceFault(
+          fmt::format("{} block {} pipe V", name_, block_idx),
+          fmt::format("{}: the Vector unit {} {} at {:#x}, but it reads and writes only the "
+                      "Unified Buffer (spec 003 'Compute Units'); copy the data to UB first",
+                      what, o.write ? "writes" : "reads", buf_name(o.ref.buf), o.ref.addr));
+    if (o.ref.addr % kBlockBytes != 0)
+      fault(pipe, what,
+            fmt::format("UB operand at {:#x} is not 32-byte aligned (spec 003 'Compute Units': "
+                        "vector operands are 32-byte aligned); start the tensor on a 32-byte "
+                        "boundary",
+                        o.ref.addr));
+  }
+  if (shape.count == 0 && shape.repeat == 0) fault(pipe, what, "repeatTimes is 0");
+  if (shape.count == 0 && shape.repeat > 255)
+    fault(pipe, what,
+          fmt::format("repeatTimes {} exceeds 255; split the instruction", shape.repeat));
+  std::vector<const Ref*> refs;
+  for (const VecOperand& o : operands) refs.push_back(&o.ref);
+  touch(pipe, refs, what);
+  // The span of each operand: contiguous for the count form, the last lane's block otherwise.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  for (const VecOperand& o : operands) {
+    std::uint64_t end = 0;
+    if (shape.count) {
+      end = o.ref.addr + shape.count * o.elem_bytes;
+    } else {
+      const std::uint64_t lanes = kRepeatBytes / widest;
+      std::uint64_t last = 0;
+      for (std::uint64_t l = 0; l < lanes; ++l)
+        if ((shape.mask[l / 64] >> (l % 64)) & 1) last = l;
+      end = std::max(lane_address(o, shape.repeat - 1, last), lane_address(o, 0, last)) +
+            o.elem_bytes;
+      end = std::max(end, lane_address(o, shape.repeat - 1, 0) + o.elem_bytes);
+    }
+    (void)data(o.ref.buf, o.ref.addr, end - o.ref.addr, what);
+    spans.emplace_back(o.ref.addr, end);
+  }
+  const std::uint64_t repeats =
+      shape.count ? (shape.count * widest + kRepeatBytes - 1) / kRepeatBytes : shape.repeat;
+  const sim::Event e =
+      issue(pipe, what,
+            device_.cost_model().op_cycles("V", static_cast<double>(repeats * kRepeatBytes),
+                                           vector_bytes_per_cycle_));
+  for (std::size_t i = 0; i < operands.size(); ++i)
+    record(e, operands[i].ref, spans[i].first, spans[i].second, operands[i].write, what);
+}
+
+void Core::mmad(const Ref& c, const Ref& a, const Ref& b, std::uint32_t m, std::uint32_t k,
+                std::uint32_t n, DType in, bool accumulate) {
+  const std::string_view what = "Mmad";
+  const Pipe pipe = Pipe::M;
+  if (a.buf != Buf::L0A || b.buf != Buf::L0B || c.buf != Buf::L0C)
+    throw DeviceFault(
+        fmt::format("{} block {} pipe M", name_, block_idx),
+        fmt::format("{}: the Cube reads L0A and L0B and writes L0C (spec 003 'Compute Units'), "
+                    "but A is in {}, B in {}, C in {}; LoadData the operands into L0A/L0B",
+                    what, buf_name(a.buf), buf_name(b.buf), buf_name(c.buf)));
+  if (in != DType::f16 && in != DType::i8)
+    fault(pipe, what, fmt::format("the Cube multiplies f16 or int8, not {}", dtype_name(in)));
+  if (m == 0 || k == 0 || n == 0) fault(pipe, what, "m, k and n must be positive");
+  const std::uint64_t k0 = in == DType::f16 ? cube_k_ : cube_k_int8_;
+  const std::uint64_t fa = memories_[static_cast<int>(Buf::L0A)]->alignment();
+  const std::uint64_t fb = memories_[static_cast<int>(Buf::L0B)]->alignment();
+  const std::uint64_t fc = memories_[static_cast<int>(Buf::L0C)]->alignment();
+  if (a.addr % fa || b.addr % fb || c.addr % fc)
+    fault(pipe, what,
+          fmt::format("operands outside fractal alignment: A at L0A {:#x} (needs {} B), B at "
+                      "L0B {:#x} (needs {} B), C at L0C {:#x} (needs {} B); align them",
+                      a.addr, fa, b.addr, fb, c.addr, fc));
+  const Ref* refs[] = {&c, &a, &b};
+  touch(pipe, refs, what);
+  const std::uint64_t m1 = (m + cube_m_ - 1) / cube_m_, k1 = (k + k0 - 1) / k0,
+                      n1 = (n + cube_n_ - 1) / cube_n_;
+  const std::uint64_t eb = in == DType::f16 ? 2 : 1;
+  const std::uint64_t a_bytes = m1 * k1 * cube_m_ * k0 * eb;
+  const std::uint64_t b_bytes = k1 * n1 * k0 * cube_n_ * eb;
+  const std::uint64_t c_bytes = m1 * n1 * cube_m_ * cube_n_ * 4;
+  const std::byte* pa = data(Buf::L0A, a.addr, a_bytes, what);
+  const std::byte* pb = data(Buf::L0B, b.addr, b_bytes, what);
+  std::byte* pc = data(Buf::L0C, c.addr, c_bytes, what);
+  const std::uint64_t M = m1 * cube_m_, K = k1 * k0, N = n1 * cube_n_;
+  std::vector<float> A(M * K), B(K * N), C(M * N, 0.0f);
+  auto elem = [&](const std::byte* p, std::uint64_t i) -> float {
+    if (in == DType::f16) {
+      std::uint16_t h;
+      std::memcpy(&h, p + i * 2, 2);
+      return f16_bits_to_f32(h);
+    }
+    return static_cast<float>(static_cast<std::int8_t>(p[i]));
+  };
+  // A: zZ (fractals (m1, k1) row-major, each m0 x k0 row-major).
+  for (std::uint64_t i = 0; i < M; ++i)
+    for (std::uint64_t j = 0; j < K; ++j)
+      A[i * K + j] =
+          elem(pa, ((i / cube_m_) * k1 + j / k0) * cube_m_ * k0 + (i % cube_m_) * k0 + j % k0);
+  // B: nZ (fractals (k1, n1) row-major, each n0 x k0: a column of B per row).
+  for (std::uint64_t i = 0; i < K; ++i)
+    for (std::uint64_t j = 0; j < N; ++j)
+      B[i * N + j] =
+          elem(pb, ((i / k0) * n1 + j / cube_n_) * cube_n_ * k0 + (j % cube_n_) * k0 + i % k0);
+  // int8 products are exact in f32 for partial sums of up to 512 terms; accumulate those in i32.
+  const std::uint64_t chunk = in == DType::f16 ? K : 512;
+  std::vector<std::int32_t> Ci(in == DType::i8 ? M * N : 0, 0);
+  for (std::uint64_t k_at = 0; k_at < K; k_at += chunk) {
+    const std::uint64_t kk = std::min(chunk, K - k_at);
+    std::fill(C.begin(), C.end(), 0.0f);
+    ops::sgemm(false, false, static_cast<std::int64_t>(M), static_cast<std::int64_t>(N),
+               static_cast<std::int64_t>(kk), 1.0f, A.data() + k_at, static_cast<std::int64_t>(K),
+               B.data() + k_at * N, static_cast<std::int64_t>(N), 0.0f, C.data(),
+               static_cast<std::int64_t>(N));
+    if (in == DType::i8)
+      for (std::uint64_t i = 0; i < M * N; ++i) Ci[i] += static_cast<std::int32_t>(C[i]);
+  }
+  // C: nZ (fractals (n1, m1) row-major, each m0 x n0 row-major), f32 or i32.
+  for (std::uint64_t i = 0; i < M; ++i)
+    for (std::uint64_t j = 0; j < N; ++j) {
+      std::byte* slot = pc + (((j / cube_n_) * m1 + i / cube_m_) * cube_m_ * cube_n_ +
+                              (i % cube_m_) * cube_n_ + j % cube_n_) *
+                                 4;
+      if (in == DType::f16) {
+        float v = C[i * N + j];
+        if (accumulate) {
+          float old;
+          std::memcpy(&old, slot, 4);
+          v += old;
+        }
+        std::memcpy(slot, &v, 4);
+      } else {
+        std::int32_t v = Ci[i * N + j];
+        if (accumulate) {
+          std::int32_t old;
+          std::memcpy(&old, slot, 4);
+          v += old;
+        }
+        std::memcpy(slot, &v, 4);
+      }
+    }
+  const std::uint64_t steps = m1 * k1 * n1;
+  const auto cycles =
+      device_.cost_model().op_cycles("M", static_cast<double>(steps), 1.0 / cube_cycles_per_step_);
+  const sim::Event e = issue(pipe, what, cycles);
+  record(e, a, a.addr, a.addr + a_bytes, false, what);
+  record(e, b, b.addr, b.addr + b_bytes, false, what);
+  record(e, c, c.addr, c.addr + c_bytes, true, what);
+  if (accumulate) record(e, c, c.addr, c.addr + c_bytes, false, what);
+}
+
+void Core::scalar(const Ref& ref, std::uint64_t bytes, bool write, std::string_view what) {
+  const Ref* refs[] = {&ref};
+  touch(Pipe::S, refs, what);
+  (void)data(ref.buf, ref.addr, bytes, what);
+  const sim::Event e = issue(Pipe::S, what, scalar_cycles_);
+  record(e, ref, ref.addr, ref.addr + bytes, write, what);
+}
+
+void Core::set_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
+  if (event_id >= flag_ids_)
+    fault(src, "set_flag",
+          fmt::format("event id {} is beyond the {} event ids of pipe pair {}->{} (preset "
+                      "aicore.flag_ids); use ids 0..{}",
+                      event_id, flag_ids_, pipe_name(src), pipe_name(dst), flag_ids_ - 1));
+  // Flags are single bits (spec 003 "Pipes"): a second set issued before the wait that consumes
+  // the first loses a signal, whatever the timing.
+  int& pending =
+      flag_balance_[(static_cast<std::size_t>(src) * kPipeCount + static_cast<std::size_t>(dst)) *
+                        flag_ids_ +
+                    event_id];
+  if (pending > 0)
+    fault(src, "set_flag",
+          fmt::format("flag {}->{} event {} is set twice before its wait_flag; the second signal "
+                      "is lost: wait_flag({}, {}, {}) before setting it again, or use another "
+                      "event id",
+                      pipe_name(src), pipe_name(dst), event_id, pipe_name(src), pipe_name(dst),
+                      event_id));
+  ++pending;
+  timeline_.set_flag(
+      pid(src),
+      user_flags_[(static_cast<std::size_t>(src) * kPipeCount + static_cast<std::size_t>(dst)) *
+                      flag_ids_ +
+                  event_id]);
+}
+
+void Core::wait_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
+  if (event_id >= flag_ids_)
+    fault(dst, "wait_flag",
+          fmt::format("event id {} is beyond the {} event ids of pipe pair {}->{} (preset "
+                      "aicore.flag_ids); use ids 0..{}",
+                      event_id, flag_ids_, pipe_name(src), pipe_name(dst), flag_ids_ - 1));
+  --flag_balance_[(static_cast<std::size_t>(src) * kPipeCount + static_cast<std::size_t>(dst)) *
+                      flag_ids_ +
+                  event_id];
+  timeline_.wait_flag(
+      pid(dst),
+      user_flags_[(static_cast<std::size_t>(src) * kPipeCount + static_cast<std::size_t>(dst)) *
+                      flag_ids_ +
+                  event_id]);
+}
+
+void Core::pipe_barrier(Pipe pipe) {
+  issue(pipe, "pipe_barrier", barrier_cycles_);
+}
+
+void Core::barrier_all() {
+  timeline_.barrier();
+}
+
+void Core::finish() {
+  timeline_.finish();
+  races_.check(timeline_);
+}
+
+// ---- launch ----
+
+runtime::Device& device() {
+  std::lock_guard lock(device_mutex());
+  auto& d = device_slot();
+  if (!d) {
+    const char* env = std::getenv("TESSERA_AICORE_DEVICE");
+    d = runtime::Device::open(env && *env ? env : "ascend910");
+    if (d->spec().target != "aicore")
+      throw_user_error("TESSERA_AICORE_DEVICE names '{}', a {} machine; name an aicore preset",
+                       d->spec().name, d->spec().target);
+  }
+  return *d;
+}
+
+void set_device(std::unique_ptr<runtime::Device> d) {
+  std::lock_guard lock(device_mutex());
+  device_slot() = std::move(d);
+}
+
+Core& current_core() {
+  if (!tls_core)
+    throw_user_error(
+        "an Ascend C kernel API was called outside a kernel launch; launch the kernel with "
+        "ICPU_RUN_KF(kernel, blockDim, args...)");
+  return *tls_core;
+}
+
+bool in_kernel() {
+  return tls_core != nullptr;
+}
+
+profile::KernelRecord launch(std::string_view name, std::uint32_t block_dim,
+                             const std::function<void()>& body) {
+  return launch(device(), name, block_dim, body);
+}
+
+profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::uint32_t block_dim,
+                             const std::function<void()>& body) {
+  if (block_dim == 0) throw_user_error("ICPU_RUN_KF({}): blockDim is 0; launch at least 1", name);
+  const auto cores = std::min<std::uint32_t>(
+      block_dim, static_cast<std::uint32_t>(dev.spec().core_count.as_int()));
+  std::vector<std::unique_ptr<Core>> core(cores);
+  sim::WorkScheduler& scheduler = own_scheduler() ? *own_scheduler() : dev.scheduler();
+  scheduler.parallel_for(cores, [&](std::size_t c) {
+    core[c] = std::make_unique<Core>(dev, static_cast<int>(c));
+    Core& k = *core[c];
+    struct Bind {
+      explicit Bind(Core* p) { tls_core = p; }
+      ~Bind() { tls_core = nullptr; }
+    } bind(&k);
+    for (std::uint32_t b = static_cast<std::uint32_t>(c); b < block_dim; b += cores) {
+      if (b != c) k.barrier_all();  // the next block starts on a drained core
+      k.block_idx = b;
+      k.block_num = block_dim;
+      body();
+      k.release_all();
+    }
+    k.finish();
+  });
+  std::vector<sim::Timeline> timelines;
+  std::vector<std::uint64_t> bytes;
+  timelines.reserve(cores);
+  profile::KernelRecord record;
+  for (auto& k : core) {
+    for (int p = 0; p < kPipeCount; ++p)
+      record.metrics[fmt::format("busy.{}.{}", k->name(), pipe_name(static_cast<Pipe>(p)))] =
+          static_cast<double>(
+              k->timeline().busy_cycles(k->timeline().pipe(pipe_name(static_cast<Pipe>(p)))));
+    timelines.push_back(std::move(k->timeline()));
+    bytes.push_back(k->global_bytes());
+  }
+  record.name = std::string(name);
+  record.engine = dev.spec().core_name;
+  record.metrics["block_dim"] = block_dim;
+  std::uint64_t total = 0;
+  for (auto b : bytes) total += b;
+  record.metrics["gm_bytes"] = static_cast<double>(total);
+  last_record() = dev.record_kernel(std::move(record), timelines, bytes);
+  return last_record();
+}
+
+const profile::KernelRecord& last_kernel() {
+  return last_record();
+}
+
+void set_threads(unsigned threads) {
+  own_scheduler() = threads ? std::make_unique<sim::WorkScheduler>(threads) : nullptr;
+}
+
+void* gm_alloc(std::size_t bytes) {
+  runtime::Device& dev = device();
+  const runtime::Buffer b = dev.allocate(std::max<std::size_t>(bytes, 1), "GmAlloc");
+  void* p = dev.data(b);
+  GlobalMemory& gm = global_memory();
+  std::lock_guard lock(gm.mutex);
+  gm.live[reinterpret_cast<std::uintptr_t>(p)] = GmBlock{b, bytes};
+  return p;
+}
+
+void gm_free(void* ptr) {
+  GlobalMemory& gm = global_memory();
+  runtime::Buffer b;
+  {
+    std::lock_guard lock(gm.mutex);
+    auto it = gm.live.find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (it == gm.live.end())
+      throw_user_error("GmFree({}): not an address GmAlloc returned, or freed already", ptr);
+    b = it->second.buffer;
+    gm.live.erase(it);
+  }
+  device().free(b);
+}
+
+void gm_register(void* ptr, std::size_t bytes) {
+  GlobalMemory& gm = global_memory();
+  std::lock_guard lock(gm.mutex);
+  gm.live[reinterpret_cast<std::uintptr_t>(ptr)] = GmBlock{runtime::Buffer{}, bytes};
+}
+
+void gm_unregister(void* ptr) {
+  GlobalMemory& gm = global_memory();
+  std::lock_guard lock(gm.mutex);
+  gm.live.erase(reinterpret_cast<std::uintptr_t>(ptr));
+}
+
+}  // namespace tessera::aicore

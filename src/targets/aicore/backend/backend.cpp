@@ -1,0 +1,106 @@
+#include "tessera/targets/aicore/backend/backend.h"
+
+#include <fmt/format.h>
+
+#include "tessera/core/error.h"
+#include "tessera/targets/aicore/kernels/ops.h"
+
+namespace tessera::aicore {
+namespace {
+
+using compiler::ExecContext;
+using compiler::Graph;
+using compiler::kNoValue;
+using compiler::Node;
+using compiler::Step;
+using compiler::ValueId;
+using kernels::Eltwise;
+
+std::optional<Eltwise> eltwise_of(const std::string& onnx) {
+  static const std::pair<const char*, Eltwise> table[] = {
+      {"Add", Eltwise::add}, {"Sub", Eltwise::sub}, {"Mul", Eltwise::mul},   {"Div", Eltwise::div},
+      {"Max", Eltwise::max}, {"Min", Eltwise::min}, {"Relu", Eltwise::relu}, {"Abs", Eltwise::abs},
+      {"Exp", Eltwise::exp}, {"Log", Eltwise::log}, {"Sqrt", Eltwise::sqrt}, {"Neg", Eltwise::neg}};
+  for (const auto& [name, op] : table)
+    if (onnx == name) return op;
+  return std::nullopt;
+}
+
+class EltwiseStep final : public Step {
+ public:
+  EltwiseStep(int node, Eltwise op) : node_(node), op_(op) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    auto ptr = [&](ValueId v) {
+      const auto place = ctx.placement(v);
+      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+    };
+    const float* a = ptr(n.inputs[0]);
+    const float* b = kernels::is_binary(op_) ? ptr(n.inputs[1]) : nullptr;
+    kernels::eltwise(ctx.device(), op_, a, b, ptr(n.outputs[0]),
+                     ctx.graph().value(n.outputs[0]).shape.element_count());
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+  Eltwise op_;
+};
+
+class AicoreBackend final : public compiler::Backend {
+ public:
+  std::string name() const override { return "aicore"; }
+  std::string description() const override {
+    return "Huawei Ascend AI Core: element-wise ops as Ascend C kernels over the 32 cores, in "
+           "fp16 on the Vector unit (docs/targets/aicore.md)";
+  }
+  std::string default_device() const override { return "ascend910"; }
+  std::vector<std::string> device_targets() const override { return {"aicore"}; }
+
+  std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
+    const auto op = eltwise_of(n.op);
+    if (!op) return fmt::format("the aicore op library has no {}", n.op);
+    const std::size_t arity = kernels::is_binary(*op) ? 2 : 1;
+    if (n.inputs.size() != arity)
+      return fmt::format("{} with {} inputs (the library's takes {})", n.op, n.inputs.size(),
+                         arity);
+    if (n.activation.kind != compiler::Activation::Kind::none)
+      return std::string("a fused activation");
+    const auto& out = g.value(n.outputs[0]);
+    if (out.dtype != DType::f32)
+      return fmt::format("the aicore kernels take f32 tensors, not {}", dtype_name(out.dtype));
+    if (out.shape.element_count() == 0) return std::string("an empty tensor");
+    for (ValueId v : n.inputs) {
+      if (v == kNoValue) return std::string("an omitted input");
+      if (g.value(v).dtype != DType::f32) return std::string("inputs of mixed dtypes");
+      if (!(g.value(v).shape == out.shape))
+        return std::string("broadcasting (the aicore element-wise kernels take equal shapes)");
+    }
+    return std::nullopt;
+  }
+
+  std::unique_ptr<Step> lower(const Graph& g, int node_index) const override {
+    const Node& n = g.nodes[static_cast<std::size_t>(node_index)];
+    const auto op = eltwise_of(n.op);
+    if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
+    return std::make_unique<EltwiseStep>(node_index, *op);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<compiler::Backend> make_aicore_backend() {
+  return std::make_unique<AicoreBackend>();
+}
+
+}  // namespace tessera::aicore
+
+namespace tessera::targets {
+
+void register_aicore_backend() {
+  const auto b = aicore::make_aicore_backend();
+  compiler::register_backend(
+      {b->name(), b->description(), [] { return aicore::make_aicore_backend(); }});
+}
+
+}  // namespace tessera::targets

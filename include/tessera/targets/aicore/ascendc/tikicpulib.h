@@ -43,5 +43,8 @@ inline void SetKernelMode(KernelMode mode) {
 }
 }  // namespace AscendC
 
-#define ICPU_RUN_KF(func, blockdim, ...) \
-  ::tessera::aicore::launch(#func, static_cast<std::uint32_t>(blockdim), [&] { func(__VA_ARGS__); })
+#define TESSERA_ASCENDC_STR_(x) #x
+#define TESSERA_ASCENDC_STR(x) TESSERA_ASCENDC_STR_(x)
+#define ICPU_RUN_KF(func, blockdim, ...)                                                     \
+  ::tessera::aicore::launch(TESSERA_ASCENDC_STR(func), static_cast<std::uint32_t>(blockdim), \
+                            [&] { func(__VA_ARGS__); })

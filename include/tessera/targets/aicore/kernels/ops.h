@@ -20,4 +20,13 @@ bool is_binary(Eltwise op);
 profile::KernelRecord eltwise(runtime::Device& device, Eltwise op, const float* a, const float* b,
                               float* out, std::int64_t n);
 
+// C = A x B on the Cube, fp16 operands with f32 accumulation, in the fractal layouts Ascend's
+// stack gives them (docs/targets/aicore.md): A (m x k) zZ, B (k x n) nZ, C (m x n) nZ in fp16.
+// m and n are multiples of 256, k of 128. Blocks take 256 x 256 tiles of C; K streams through
+// L1 and L0A/L0B in double-buffered queues. Pointers are host views of device memory (bits of
+// fp16 values).
+profile::KernelRecord matmul_f16(runtime::Device& device, const std::uint16_t* a,
+                                 const std::uint16_t* b, std::uint16_t* c, std::int32_t m,
+                                 std::int32_t k, std::int32_t n);
+
 }  // namespace tessera::aicore::kernels

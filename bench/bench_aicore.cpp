@@ -76,7 +76,8 @@ BENCHMARK(BM_AscendCVectorAdd16M)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_HostLoopVectorAdd16M(benchmark::State& state) {
   std::vector<half> x(kElements), y(kElements), z(kElements);
-  for (int64_t i = 0; i < kElements; ++i) x[i] = y[i] = static_cast<half>(static_cast<float>(i % 1000) * 0.01f);
+  for (int64_t i = 0; i < kElements; ++i)
+    x[i] = y[i] = static_cast<half>(static_cast<float>(i % 1000) * 0.01f);
   for (auto _ : state) {
     for (int64_t i = 0; i < kElements; ++i) z[i] = x[i] + y[i];
     benchmark::DoNotOptimize(z.data());
@@ -99,16 +100,23 @@ void BM_CubeGemmF16(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   const auto& spec = dev.spec();
-  const double peak_flops_per_cycle = 2.0 * spec.param("aicore.cube_m").value *
-                                      spec.param("aicore.cube_k").value *
-                                      spec.param("aicore.cube_n").value *
-                                      static_cast<double>(spec.core_count.as_int());
+  const double peak_flops_per_cycle =
+      2.0 * spec.param("aicore.cube_m").value * spec.param("aicore.cube_k").value *
+      spec.param("aicore.cube_n").value * static_cast<double>(spec.core_count.as_int());
   const double flops = 2.0 * s * static_cast<double>(s) * s;
-  state.counters["cube_peak_frac"] = flops / (static_cast<double>(rec.cycles) * peak_flops_per_cycle);
+  state.counters["cube_peak_frac"] =
+      flops / (static_cast<double>(rec.cycles) * peak_flops_per_cycle);
   state.counters["modeled_us"] = static_cast<double>(rec.cycles) / spec.clock_hz.value * 1e6;
-  state.counters["modeled_tflops"] = flops / (static_cast<double>(rec.cycles) / spec.clock_hz.value) / 1e12;
+  state.counters["modeled_tflops"] =
+      flops / (static_cast<double>(rec.cycles) / spec.clock_hz.value) / 1e12;
 }
-BENCHMARK(BM_CubeGemmF16)->Arg(1024)->Arg(2048)->Arg(4096)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_CubeGemmF16)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 }  // namespace
 

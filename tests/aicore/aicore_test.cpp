@@ -2,7 +2,9 @@
 // cycles that follow the preset (sim::CostModel), pipes that overlap as queues and flags allow,
 // the Cube in its fractal layouts, the preset's published peaks, and determinism over 1, 2 and
 // 8 host threads.
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "aicore_common.h"
 #include "tessera/ops/gemm.h"
@@ -461,6 +463,40 @@ TEST(AicoreKernels, MatmulF16MatchesAGemmOverSeveralTilesAndChunks) {
     }
   EXPECT_EQ(rec.cycles_per_core.size(), 2u);  // 2 x 1 tiles of 256 x 256
   EXPECT_GT(rec.metrics.at("busy.aicore0.M"), 0.0);
+}
+
+}  // namespace
+
+namespace {
+
+// The device profile: each core's pipes as "<core>/<pipe>" busy time, and with tracing on one
+// track per pipe holding the instructions.
+TEST(AicoreProfile, PipeBusyTimeAndOneTraceTrackPerPipe) {
+  auto& dev = tessera::aicore::device();
+  dev.reset_profile();
+  dev.set_trace_enabled(true);
+  const std::size_t n = 8 * 16 * kTile;
+  Gm<half> x(n), y(n), z(n);
+  ICPU_RUN_KF(queue_add_kernel, 8, x.addr(), y.addr(), z.addr());
+  dev.synchronize();
+  dev.set_trace_enabled(false);
+  const auto& prof = dev.profile();
+  EXPECT_GT(prof.pipe_busy_cycles.at("aicore0/MTE2"), 0u);
+  EXPECT_GT(prof.pipe_busy_cycles.at("aicore7/V"), 0u);
+  std::set<std::string> tracks;
+  bool add_on_v = false;
+  for (const auto& i : prof.trace) {
+    tracks.insert(i.track);
+    if (i.track.find("aicore3") != std::string::npos && i.track.find("V") != std::string::npos &&
+        i.name == "Add")
+      add_on_v = true;
+  }
+  EXPECT_TRUE(add_on_v);
+  for (const char* p : {"MTE2", "V", "MTE3"})
+    EXPECT_TRUE(std::any_of(tracks.begin(), tracks.end(), [&](const std::string& t) {
+      return t.find("aicore0") != std::string::npos && t.size() >= std::strlen(p) &&
+             t.compare(t.size() - std::strlen(p), std::strlen(p), p) == 0;
+    })) << p;
 }
 
 }  // namespace

@@ -6,11 +6,11 @@ namespace {
 
 using namespace AscendC;
 
-constexpr int32_t F = 16;           // fractal side
-constexpr int32_t FB = F * F;       // halves per fractal
-constexpr int32_t TILE = 256;       // C tile per block step (L0C holds it in f32)
-constexpr int32_t SUB = 128;        // Cube operand tile (L0A/L0B hold two of them)
-constexpr int32_t KC = 128;         // K per L1 chunk
+constexpr int32_t F = 16;             // fractal side
+constexpr int32_t FB = F * F;         // halves per fractal
+constexpr int32_t TILE = 256;         // C tile per block step (L0C holds it in f32)
+constexpr int32_t SUB = 128;          // Cube operand tile (L0A/L0B hold two of them)
+constexpr int32_t KC = 128;           // K per L1 chunk
 constexpr int32_t BLK = FB * 2 / 32;  // 32-byte blocks per fp16 fractal
 
 // C (m x n, nZ, fp16) = A (m x k, zZ) x B (k x n, nZ) with f32 accumulation in L0C. Each block
@@ -71,12 +71,12 @@ class MatmulKernel {
     for (int32_t mi = 0; mi < 2; ++mi)
       for (int32_t ni = 0; ni < 2; ++ni) {
         LocalTensor<half> a2 = qa2_.AllocTensor<half>();
-        LoadData(a2, a1, LoadData2dParams{static_cast<uint16_t>(mi * sf * kf), sf * kf, 1, 0, 0,
-                                          false, 0});
+        LoadData(a2, a1,
+                 LoadData2dParams{static_cast<uint16_t>(mi * sf * kf), sf * kf, 1, 0, 0, false, 0});
         qa2_.EnQue(a2);
         LocalTensor<half> b2 = qb2_.AllocTensor<half>();
-        LoadData(b2, b1, LoadData2dParams{static_cast<uint16_t>(ni * kf * sf), kf * sf, 1, 0, 0,
-                                          false, 0});
+        LoadData(b2, b1,
+                 LoadData2dParams{static_cast<uint16_t>(ni * kf * sf), kf * sf, 1, 0, 0, false, 0});
         qb2_.EnQue(b2);
         a2 = qa2_.DeQue<half>();
         b2 = qb2_.DeQue<half>();
@@ -101,7 +101,8 @@ class MatmulKernel {
     for (int32_t mi = 0; mi < 2; ++mi)
       for (int32_t ni = 0; ni < 2; ++ni)
         DataCopy(c2[(ni * sf * tf + mi * sf) * FB], c1[(mi * 2 + ni) * SUB * SUB],
-                 DataCopyParams{sf, sf, 0, sf}, DataCopyEnhancedParams{BlockMode::BLOCK_MODE_MATRIX});
+                 DataCopyParams{sf, sf, 0, sf},
+                 DataCopyEnhancedParams{BlockMode::BLOCK_MODE_MATRIX});
     qc2_.EnQue(c2);
     c2 = qc2_.DeQue<half>();
     DataCopy(c_[(static_cast<uint64_t>(tn) * tf * m1_ + tm * tf) * FB], c2,

@@ -305,7 +305,7 @@ void vec_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR z) {
   if constexpr (Which == V::div) Div(lz, lx, ly, 256);
   if constexpr (Which == V::max) Max(lz, lx, ly, 256);
   if constexpr (Which == V::min) Min(lz, lx, ly, 256);
-  if constexpr (Which == V::adds) Adds(lz, lx, static_cast<half>(1.5f), 256);
+  if constexpr (Which == V::adds) Adds(lz, lx, 1.5f, 256);  // a float scalar converts to half
   if constexpr (Which == V::muls) Muls(lz, lx, static_cast<half>(-2.0f), 256);
   if constexpr (Which == V::exp) Exp(lz, lx, 256);
   if constexpr (Which == V::ln) Ln(lz, ly, 256);

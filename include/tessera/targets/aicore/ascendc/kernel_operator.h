@@ -837,16 +837,17 @@ TESSERA_ASCENDC_UNARY(Relu, detail::relu(x))
 // Vector-scalar: count form and continuous-mask form.
 #define TESSERA_ASCENDC_SCALAR(NAME, EXPR)                                                        \
   template <typename T, bool isSetMask = true>                                                    \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,           \
-            const std::int32_t& calCount) {                                                       \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                                 \
+            const std::type_identity_t<T>& scalarValue, const std::int32_t& calCount) {           \
     const T s = scalarValue;                                                                      \
     detail::map(                                                                                  \
         #NAME, detail::count_shape(calCount, #NAME), [s](T x) -> T { return EXPR; }, {1, 8}, dst, \
         detail::in(src));                                                                         \
   }                                                                                               \
   template <typename T, bool isSetMask = true>                                                    \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,           \
-            std::uint64_t mask, const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                                 \
+            const std::type_identity_t<T>& scalarValue, std::uint64_t mask,                       \
+            const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {                         \
     const T s = scalarValue;                                                                      \
     detail::map(                                                                                  \
         #NAME, detail::mask_shape(mask, repeatTimes, sizeof(T), #NAME),                           \
@@ -861,8 +862,8 @@ TESSERA_ASCENDC_SCALAR(Mins, x < s ? x : s)
 #undef TESSERA_ASCENDC_SCALAR
 
 template <typename T>
-void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
-               const std::int32_t& calCount) {
+void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+               const std::type_identity_t<T>& scalarValue, const std::int32_t& calCount) {
   const T s = scalarValue;
   detail::map(
       "LeakyRelu", detail::count_shape(calCount, "LeakyRelu"),
@@ -870,16 +871,17 @@ void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& sc
 }
 
 template <typename T>
-void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const std::int32_t& calCount) {
+void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue,
+               const std::int32_t& calCount) {
   const T s = scalarValue;
   detail::map(
       "Duplicate", detail::count_shape(calCount, "Duplicate"), [s]() -> T { return s; }, {1, 8},
       dst);
 }
 template <typename T, bool isSetMask = true>
-void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, std::uint64_t mask,
-               const std::uint8_t repeatTimes, const std::uint16_t dstBlockStride,
-               const std::uint8_t dstRepeatStride) {
+void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue,
+               std::uint64_t mask, const std::uint8_t repeatTimes,
+               const std::uint16_t dstBlockStride, const std::uint8_t dstRepeatStride) {
   const T s = scalarValue;
   detail::map(
       "Duplicate", detail::mask_shape(mask, repeatTimes, sizeof(T), "Duplicate"),

@@ -500,3 +500,27 @@ TEST(AicoreProfile, PipeBusyTimeAndOneTraceTrackPerPipe) {
 }
 
 }  // namespace
+
+namespace {
+
+// f32 matmul through the device: TransData to fp16 fractals, the Cube with f32 accumulation,
+// ND f32 rows back; shapes that are not multiples of the tiles are padded and cropped.
+TEST(AicoreKernels, MatmulOfF32RowsComputesInFp16WithF32Accumulation) {
+  constexpr int m = 37, k = 150, n = 300;
+  std::vector<float> A(m * k), B(k * n), C(m * n, -7.0f), want(m * n);
+  std::mt19937 gen(13);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (auto& v : A) v = d(gen);
+  for (auto& v : B) v = d(gen);
+  std::vector<float> A16(A), B16(B);
+  for (auto& v : A16) v = static_cast<float>(static_cast<half>(v));
+  for (auto& v : B16) v = static_cast<float>(static_cast<half>(v));
+  tessera::ops::sgemm(false, false, m, n, k, 1.0f, A16.data(), k, B16.data(), n, 0.0f, want.data(),
+                      n);
+  tessera::aicore::kernels::matmul(tessera::aicore::device(), A.data(), B.data(), C.data(), m, k,
+                                   n);
+  for (int i = 0; i < m * n; ++i)
+    ASSERT_NEAR(C[i], want[i], 1e-4f + 1e-5f * std::fabs(want[i])) << i;
+}
+
+}  // namespace

@@ -19,17 +19,33 @@ constexpr int32_t BLK = FB * 2 / 32;  // 32-byte blocks per fp16 fractal
 // (double-buffered queues).
 class MatmulKernel {
  public:
-  MatmulKernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, int32_t m, int32_t k, int32_t n)
-      : m1_(m / F), k1_(k / F), n1_(n / F) {
+  // b_zz: B's fractals hold [k0][n0] (row-major B cut in fractals) and are transposed on their
+  // way to L0B. c_nd: C is written as f32 rows of c_cols floats, only the first c_rows x c_cols
+  // of the padded product.
+  MatmulKernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, int32_t m, int32_t k, int32_t n, bool b_zz = false,
+               bool c_nd = false, int32_t c_rows = 0, int32_t c_cols = 0)
+      : m1_(m / F),
+        k1_(k / F),
+        n1_(n / F),
+        b_zz_(b_zz),
+        c_nd_(c_nd),
+        c_rows_(c_rows),
+        c_cols_(c_cols) {
     a_.SetGlobalBuffer((__gm__ half*)a, static_cast<uint64_t>(m) * k);
     b_.SetGlobalBuffer((__gm__ half*)b, static_cast<uint64_t>(k) * n);
-    c_.SetGlobalBuffer((__gm__ half*)c, static_cast<uint64_t>(m) * n);
+    if (c_nd)
+      cf_.SetGlobalBuffer((__gm__ float*)c, static_cast<uint64_t>(c_rows) * c_cols);
+    else
+      c_.SetGlobalBuffer((__gm__ half*)c, static_cast<uint64_t>(m) * n);
     pipe_.InitBuffer(qa1_, 2, TILE * KC * sizeof(half));
     pipe_.InitBuffer(qb1_, 2, KC * TILE * sizeof(half));
     pipe_.InitBuffer(qa2_, 2, SUB * KC * sizeof(half));
     pipe_.InitBuffer(qb2_, 2, KC * SUB * sizeof(half));
     pipe_.InitBuffer(c1_, TILE * TILE * sizeof(float));
-    pipe_.InitBuffer(qc2_, 1, TILE * TILE * sizeof(half));
+    if (c_nd)
+      pipe_.InitBuffer(qf2_, 2, SUB * SUB * sizeof(float));
+    else
+      pipe_.InitBuffer(qc2_, 1, TILE * TILE * sizeof(half));
     tiles_m_ = m / TILE;
     tiles_ = tiles_m_ * (n / TILE);
   }
@@ -44,7 +60,10 @@ class MatmulKernel {
       for (int32_t kc = 0; kc < k1_ * F / KC; ++kc) Chunk(tm, tn, kc);
       SetFlag<HardEvent::M_V>(EVENT_ID0);
       WaitFlag<HardEvent::M_V>(EVENT_ID0);
-      Drain(tm, tn);
+      if (c_nd_)
+        DrainNd(tm, tn);
+      else
+        Drain(tm, tn);
       SetFlag<HardEvent::V_M>(EVENT_ID0);
     }
     if (!first) WaitFlag<HardEvent::V_M>(EVENT_ID0);
@@ -76,7 +95,7 @@ class MatmulKernel {
         qa2_.EnQue(a2);
         LocalTensor<half> b2 = qb2_.AllocTensor<half>();
         LoadData(b2, b1,
-                 LoadData2dParams{static_cast<uint16_t>(ni * kf * sf), kf * sf, 1, 0, 0, false, 0});
+                 LoadData2dParams{static_cast<uint16_t>(ni * kf * sf), kf * sf, 1, 0, 0, b_zz_, 0});
         qb2_.EnQue(b2);
         a2 = qa2_.DeQue<half>();
         b2 = qb2_.DeQue<half>();
@@ -110,7 +129,39 @@ class MatmulKernel {
     qc2_.FreeTensor(c2);
   }
 
+  // Each 128 x 128 sub-tile of L0C -> UB (f32) -> the valid rows and columns of C, as ND rows.
+  void DrainNd(int32_t tm, int32_t tn) {
+    constexpr int32_t sf = SUB / F;
+    LocalTensor<float> c1 = c1_.Get<float>();
+    for (int32_t mi = 0; mi < 2; ++mi)
+      for (int32_t ni = 0; ni < 2; ++ni) {
+        const int32_t row0 = tm * TILE + mi * SUB, col0 = tn * TILE + ni * SUB;
+        LocalTensor<float> f = qf2_.AllocTensor<float>();
+        DataCopy(f, c1[(mi * 2 + ni) * SUB * SUB], DataCopyParams{1, sf * sf, 0, 0},
+                 DataCopyEnhancedParams{BlockMode::BLOCK_MODE_MATRIX});
+        qf2_.EnQue(f);
+        f = qf2_.DeQue<float>();
+        const int32_t rows = std::min(SUB, c_rows_ - row0);
+        // nZ: column block n holds SUB rows of 16 floats (64 bytes) one after another.
+        for (int32_t n = 0; n < sf && rows > 0; ++n) {
+          const int32_t cols = std::min(F, c_cols_ - (col0 + n * F));
+          if (cols <= 0) break;
+          const uint32_t bytes = static_cast<uint32_t>(cols) * sizeof(float);
+          const uint32_t padded = (bytes + 31) / 32 * 32;
+          DataCopyPad(
+              cf_[static_cast<uint64_t>(row0) * c_cols_ + col0 + n * F], f[n * SUB * F],
+              DataCopyExtParams{static_cast<uint16_t>(rows), bytes, (64 - padded) / 32,
+                                static_cast<uint32_t>((c_cols_ - cols) * sizeof(float)), 0});
+        }
+        qf2_.FreeTensor(f);
+      }
+  }
+
   int32_t m1_, k1_, n1_;
+  bool b_zz_ = false, c_nd_ = false;
+  int32_t c_rows_ = 0, c_cols_ = 0;
+  TQue<QuePosition::CO2, 2> qf2_;
+  GlobalTensor<float> cf_;
   int32_t tiles_m_ = 0, tiles_ = 0;
   TPipe pipe_;
   TQue<QuePosition::A1, 2> qa1_;
@@ -122,7 +173,94 @@ class MatmulKernel {
   GlobalTensor<half> a_, b_, c_;
 };
 
+// f32 rows (rows x cols, ND) -> fp16 fractals (zZ) of a zero-padded rows_p x cols_p matrix:
+// MTE2 brings a row to UB, V casts it (the padding columns zero), MTE3 scatters its 16-element
+// pieces to their fractals. Rows are dealt to the blocks.
+void to_fractals(GM_ADDR src, GM_ADDR dst, int32_t rows, int32_t cols, int32_t cols_p) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 2> qin;
+  TQue<QuePosition::VECOUT, 2> qout;
+  pipe.InitBuffer(qin, 2, static_cast<uint32_t>(cols_p) * sizeof(float));
+  pipe.InitBuffer(qout, 2, static_cast<uint32_t>(cols_p) * sizeof(half));
+  GlobalTensor<float> s;
+  GlobalTensor<half> d;
+  s.SetGlobalBuffer((__gm__ float*)src, static_cast<uint64_t>(rows) * cols);
+  d.SetGlobalBuffer((__gm__ half*)dst);
+  const int32_t c1 = cols_p / F;
+  for (int32_t r = static_cast<int32_t>(GetBlockIdx()); r < rows;
+       r += static_cast<int32_t>(GetBlockNum())) {
+    LocalTensor<float> in = qin.AllocTensor<float>();
+    DataCopyPad(in, s[static_cast<uint64_t>(r) * cols],
+                DataCopyExtParams{1, static_cast<uint32_t>(cols) * 4, 0, 0, 0},
+                DataCopyPadExtParams<float>{});
+    qin.EnQue(in);
+    in = qin.DeQue<float>();
+    LocalTensor<half> out = qout.AllocTensor<half>();
+    Duplicate(out, static_cast<half>(0), cols_p);
+    Cast(out, in, RoundMode::CAST_NONE, static_cast<uint32_t>(cols));
+    qout.EnQue(out);
+    qin.FreeTensor(in);
+    out = qout.DeQue<half>();
+    DataCopy(d[(static_cast<uint64_t>(r / F) * c1 * FB) + (r % F) * F], out,
+             DataCopyParams{static_cast<uint16_t>(c1), 1, 0, static_cast<uint16_t>(BLK - 1)});
+    qout.FreeTensor(out);
+  }
+}
+
 }  // namespace
+
+profile::KernelRecord matmul(runtime::Device& device, const float* a, const float* b, float* c,
+                             std::int32_t m, std::int32_t k, std::int32_t n) {
+  if (m <= 0 || k <= 0 || n <= 0)
+    throw_user_error("aicore matmul: m {}, k {}, n {} must be positive", m, k, n);
+  auto up = [](std::int32_t v, std::int32_t q) { return (v + q - 1) / q * q; };
+  const std::int32_t mp = up(m, TILE), np = up(n, TILE), kp = up(k, KC);
+  if (static_cast<std::int64_t>(std::max(kp, np)) * 6 * 2 > 256 * 1024)
+    throw_user_error(
+        "aicore matmul: rows of {} elements do not fit the Unified Buffer twice "
+        "(f32 and fp16); split k and n below 21,000",
+        std::max(kp, np));
+  runtime::Buffer a16 = device.allocate(static_cast<std::size_t>(mp) * kp * 2, "aicore:a16");
+  runtime::Buffer b16 = device.allocate(static_cast<std::size_t>(kp) * np * 2, "aicore:b16");
+  struct Free {
+    runtime::Device& d;
+    runtime::Buffer x, y;
+    ~Free() {
+      d.free(x);
+      d.free(y);
+    }
+  } free_buffers{device, a16, b16};
+  std::byte* pa16 = device.data(a16);
+  std::byte* pb16 = device.data(b16);
+  auto* pa = const_cast<float*>(a);
+  auto* pb = const_cast<float*>(b);
+  gm_register(pa, static_cast<std::size_t>(m) * k * 4);
+  gm_register(pb, static_cast<std::size_t>(k) * n * 4);
+  gm_register(c, static_cast<std::size_t>(m) * n * 4);
+  gm_register(pa16, a16.bytes);
+  gm_register(pb16, b16.bytes);
+  struct Unregister {
+    std::vector<void*> p;
+    ~Unregister() {
+      for (void* q : p) gm_unregister(q);
+    }
+  } unregister{{pa, pb, c, pa16, pb16}};
+  const auto cores = static_cast<std::int32_t>(device.spec().core_count.as_int());
+  launch(device, "aicore:transdata_a_f16", static_cast<std::uint32_t>(std::min(cores, m)), [&] {
+    to_fractals(reinterpret_cast<GM_ADDR>(pa), reinterpret_cast<GM_ADDR>(pa16), m, k, kp);
+  });
+  launch(device, "aicore:transdata_b_f16", static_cast<std::uint32_t>(std::min(cores, k)), [&] {
+    to_fractals(reinterpret_cast<GM_ADDR>(pb), reinterpret_cast<GM_ADDR>(pb16), k, n, np);
+  });
+  const auto tiles = static_cast<std::int64_t>(mp / TILE) * (np / TILE);
+  return launch(device, "aicore:matmul_f16_f32acc",
+                static_cast<std::uint32_t>(std::clamp<std::int64_t>(tiles, 1, cores)), [&] {
+                  MatmulKernel kernel(reinterpret_cast<GM_ADDR>(pa16),
+                                      reinterpret_cast<GM_ADDR>(pb16), reinterpret_cast<GM_ADDR>(c),
+                                      mp, kp, np, true, true, m, n);
+                  kernel.Process();
+                });
+}
 
 profile::KernelRecord matmul_f16(runtime::Device& device, const std::uint16_t* a,
                                  const std::uint16_t* b, std::uint16_t* c, std::int32_t m,

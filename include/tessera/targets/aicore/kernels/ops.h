@@ -29,4 +29,11 @@ profile::KernelRecord matmul_f16(runtime::Device& device, const std::uint16_t* a
                                  const std::uint16_t* b, std::uint16_t* c, std::int32_t m,
                                  std::int32_t k, std::int32_t n);
 
+// C (m x n) = A (m x k) x B (k x n), f32 row-major tensors of `device`, computed as Ascend's
+// compiler does: A and B cast to fp16 and cut into fractals on the device (TransData kernels),
+// multiplied on the Cube with f32 accumulation (matmul_f16's tiling, padded to its tiles), and
+// the f32 product written back as rows. Returns the GEMM kernel's record.
+profile::KernelRecord matmul(runtime::Device& device, const float* a, const float* b, float* c,
+                             std::int32_t m, std::int32_t k, std::int32_t n);
+
 }  // namespace tessera::aicore::kernels

@@ -47,17 +47,64 @@ class EltwiseStep final : public Step {
   Eltwise op_;
 };
 
+// MatMul of two matrices, or Gemm without transposes, scaling or C: the Cube kernels in fp16
+// with f32 accumulation.
+class MatmulStep final : public Step {
+ public:
+  explicit MatmulStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    auto ptr = [&](ValueId v) {
+      const auto place = ctx.placement(v);
+      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+    };
+    const Shape& a = ctx.graph().value(n.inputs[0]).shape;  // fastest first: (k, m)
+    const Shape& b = ctx.graph().value(n.inputs[1]).shape;  // (n, k)
+    kernels::matmul(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]), ptr(n.outputs[0]),
+                    static_cast<std::int32_t>(a[1]), static_cast<std::int32_t>(a[0]),
+                    static_cast<std::int32_t>(b[0]));
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
+std::optional<std::string> matmul_unsupported(const Node& n, const Graph& g) {
+  if (n.op == "Gemm") {
+    if (n.attr_int("transA", 0) || n.attr_int("transB", 0))
+      return std::string(
+          "Gemm with transposed operands (the Cube kernels take A and B as they are)");
+    if (n.attr_float("alpha", 1.0f) != 1.0f) return std::string("Gemm with alpha != 1");
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) return std::string("Gemm with a C input");
+  } else if (n.inputs.size() != 2) {
+    return std::string("MatMul without two inputs");
+  }
+  if (n.activation.kind != compiler::Activation::Kind::none)
+    return std::string("a fused activation");
+  for (int i = 0; i < 2; ++i) {
+    const auto& v = g.value(n.inputs[static_cast<std::size_t>(i)]);
+    if (v.dtype != DType::f32) return fmt::format("{} operands, not f32", dtype_name(v.dtype));
+    if (v.shape.rank() != 2) return std::string("operands that are not matrices (batched MatMul)");
+    if (v.shape.element_count() == 0) return std::string("an empty operand");
+    if (v.shape[0] > 20000 || v.shape[1] > 20000)
+      return std::string("a dimension above 20,000 (rows must fit the Unified Buffer)");
+  }
+  return std::nullopt;
+}
+
 class AicoreBackend final : public compiler::Backend {
  public:
   std::string name() const override { return "aicore"; }
   std::string description() const override {
-    return "Huawei Ascend AI Core: element-wise ops as Ascend C kernels over the 32 cores, in "
-           "fp16 on the Vector unit (docs/targets/aicore.md)";
+    return "Huawei Ascend AI Core: element-wise ops on the Vector unit and MatMul/Gemm on the "
+           "Cube, as Ascend C kernels in fp16 with f32 accumulation (docs/targets/aicore.md)";
   }
   std::string default_device() const override { return "ascend910"; }
   std::vector<std::string> device_targets() const override { return {"aicore"}; }
 
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
+    if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);
     const auto op = eltwise_of(n.op);
     if (!op) return fmt::format("the aicore op library has no {}", n.op);
     const std::size_t arity = kernels::is_binary(*op) ? 2 : 1;
@@ -81,6 +128,7 @@ class AicoreBackend final : public compiler::Backend {
 
   std::unique_ptr<Step> lower(const Graph& g, int node_index) const override {
     const Node& n = g.nodes[static_cast<std::size_t>(node_index)];
+    if (n.op == "MatMul" || n.op == "Gemm") return std::make_unique<MatmulStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
     return std::make_unique<EltwiseStep>(node_index, *op);

@@ -524,3 +524,34 @@ TEST(AicoreKernels, MatmulOfF32RowsComputesInFp16WithF32Accumulation) {
 }
 
 }  // namespace
+
+namespace {
+
+// Gemm's pieces: B given transposed, and C added with broadcasting (row vector, column vector,
+// full matrix) and beta.
+TEST(AicoreKernels, MatmulWithTransposedBAndBias) {
+  constexpr int m = 20, k = 70, n = 40;
+  std::vector<float> A(m * k), BT(n * k), C(m * n), want(m * n);
+  std::mt19937 gen(17);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (auto& v : A) v = static_cast<float>(static_cast<half>(d(gen)));
+  for (auto& v : BT) v = static_cast<float>(static_cast<half>(d(gen)));
+  tessera::ops::sgemm(false, true, m, n, k, 1.0f, A.data(), k, BT.data(), k, 0.0f, want.data(), n);
+  auto& dev = tessera::aicore::device();
+  tessera::aicore::kernels::matmul(dev, A.data(), BT.data(), C.data(), m, k, n, true);
+  for (int i = 0; i < m * n; ++i) ASSERT_NEAR(C[i], want[i], 1e-4f) << i;
+  std::vector<float> row(n), col(m), full(m * n);
+  for (auto& v : row) v = d(gen);
+  for (auto& v : col) v = d(gen);
+  for (auto& v : full) v = d(gen);
+  tessera::aicore::kernels::add_bias(dev, C.data(), m, n, row.data(), 1, n, 2.0f);
+  tessera::aicore::kernels::add_bias(dev, C.data(), m, n, col.data(), m, 1, 1.0f);
+  tessera::aicore::kernels::add_bias(dev, C.data(), m, n, full.data(), m, n, -0.5f);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      ASSERT_NEAR(C[i * n + j], want[i * n + j] + 2.0f * row[j] + col[i] - 0.5f * full[i * n + j],
+                  1e-4f)
+          << i << "," << j;
+}
+
+}  // namespace

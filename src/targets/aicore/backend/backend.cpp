@@ -59,10 +59,19 @@ class MatmulStep final : public Step {
       return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
     };
     const Shape& a = ctx.graph().value(n.inputs[0]).shape;  // fastest first: (k, m)
-    const Shape& b = ctx.graph().value(n.inputs[1]).shape;  // (n, k)
-    kernels::matmul(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]), ptr(n.outputs[0]),
-                    static_cast<std::int32_t>(a[1]), static_cast<std::int32_t>(a[0]),
-                    static_cast<std::int32_t>(b[0]));
+    const Shape& b = ctx.graph().value(n.inputs[1]).shape;  // (n, k), or (k, n) with transB
+    const bool trans_b = n.op == "Gemm" && n.attr_int("transB", 0) != 0;
+    const auto m = static_cast<std::int32_t>(a[1]), k = static_cast<std::int32_t>(a[0]);
+    const auto cols = static_cast<std::int32_t>(trans_b ? b[1] : b[0]);
+    float* out = ptr(n.outputs[0]);
+    kernels::matmul(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]), out, m, k, cols, trans_b);
+    if (n.op == "Gemm" && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const Shape& c = ctx.graph().value(n.inputs[2]).shape;
+      const auto bias_cols = static_cast<std::int32_t>(c.rank() >= 1 ? c[0] : 1);
+      const auto bias_rows = static_cast<std::int32_t>(c.rank() >= 2 ? c[1] : 1);
+      kernels::add_bias(ctx.device(), out, m, cols, ptr(n.inputs[2]), bias_rows, bias_cols,
+                        n.attr_float("beta", 1.0f));
+    }
     ctx.invalidate(n.outputs[0]);
   }
 
@@ -72,11 +81,18 @@ class MatmulStep final : public Step {
 
 std::optional<std::string> matmul_unsupported(const Node& n, const Graph& g) {
   if (n.op == "Gemm") {
-    if (n.attr_int("transA", 0) || n.attr_int("transB", 0))
-      return std::string(
-          "Gemm with transposed operands (the Cube kernels take A and B as they are)");
+    if (n.attr_int("transA", 0))
+      return std::string("Gemm with transA (the Cube kernels take A as it is)");
     if (n.attr_float("alpha", 1.0f) != 1.0f) return std::string("Gemm with alpha != 1");
-    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) return std::string("Gemm with a C input");
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const auto& c = g.value(n.inputs[2]);
+      const auto& out = g.value(n.outputs[0]).shape;
+      if (c.dtype != DType::f32) return std::string("a C input that is not f32");
+      const bool rows_ok = c.shape.rank() < 2 || c.shape[1] == 1 || c.shape[1] == out[1];
+      const bool cols_ok = c.shape.rank() < 1 || c.shape[0] == 1 || c.shape[0] == out[0];
+      if (c.shape.rank() > 2 || !rows_ok || !cols_ok)
+        return std::string("a C input that does not broadcast row- or column-wise");
+    }
   } else if (n.inputs.size() != 2) {
     return std::string("MatMul without two inputs");
   }

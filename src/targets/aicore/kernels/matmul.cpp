@@ -20,17 +20,18 @@ constexpr int32_t BLK = FB * 2 / 32;  // 32-byte blocks per fp16 fractal
 class MatmulKernel {
  public:
   // b_zz: B's fractals hold [k0][n0] (row-major B cut in fractals) and are transposed on their
-  // way to L0B. c_nd: C is written as f32 rows of c_cols floats, only the first c_rows x c_cols
-  // of the padded product.
+  // way to L0B; b_nk: B is given by the fractals of its transpose, (n1, k1) each [n0][k0]. c_nd: C
+  // is written as f32 rows of c_cols floats, only the first c_rows x c_cols of the padded product.
   MatmulKernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, int32_t m, int32_t k, int32_t n, bool b_zz = false,
-               bool c_nd = false, int32_t c_rows = 0, int32_t c_cols = 0)
+               bool c_nd = false, int32_t c_rows = 0, int32_t c_cols = 0, bool b_nk = false)
       : m1_(m / F),
         k1_(k / F),
         n1_(n / F),
         b_zz_(b_zz),
         c_nd_(c_nd),
         c_rows_(c_rows),
-        c_cols_(c_cols) {
+        c_cols_(c_cols),
+        b_nk_(b_nk) {
     a_.SetGlobalBuffer((__gm__ half*)a, static_cast<uint64_t>(m) * k);
     b_.SetGlobalBuffer((__gm__ half*)b, static_cast<uint64_t>(k) * n);
     if (c_nd)
@@ -79,10 +80,16 @@ class MatmulKernel {
     qa1_.EnQue(a1);
     // B columns of each half of the tile: 8 runs of 8 fractals -> L1 [half][k1][n1].
     LocalTensor<half> b1 = qb1_.AllocTensor<half>();
-    for (int32_t h = 0; h < 2; ++h)
-      DataCopy(b1[h * kf * sf * FB],
-               b_[(static_cast<uint64_t>(kc) * kf * n1_ + tn * tf + h * sf) * FB],
-               DataCopyParams{kf, sf * BLK, static_cast<uint16_t>((n1_ - sf) * BLK), 0});
+    for (int32_t h = 0; h < 2; ++h) {
+      if (b_nk_)  // B given as its transpose's fractals (n1, k1): 8 runs of 8 -> [half][n1][k1]
+        DataCopy(b1[h * kf * sf * FB],
+                 b_[(static_cast<uint64_t>(tn * tf + h * sf) * k1_ + kc * kf) * FB],
+                 DataCopyParams{sf, kf * BLK, static_cast<uint16_t>((k1_ - kf) * BLK), 0});
+      else
+        DataCopy(b1[h * kf * sf * FB],
+                 b_[(static_cast<uint64_t>(kc) * kf * n1_ + tn * tf + h * sf) * FB],
+                 DataCopyParams{kf, sf * BLK, static_cast<uint16_t>((n1_ - sf) * BLK), 0});
+    }
     qb1_.EnQue(b1);
     a1 = qa1_.DeQue<half>();
     b1 = qb1_.DeQue<half>();
@@ -94,8 +101,15 @@ class MatmulKernel {
                  LoadData2dParams{static_cast<uint16_t>(mi * sf * kf), sf * kf, 1, 0, 0, false, 0});
         qa2_.EnQue(a2);
         LocalTensor<half> b2 = qb2_.AllocTensor<half>();
-        LoadData(b2, b1,
-                 LoadData2dParams{static_cast<uint16_t>(ni * kf * sf), kf * sf, 1, 0, 0, b_zz_, 0});
+        if (b_nk_)  // gather (k1, n1) order: per k1, the 8 n1 fractals 8 apart
+          for (int32_t kk = 0; kk < kf; ++kk)
+            LoadData(
+                b2[kk * sf * FB], b1,
+                LoadData2dParams{static_cast<uint16_t>(ni * kf * sf + kk), sf, kf, 0, 0, false, 0});
+        else
+          LoadData(
+              b2, b1,
+              LoadData2dParams{static_cast<uint16_t>(ni * kf * sf), kf * sf, 1, 0, 0, b_zz_, 0});
         qb2_.EnQue(b2);
         a2 = qa2_.DeQue<half>();
         b2 = qb2_.DeQue<half>();
@@ -160,6 +174,7 @@ class MatmulKernel {
   int32_t m1_, k1_, n1_;
   bool b_zz_ = false, c_nd_ = false;
   int32_t c_rows_ = 0, c_cols_ = 0;
+  bool b_nk_ = false;
   TQue<QuePosition::CO2, 2> qf2_;
   GlobalTensor<float> cf_;
   int32_t tiles_m_ = 0, tiles_ = 0;
@@ -207,10 +222,83 @@ void to_fractals(GM_ADDR src, GM_ADDR dst, int32_t rows, int32_t cols, int32_t c
   }
 }
 
+// c[r][j] += beta * bias[r % bias_rows][j % bias_cols] for the rows r of this block: bias rows
+// through MTE2 and the Vector unit, a bias column as a scalar read on S.
+void add_bias_kernel(GM_ADDR c, GM_ADDR bias, int32_t rows, int32_t cols, int32_t bias_rows,
+                     int32_t bias_cols, float beta) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 2> qc, qb;
+  TQue<QuePosition::VECOUT, 2> qo;
+  const uint32_t bytes = static_cast<uint32_t>(cols) * 4;
+  const uint32_t padded = (bytes + 31) / 32 * 32;
+  pipe.InitBuffer(qc, 2, padded);
+  pipe.InitBuffer(qb, 2, padded);
+  pipe.InitBuffer(qo, 2, padded);
+  GlobalTensor<float> gc, gb;
+  gc.SetGlobalBuffer((__gm__ float*)c, static_cast<uint64_t>(rows) * cols);
+  gb.SetGlobalBuffer((__gm__ float*)bias, static_cast<uint64_t>(bias_rows) * bias_cols);
+  const DataCopyExtParams row{1, bytes, 0, 0, 0};
+  for (int32_t r = static_cast<int32_t>(GetBlockIdx()); r < rows;
+       r += static_cast<int32_t>(GetBlockNum())) {
+    const int32_t br = r % bias_rows;
+    LocalTensor<float> x = qc.AllocTensor<float>();
+    DataCopyPad(x, gc[static_cast<uint64_t>(r) * cols], row, DataCopyPadExtParams<float>{});
+    qc.EnQue(x);
+    LocalTensor<float> bl;
+    if (bias_cols == cols) {
+      bl = qb.AllocTensor<float>();
+      DataCopyPad(bl, gb[static_cast<uint64_t>(br) * bias_cols], row,
+                  DataCopyPadExtParams<float>{});
+      qb.EnQue(bl);
+    }
+    x = qc.DeQue<float>();
+    LocalTensor<float> o = qo.AllocTensor<float>();
+    if (bias_cols == cols) {
+      bl = qb.DeQue<float>();
+      Muls(bl, bl, beta, cols);
+      Add(o, x, bl, cols);
+      qb.FreeTensor(bl);
+    } else {
+      Adds(o, x, beta * gb.GetValue(static_cast<uint64_t>(br) * bias_cols), cols);
+    }
+    qo.EnQue(o);
+    qc.FreeTensor(x);
+    o = qo.DeQue<float>();
+    DataCopyPad(gc[static_cast<uint64_t>(r) * cols], o, row);
+    qo.FreeTensor(o);
+  }
+}
+
 }  // namespace
 
+profile::KernelRecord add_bias(runtime::Device& device, float* c, std::int32_t m, std::int32_t n,
+                               const float* bias, std::int32_t bias_rows, std::int32_t bias_cols,
+                               float beta) {
+  if (m <= 0 || n <= 0 || (bias_rows != 1 && bias_rows != m) || (bias_cols != 1 && bias_cols != n))
+    throw_user_error("aicore add_bias: a {} x {} bias does not broadcast to {} x {}", bias_rows,
+                     bias_cols, m, n);
+  if (static_cast<std::int64_t>(n) * 4 * 6 > 256 * 1024)
+    throw_user_error("aicore add_bias: rows of {} floats do not fit the Unified Buffer", n);
+  auto* pb = const_cast<float*>(bias);
+  gm_register(c, static_cast<std::size_t>(m) * n * 4);
+  gm_register(pb, static_cast<std::size_t>(bias_rows) * bias_cols * 4);
+  struct Unregister {
+    void *a, *b;
+    ~Unregister() {
+      gm_unregister(a);
+      gm_unregister(b);
+    }
+  } unregister{c, pb};
+  const auto blocks =
+      static_cast<std::uint32_t>(std::min<std::int64_t>(m, device.spec().core_count.as_int()));
+  return launch(device, "aicore:add_bias_f32", blocks, [&] {
+    add_bias_kernel(reinterpret_cast<GM_ADDR>(c), reinterpret_cast<GM_ADDR>(pb), m, n, bias_rows,
+                    bias_cols, beta);
+  });
+}
+
 profile::KernelRecord matmul(runtime::Device& device, const float* a, const float* b, float* c,
-                             std::int32_t m, std::int32_t k, std::int32_t n) {
+                             std::int32_t m, std::int32_t k, std::int32_t n, bool trans_b) {
   if (m <= 0 || k <= 0 || n <= 0)
     throw_user_error("aicore matmul: m {}, k {}, n {} must be positive", m, k, n);
   auto up = [](std::int32_t v, std::int32_t q) { return (v + q - 1) / q * q; };
@@ -249,15 +337,20 @@ profile::KernelRecord matmul(runtime::Device& device, const float* a, const floa
   launch(device, "aicore:transdata_a_f16", static_cast<std::uint32_t>(std::min(cores, m)), [&] {
     to_fractals(reinterpret_cast<GM_ADDR>(pa), reinterpret_cast<GM_ADDR>(pa16), m, k, kp);
   });
-  launch(device, "aicore:transdata_b_f16", static_cast<std::uint32_t>(std::min(cores, k)), [&] {
-    to_fractals(reinterpret_cast<GM_ADDR>(pb), reinterpret_cast<GM_ADDR>(pb16), k, n, np);
-  });
+  const std::int32_t b_rows = trans_b ? n : k;
+  launch(device, "aicore:transdata_b_f16", static_cast<std::uint32_t>(std::min(cores, b_rows)),
+         [&] {
+           if (trans_b)
+             to_fractals(reinterpret_cast<GM_ADDR>(pb), reinterpret_cast<GM_ADDR>(pb16), n, k, kp);
+           else
+             to_fractals(reinterpret_cast<GM_ADDR>(pb), reinterpret_cast<GM_ADDR>(pb16), k, n, np);
+         });
   const auto tiles = static_cast<std::int64_t>(mp / TILE) * (np / TILE);
   return launch(device, "aicore:matmul_f16_f32acc",
                 static_cast<std::uint32_t>(std::clamp<std::int64_t>(tiles, 1, cores)), [&] {
                   MatmulKernel kernel(reinterpret_cast<GM_ADDR>(pa16),
                                       reinterpret_cast<GM_ADDR>(pb16), reinterpret_cast<GM_ADDR>(c),
-                                      mp, kp, np, true, true, m, n);
+                                      mp, kp, np, !trans_b, true, m, n, trans_b);
                   kernel.Process();
                 });
 }

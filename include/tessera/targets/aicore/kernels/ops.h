@@ -32,8 +32,14 @@ profile::KernelRecord matmul_f16(runtime::Device& device, const std::uint16_t* a
 // C (m x n) = A (m x k) x B (k x n), f32 row-major tensors of `device`, computed as Ascend's
 // compiler does: A and B cast to fp16 and cut into fractals on the device (TransData kernels),
 // multiplied on the Cube with f32 accumulation (matmul_f16's tiling, padded to its tiles), and
-// the f32 product written back as rows. Returns the GEMM kernel's record.
+// the f32 product written back as rows. trans_b: `b` holds B's transpose (n x k rows), as Gemm's
+// transB. Returns the GEMM kernel's record.
 profile::KernelRecord matmul(runtime::Device& device, const float* a, const float* b, float* c,
-                             std::int32_t m, std::int32_t k, std::int32_t n);
+                             std::int32_t m, std::int32_t k, std::int32_t n, bool trans_b = false);
+// c (m x n, f32 rows) += beta * bias broadcast from bias_rows x bias_cols (1 or m, 1 or n), on
+// the Vector unit in f32 (Gemm's C input).
+profile::KernelRecord add_bias(runtime::Device& device, float* c, std::int32_t m, std::int32_t n,
+                               const float* bias, std::int32_t bias_rows, std::int32_t bias_cols,
+                               float beta);
 
 }  // namespace tessera::aicore::kernels

@@ -75,10 +75,10 @@ std::string position_of(const Shape& shape, std::int64_t index) {
 }  // namespace
 
 OutputComparison compare_output(const std::string& name, const Tensor& actual,
-                                const Tensor& expected) {
+                                const Tensor& expected, DType compute) {
   OutputComparison c;
   c.name = name;
-  c.tolerance = conformance_tolerance(actual.dtype());
+  c.tolerance = conformance_tolerance(actual.dtype(), compute);
   if (!(expected.shape() == actual.shape())) {
     c.shapes_match = false;
     c.ok = false;
@@ -119,8 +119,16 @@ OutputComparison compare_output(const std::string& name, const Tensor& actual,
   return c;
 }
 
+Tolerance conformance_tolerance(DType dtype, DType compute) {
+  const Tolerance own = conformance_tolerance(dtype);
+  if (!is_floating(dtype)) return own;
+  const Tolerance wide = conformance_tolerance(compute);
+  return {std::max(own.rtol, wide.rtol), std::max(own.atol, wide.atol)};
+}
+
 std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
-                                              const std::map<std::string, Tensor>& expected) {
+                                              const std::map<std::string, Tensor>& expected,
+                                              DType compute) {
   std::vector<OutputComparison> result;
   for (const auto& [name, a] : actual) {
     auto it = expected.find(name);
@@ -132,7 +140,7 @@ std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor
       result.push_back(c);
       continue;
     }
-    result.push_back(compare_output(name, a, it->second));
+    result.push_back(compare_output(name, a, it->second, compute));
   }
   return result;
 }
@@ -213,6 +221,8 @@ CaseResult run_case(const std::string& case_dir, const ConformanceOptions& optio
     result.detail = "no test_data_set_N directories";
     return result;
   }
+  const DType compute =
+      create_backend(options.target.empty() ? "reference" : options.target)->compute_precision();
   for (const auto& set : sets) {
     std::vector<Tensor> inputs, expected;
     std::vector<std::string> input_names;
@@ -266,7 +276,7 @@ CaseResult run_case(const std::string& case_dir, const ConformanceOptions& optio
         // Older ONNX test data stores bfloat16 tensors as their uint16 bit patterns.
         if (actual.dtype() == DType::bf16 && expected[o].dtype() == DType::u16)
           expected[o] = Tensor::from_bytes(DType::bf16, expected[o].shape(), expected[o].raw());
-        const Tolerance tol = conformance_tolerance(actual.dtype());
+        const Tolerance tol = conformance_tolerance(actual.dtype(), compute);
         const CompareResult cmp = compare(actual, expected[o], tol.rtol, tol.atol);
         if (!cmp.ok) {
           result.status = CaseStatus::fail;

@@ -335,8 +335,15 @@ void register_run(CLI::App& app) {
       PlanRunner ref_runner(ref_plan, *device);
       const RunResult ref = ref_runner.run(inputs);
       std::vector<std::string> bad;
-      fmt::print("check against the reference backend (conformance tolerances):\n");
-      for (const auto& c : compare_outputs(result.outputs, ref.outputs)) {
+      const DType compute = create_backend(plan.backend)->compute_precision();
+      if (compute == DType::f32)
+        fmt::print("check against the reference backend (conformance tolerances):\n");
+      else
+        fmt::print(
+            "check against the reference backend (conformance tolerances; target {} computes in "
+            "{}, so float outputs are held to the {} tolerance):\n",
+            plan.backend, dtype_name(compute), dtype_name(compute));
+      for (const auto& c : compare_outputs(result.outputs, ref.outputs, compute)) {
         fmt::print("  {}\n", c.describe());
         if (!c.ok) bad.push_back(c.describe());
       }
@@ -414,6 +421,12 @@ void register_conformance(CLI::App& app) {
     fmt::print("totals for target {}: {} pass ({} on the device), {} fail, {} unsupported\n",
                options.target, totals[CaseStatus::pass], on_device, totals[CaseStatus::fail],
                totals[CaseStatus::unsupported]);
+    const DType compute = create_backend(options.target)->compute_precision();
+    if (compute != DType::f32) {
+      const Tolerance tol = conformance_tolerance(DType::f32, compute);
+      fmt::print("target {} computes in {}: float outputs held to rtol {}, atol {}\n",
+                 options.target, dtype_name(compute), tol.rtol, tol.atol);
+    }
     if (!shortfalls.empty())
       throw_user_error("{} expected case(s) fall short of {}: {}", shortfalls.size(), args->expect,
                        fmt::join(shortfalls, "; "));

@@ -7,9 +7,11 @@
 #include <set>
 
 #include "aicore_common.h"
+#include "tessera/compiler/driver.h"
 #include "tessera/ops/gemm.h"
 #include "tessera/sim/cost_model.h"
 #include "tessera/targets/aicore/api/report.h"
+#include "tessera/targets/aicore/backend/backend.h"
 #include "tessera/targets/aicore/kernels/ops.h"
 
 using namespace aicore_test;
@@ -552,6 +554,28 @@ TEST(AicoreKernels, MatmulWithTransposedBAndBias) {
       ASSERT_NEAR(C[i * n + j], want[i * n + j] + 2.0f * row[j] + col[i] - 0.5f * full[i * n + j],
                   1e-4f)
           << i << "," << j;
+}
+
+}  // namespace
+
+namespace {
+
+// The backend declares fp16 compute; conformance and --check then hold its float outputs to
+// the f16 tolerance, and integer outputs stay exact.
+TEST(AicoreBackend, DeclaresFp16ComputeAndItsTolerance) {
+  const auto backend = tessera::aicore::make_aicore_backend();
+  EXPECT_EQ(backend->compute_precision(), tessera::DType::f16);
+  const auto f32 = tessera::compiler::conformance_tolerance(tessera::DType::f32);
+  const auto f16 = tessera::compiler::conformance_tolerance(tessera::DType::f16);
+  const auto held =
+      tessera::compiler::conformance_tolerance(tessera::DType::f32, backend->compute_precision());
+  EXPECT_EQ(held.rtol, f16.rtol);
+  EXPECT_EQ(held.atol, f16.atol);
+  EXPECT_GT(held.rtol, f32.rtol);
+  EXPECT_EQ(tessera::compiler::conformance_tolerance(tessera::DType::i32, tessera::DType::f16).atol,
+            0.0);
+  EXPECT_EQ(tessera::compiler::conformance_tolerance(tessera::DType::f32, tessera::DType::f32).rtol,
+            f32.rtol);
 }
 
 }  // namespace

@@ -33,6 +33,9 @@ struct Tolerance {
   double atol = 0.0;
 };
 Tolerance conformance_tolerance(DType dtype);
+// The tolerance of a `dtype` output of a backend that computes in `compute`
+// (Backend::compute_precision): for float outputs, the looser of the two dtypes' tolerances.
+Tolerance conformance_tolerance(DType dtype, DType compute);
 
 // Output-by-output comparison of a run against a reference run, each output within
 // conformance_tolerance of its dtype.
@@ -54,9 +57,10 @@ struct OutputComparison {
   std::string describe() const;  // one line: errors, tolerance, worst element, verdict
 };
 std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
-                                              const std::map<std::string, Tensor>& expected);
+                                              const std::map<std::string, Tensor>& expected,
+                                              DType compute = DType::f32);
 OutputComparison compare_output(const std::string& name, const Tensor& actual,
-                                const Tensor& expected);
+                                const Tensor& expected, DType compute = DType::f32);
 
 // ---- Conformance: ONNX backend node tests (model.onnx + test_data_set_N/*.pb) ----
 enum class CaseStatus { pass, fail, unsupported };

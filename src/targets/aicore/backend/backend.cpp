@@ -118,6 +118,8 @@ class AicoreBackend final : public compiler::Backend {
   }
   std::string default_device() const override { return "ascend910"; }
   std::vector<std::string> device_targets() const override { return {"aicore"}; }
+  // Ascend's compiler computes in fp16 (the Cube accumulates in f32) by default.
+  DType compute_precision() const override { return DType::f16; }
 
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
     if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);

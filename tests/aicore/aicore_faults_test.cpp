@@ -239,6 +239,29 @@ TEST(AicoreFaults, GlobalMemoryOutsideItsAllocation) {
                {"DataCopy", "32 B past the end", "GmAlloc"});
 }
 
+// TQueSync carries the same flags as SetFlag/WaitFlag: without its wait the race is reported.
+template <bool Wait>
+void tquesync_kernel(GM_ADDR x) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> b;
+  pipe.InitBuffer(b, 512);
+  GlobalTensor<half> g;
+  g.SetGlobalBuffer((__gm__ half*)x, 256);
+  DataCopy(b.Get<half>(), g, 256);
+  TQueSync<PIPE_MTE2, PIPE_V> sync;
+  sync.SetFlag(EVENT_ID2);
+  if constexpr (Wait) sync.WaitFlag(EVENT_ID2);
+  Relu(b.Get<half>(), b.Get<half>(), 256);
+  if constexpr (!Wait) sync.WaitFlag(EVENT_ID2);
+}
+
+TEST(AicoreFaults, TQueSyncOrdersPipes) {
+  Gm<half> x(256);
+  EXPECT_NO_THROW(ICPU_RUN_KF(tquesync_kernel<true>, 1, x.addr()));
+  expect_fault([&] { ICPU_RUN_KF(tquesync_kernel<false>, 1, x.addr()); },
+               {"race on UB", "pipe MTE2 (DataCopy)", "pipe V (Relu)"});
+}
+
 TEST(AicoreFaults, ApiOutsideAKernelIsAUserError) {
   EXPECT_THROW(AscendC::GetBlockIdx(), tessera::UserError);
 }

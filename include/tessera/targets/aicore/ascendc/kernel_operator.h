@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -29,6 +30,16 @@
 #define __gm__
 #ifndef GM_ADDR
 #define GM_ADDR uint8_t*
+#endif
+// Kernel-type declarations and unit guards of mixed kernels: every kernel runs on the whole
+// simulated core, so both units are present.
+#define KERNEL_TASK_TYPE_DEFAULT(type)
+#define KERNEL_TASK_TYPE(key, type)
+#ifndef ASCEND_IS_AIV
+#define ASCEND_IS_AIV true
+#define ASCEND_IS_AIC true
+#define ASCEND_IS_NOT_AIV false
+#define ASCEND_IS_NOT_AIC false
 #endif
 
 // Ascend C's 16-bit float.
@@ -529,6 +540,53 @@ inline void PipeBarrier() {
     detail::core().barrier_all();
   else
     detail::core().pipe_barrier(detail::to_pipe(P));
+}
+
+// A flag pair between two pipes (Ascend C's TQueSync<src, dst>).
+template <pipe_t Src, pipe_t Dst>
+class TQueSync {
+ public:
+  void SetFlag(std::int32_t event_id) {
+    detail::core().set_flag(detail::to_pipe(Src), detail::to_pipe(Dst),
+                            static_cast<std::uint32_t>(event_id));
+  }
+  void WaitFlag(std::int32_t event_id) {
+    detail::core().wait_flag(detail::to_pipe(Src), detail::to_pipe(Dst),
+                             static_cast<std::uint32_t>(event_id));
+  }
+};
+
+// The vector core of a mixed launch: this model runs one vector and one cube unit per core.
+inline std::int64_t GetSubBlockIdx() {
+  return 0;
+}
+inline std::int64_t GetSubBlockNum() {
+  return 1;
+}
+inline std::int64_t GetTaskRation() {
+  return 1;
+}
+
+// Kernel-side printing (Ascend C's printf / PRINTF in CPU-debug mode), prefixed with the block.
+template <typename... Args>
+void printf(const char* format, Args... args) {
+  if (tessera::aicore::in_kernel())
+    std::printf("[block %lld] ", static_cast<long long>(detail::core().block_idx));
+  if constexpr (sizeof...(Args) == 0)
+    std::fputs(format, stdout);
+  else
+    std::printf(format, args...);
+}
+#define PRINTF AscendC::printf
+
+// Prints `count` elements of a tensor with a description (a scalar read of each, on S).
+template <typename T>
+void DumpTensor(const LocalTensor<T>& tensor, std::uint32_t desc, std::uint32_t count) {
+  std::printf("[block %lld] DumpTensor %u:", static_cast<long long>(detail::core().block_idx),
+              desc);
+  for (std::uint32_t i = 0; i < count; ++i)
+    std::printf(" %g", static_cast<double>(static_cast<float>(tensor.GetValue(i))));
+  std::printf("\n");
 }
 
 // ---- data movement ----

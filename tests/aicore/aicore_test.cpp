@@ -579,3 +579,52 @@ TEST(AicoreBackend, DeclaresFp16ComputeAndItsTolerance) {
 }
 
 }  // namespace
+
+namespace {
+
+// Img2Col windows: a window of rows and columns equals that part of the whole patch matrix.
+void img2col_kernel(GM_ADDR fm, GM_ADDR full, GM_ADDR part) {
+  TPipe pipe;
+  TBuf<QuePosition::A1> l1;
+  TBuf<QuePosition::VECCALC> u0, u1;
+  pipe.InitBuffer(l1, 6 * 6 * 32);
+  pipe.InitBuffer(u0, 3 * 9 * 512);
+  pipe.InitBuffer(u1, 1 * 4 * 512);
+  GlobalTensor<half> g, gf, gp;
+  g.SetGlobalBuffer((__gm__ half*)fm, 6 * 6 * 16);
+  gf.SetGlobalBuffer((__gm__ half*)full, 3 * 9 * 256);
+  gp.SetGlobalBuffer((__gm__ half*)part, 4 * 256);
+  DataCopy(l1.Get<half>(), g, 6 * 6 * 16);
+  PipeBarrier<PIPE_ALL>();
+  LoadData3DParamsV2 p;
+  p.padList[0] = p.padList[1] = p.padList[2] = p.padList[3] = 1;
+  p.l1H = 6;
+  p.l1W = 6;
+  p.channelSize = 16;
+  p.filterH = 3;
+  p.filterW = 3;
+  LoadData(u0.Get<half>(), l1.Get<half>(), p);
+  p.mStartPt = 16;
+  p.mExtension = 16;
+  p.kStartPt = 48;
+  p.kExtension = 64;
+  LoadData(u1.Get<half>(), l1.Get<half>(), p);
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(gf, u0.Get<half>(), 3 * 9 * 256);
+  DataCopy(gp, u1.Get<half>(), 4 * 256);
+}
+
+TEST(AicoreCube, Img2ColWindowsArePartsOfThePatchMatrix) {
+  Gm<half> fm(6 * 6 * 16), full(3 * 9 * 256), part(4 * 256);
+  fill(fm, 31);
+  ICPU_RUN_KF(img2col_kernel, 1, fm.addr(), full.addr(), part.addr());
+  // Whole matrix: row (pixel) 7 = (1, 1), column block (kh 0, kw 0) reads input (0, 0).
+  EXPECT_EQ(static_cast<float>(full[(0 * 9 + 0) * 256 + 7 * 16 + 5]), static_cast<float>(fm[5]));
+  for (int j = 0; j < 4; ++j)
+    for (int e = 0; e < 256; ++e)
+      ASSERT_EQ(static_cast<float>(part[j * 256 + e]),
+                static_cast<float>(full[(1 * 9 + 3 + j) * 256 + e]))
+          << j << "," << e;
+}
+
+}  // namespace

@@ -390,9 +390,24 @@ void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
   const std::int64_t wo =
       (static_cast<std::int64_t>(p.w) + p.pad_left + p.pad_right - ekw) / p.stride_w + 1;
   if (ho <= 0 || wo <= 0) fault(pipe, what, "the kernel is larger than the padded feature map");
-  const std::uint64_t rows = static_cast<std::uint64_t>(ho * wo);
-  const std::uint64_t m1 = (rows + 15) / 16;
-  const std::uint64_t k1 = static_cast<std::uint64_t>(p.c1) * p.kh * p.kw;
+  const std::uint64_t all_rows = static_cast<std::uint64_t>(ho * wo);
+  const std::uint64_t all_k1 = static_cast<std::uint64_t>(p.c1) * p.kh * p.kw;
+  // The window of the patch matrix to load: rows [m_start, m_start + m_count), fractal columns
+  // [k_start, k_start + k_count) / C0 (0 counts: everything).
+  const std::uint64_t m_count = p.m_count ? p.m_count : (all_rows + 15) / 16 * 16;
+  const std::uint64_t k_count = p.k_count ? p.k_count : all_k1 * c0;
+  if (p.m_start % 16 || m_count % 16 || p.k_start % c0 || k_count % c0)
+    fault(pipe, what,
+          fmt::format("window rows [{}, +{}) and columns [{}, +{}) must be whole fractals (16 "
+                      "rows, {} columns)",
+                      p.m_start, m_count, p.k_start, k_count, c0));
+  if ((p.k_start + k_count) / c0 > all_k1)
+    fault(pipe, what,
+          fmt::format("columns [{}, {}) run past the {} columns of the patch matrix", p.k_start,
+                      p.k_start + k_count, all_k1 * c0));
+  const std::uint64_t m1 = m_count / 16;
+  const std::uint64_t k1 = k_count / c0;
+  const std::uint64_t first_col = p.k_start / c0;
   if (dst.buf != Buf::UB && dst.addr % kFractalBytes != 0)
     fault(pipe, what,
           fmt::format("{} address {:#x} is not {}-byte (fractal) aligned", buf_name(dst.buf),
@@ -405,9 +420,9 @@ void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
   std::byte* d = data(dst.buf, dst.addr, dst_bytes, what);
   std::memset(d, 0, dst_bytes);
   // zZ: fractal (row block, column block) row-major; inside, 16 rows of C0 elements.
-  for (std::uint64_t r = 0; r < rows; ++r) {
-    const std::int64_t oh = static_cast<std::int64_t>(r) / wo,
-                       ow = static_cast<std::int64_t>(r) % wo;
+  for (std::uint64_t r = 0; r < m_count && p.m_start + r < all_rows; ++r) {
+    const auto pixel = static_cast<std::int64_t>(p.m_start + r);
+    const std::int64_t oh = pixel / wo, ow = pixel % wo;
     for (std::uint64_t c = 0; c < p.c1; ++c)
       for (std::uint64_t i = 0; i < p.kh; ++i)
         for (std::uint64_t j = 0; j < p.kw; ++j) {
@@ -416,7 +431,9 @@ void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
           const std::int64_t iw =
               ow * p.stride_w - p.pad_left + static_cast<std::int64_t>(j) * p.dilation_w;
           if (ih < 0 || iw < 0 || ih >= p.h || iw >= p.w) continue;
-          const std::uint64_t col_block = (c * p.kh + i) * p.kw + j;
+          const std::uint64_t full_block = (c * p.kh + i) * p.kw + j;
+          if (full_block < first_col || full_block >= first_col + k1) continue;
+          const std::uint64_t col_block = full_block - first_col;
           std::byte* out = d + ((r / 16) * k1 + col_block) * kFractalBytes + (r % 16) * c0 * eb;
           std::memcpy(out,
                       s + ((c * p.h + static_cast<std::uint64_t>(ih)) * p.w +

@@ -124,6 +124,9 @@ class Core {
     std::uint32_t stride_h = 1, stride_w = 1, pad_top = 0, pad_bottom = 0, pad_left = 0,
                   pad_right = 0, dilation_h = 1, dilation_w = 1;
     unsigned elem_bytes = 2;
+    // Window of the patch matrix (whole fractals): output pixels [m_start, m_start + m_count)
+    // and patch columns [k_start, k_start + k_count); counts of 0 take everything.
+    std::uint32_t m_start = 0, m_count = 0, k_start = 0, k_count = 0;
   };
   void img2col(const Ref& dst, const Ref& src, const Img2Col& p);
   // Vector instruction: checks ownership (UB only), alignment, bounds and slots, records the

@@ -1174,8 +1174,9 @@ struct LoadData2dParams {
   std::uint8_t addrMode = 0;
 };
 
-// Img2Col from an L1 feature map (5HD: C1 x H x W x C0) into fractals, as LoadData's 3D form.
-// This model loads the whole patch matrix: kStartPt and mStartPt 0, extensions that cover it.
+// Img2Col from an L1 feature map (5HD: C1 x H x W x C0) into fractals, as LoadData's 3D form:
+// the window of mExtension output pixels from mStartPt and kExtension patch columns from
+// kStartPt (whole fractals; 0 extensions take the whole patch matrix).
 struct LoadData3DParamsV2 {
   std::uint8_t padList[4] = {0, 0, 0, 0};  // left, right, top, bottom
   std::uint16_t l1H = 0, l1W = 0, channelSize = 0;
@@ -1199,13 +1200,11 @@ void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadD
 template <typename T>
 void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2& p) {
   const std::uint32_t c0 = 32 / sizeof(T);
-  if (p.channelSize == 0 || p.channelSize % c0 != 0 || p.kStartPt != 0 || p.mStartPt != 0 ||
-      p.padValue != 0 || p.enTranspose)
+  if (p.channelSize == 0 || p.channelSize % c0 != 0 || p.padValue != 0 || p.enTranspose)
     detail::core().fault_at(
         "LoadData 3D",
-        fmt::format("channelSize {} must be a positive multiple of C0 = {}, with kStartPt = "
-                    "mStartPt = 0, padValue 0 and no transpose (this model loads whole patch "
-                    "matrices)",
+        fmt::format("channelSize {} must be a positive multiple of C0 = {}, with padValue 0 and "
+                    "no transpose",
                     p.channelSize, c0));
   tessera::aicore::Core::Img2Col q;
   q.c1 = p.channelSize / c0;
@@ -1222,6 +1221,10 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
   q.dilation_h = p.dilationFilterH;
   q.dilation_w = p.dilationFilterW;
   q.elem_bytes = sizeof(T);
+  q.m_start = p.mStartPt;
+  q.m_count = p.mExtension;
+  q.k_start = p.kStartPt;
+  q.k_count = p.kExtension;
   detail::core().img2col(dst.ref_, src.ref_, q);
 }
 

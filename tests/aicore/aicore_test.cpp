@@ -628,3 +628,58 @@ TEST(AicoreCube, Img2ColWindowsArePartsOfThePatchMatrix) {
 }
 
 }  // namespace
+
+namespace {
+
+// Convolution through 5HD, fractal-Z weights, Img2Col windows and the Cube, against a direct
+// convolution of the fp16-rounded operands in f32; channel padding, several pixel and channel
+// tiles, several K chunks, stride, padding, bias and ReLU.
+void check_conv(tessera::aicore::kernels::ConvShape s, bool bias) {
+  std::mt19937 gen(19);
+  std::uniform_real_distribution<float> d(-1, 1);
+  auto r16 = [](float v) { return static_cast<float>(static_cast<half>(v)); };
+  std::vector<float> x(static_cast<std::size_t>(s.n) * s.c * s.h * s.w),
+      w(static_cast<std::size_t>(s.cout) * s.c * s.kh * s.kw), b(s.cout),
+      y(static_cast<std::size_t>(s.n) * s.cout * s.ho * s.wo, -9.0f);
+  for (auto& v : x) v = r16(d(gen));
+  for (auto& v : w) v = r16(d(gen));
+  for (auto& v : b) v = d(gen);
+  tessera::aicore::kernels::conv2d(tessera::aicore::device(), x.data(), w.data(),
+                                   bias ? b.data() : nullptr, y.data(), s);
+  for (int n = 0; n < s.n; ++n)
+    for (int o = 0; o < s.cout; ++o)
+      for (int i = 0; i < s.ho; ++i)
+        for (int j = 0; j < s.wo; ++j) {
+          float acc = bias ? b[o] : 0.0f;
+          for (int c = 0; c < s.c; ++c)
+            for (int p = 0; p < s.kh; ++p)
+              for (int q = 0; q < s.kw; ++q) {
+                const int ih = i * s.stride_h - s.pad_top + p * s.dilation_h;
+                const int iw = j * s.stride_w - s.pad_left + q * s.dilation_w;
+                if (ih < 0 || iw < 0 || ih >= s.h || iw >= s.w) continue;
+                acc += x[((n * s.c + c) * s.h + ih) * s.w + iw] *
+                       w[((o * s.c + c) * s.kh + p) * s.kw + q];
+              }
+          if (s.relu) acc = std::max(acc, 0.0f);
+          const float got = y[((n * s.cout + o) * s.ho + i) * s.wo + j];
+          ASSERT_NEAR(got, acc, 1e-4f + 1e-4f * std::fabs(acc))
+              << n << "," << o << "," << i << "," << j;
+        }
+}
+
+TEST(AicoreKernels, Conv2dThroughImg2ColAndTheCube) {
+  tessera::aicore::kernels::ConvShape s;
+  s.n = 2, s.c = 20, s.h = 9, s.w = 11, s.cout = 24, s.kh = 3, s.kw = 3, s.stride_h = 2,
+  s.stride_w = 2, s.pad_top = s.pad_left = s.pad_bottom = s.pad_right = 1, s.ho = 5, s.wo = 6;
+  check_conv(s, true);
+  tessera::aicore::kernels::ConvShape t;
+  t.n = 1, t.c = 20, t.h = 14, t.w = 14, t.cout = 136, t.kh = 3, t.kw = 3, t.ho = 14, t.wo = 14;
+  t.pad_top = t.pad_left = t.pad_bottom = t.pad_right = 1;
+  t.relu = true;
+  check_conv(t, true);
+  tessera::aicore::kernels::ConvShape u;
+  u.n = 1, u.c = 3, u.h = 8, u.w = 8, u.cout = 5, u.kh = 1, u.kw = 1, u.ho = 8, u.wo = 8;
+  check_conv(u, false);
+}
+
+}  // namespace

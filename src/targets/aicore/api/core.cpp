@@ -419,7 +419,7 @@ void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
   const std::byte* s = data(src.buf, src.addr, src_bytes, what);
   std::byte* d = data(dst.buf, dst.addr, dst_bytes, what);
   std::memset(d, 0, dst_bytes);
-  // zZ: fractal (row block, column block) row-major; inside, 16 rows of C0 elements.
+  // zZ: fractal (row block, column block) row-major (L0A, UB); inside, 16 rows of C0 elements.
   for (std::uint64_t r = 0; r < m_count && p.m_start + r < all_rows; ++r) {
     const auto pixel = static_cast<std::int64_t>(p.m_start + r);
     const std::int64_t oh = pixel / wo, ow = pixel % wo;
@@ -434,7 +434,11 @@ void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
           const std::uint64_t full_block = (c * p.kh + i) * p.kw + j;
           if (full_block < first_col || full_block >= first_col + k1) continue;
           const std::uint64_t col_block = full_block - first_col;
-          std::byte* out = d + ((r / 16) * k1 + col_block) * kFractalBytes + (r % 16) * c0 * eb;
+          // Into L0B the patch matrix is the Cube's right operand B (k x pixels): fractals in
+          // (column block, row block) order, the nZ order mmad reads B in.
+          const std::uint64_t fractal =
+              dst.buf == Buf::L0B ? col_block * m1 + r / 16 : (r / 16) * k1 + col_block;
+          std::byte* out = d + fractal * kFractalBytes + (r % 16) * c0 * eb;
           std::memcpy(out,
                       s + ((c * p.h + static_cast<std::uint64_t>(ih)) * p.w +
                            static_cast<std::uint64_t>(iw)) *

@@ -79,6 +79,81 @@ class MatmulStep final : public Step {
   int node_;
 };
 
+// The convolution a Conv node asks for, from its shapes (fastest first) and attributes.
+kernels::ConvShape conv_shape(const Node& n, const Graph& g) {
+  const Shape& x = g.value(n.inputs[0]).shape;   // (w, h, c, n)
+  const Shape& w = g.value(n.inputs[1]).shape;   // (kw, kh, cin, cout)
+  const Shape& y = g.value(n.outputs[0]).shape;  // (wo, ho, cout, n)
+  kernels::ConvShape s;
+  s.n = static_cast<std::int32_t>(x[3]);
+  s.c = static_cast<std::int32_t>(x[2]);
+  s.h = static_cast<std::int32_t>(x[1]);
+  s.w = static_cast<std::int32_t>(x[0]);
+  s.cout = static_cast<std::int32_t>(w[3]);
+  s.kh = static_cast<std::int32_t>(w[1]);
+  s.kw = static_cast<std::int32_t>(w[0]);
+  s.ho = static_cast<std::int32_t>(y[1]);
+  s.wo = static_cast<std::int32_t>(y[0]);
+  const auto pads = n.attr_ints("pads");  // ONNX: top, left, bottom, right
+  if (pads.size() == 4) {
+    s.pad_top = static_cast<std::int32_t>(pads[0]);
+    s.pad_left = static_cast<std::int32_t>(pads[1]);
+    s.pad_bottom = static_cast<std::int32_t>(pads[2]);
+    s.pad_right = static_cast<std::int32_t>(pads[3]);
+  }
+  const auto strides = n.attr_ints("strides");
+  if (strides.size() == 2) {
+    s.stride_h = static_cast<std::int32_t>(strides[0]);
+    s.stride_w = static_cast<std::int32_t>(strides[1]);
+  }
+  const auto dilations = n.attr_ints("dilations");
+  if (dilations.size() == 2) {
+    s.dilation_h = static_cast<std::int32_t>(dilations[0]);
+    s.dilation_w = static_cast<std::int32_t>(dilations[1]);
+  }
+  s.relu = n.activation.kind == compiler::Activation::Kind::relu;
+  return s;
+}
+
+class ConvStep final : public Step {
+ public:
+  explicit ConvStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    auto ptr = [&](ValueId v) {
+      const auto place = ctx.placement(v);
+      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+    };
+    const bool bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
+    kernels::conv2d(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]),
+                    bias ? ptr(n.inputs[2]) : nullptr, ptr(n.outputs[0]),
+                    conv_shape(n, ctx.graph()));
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
+std::optional<std::string> conv_unsupported(const Node& n, const Graph& g,
+                                            const arch::MachineSpec& spec) {
+  if (n.attr_int("group", 1) != 1) return std::string("grouped or depthwise Conv");
+  const std::string pad = n.attr_string("auto_pad", "NOTSET");
+  if (pad != "NOTSET" && pad != "VALID") return fmt::format("auto_pad {}", pad);
+  if (n.activation.kind != compiler::Activation::Kind::none &&
+      n.activation.kind != compiler::Activation::Kind::relu)
+    return fmt::format("a fused {}", compiler::activation_name(n.activation));
+  for (ValueId v : n.inputs) {
+    if (v == kNoValue) continue;
+    if (g.value(v).dtype != DType::f32) return std::string("operands that are not f32");
+  }
+  if (g.value(n.inputs[0]).shape.rank() != 4 || g.value(n.inputs[1]).shape.rank() != 4)
+    return std::string("a Conv that is not 2-D");
+  if (n.attr_ints("pads").size() > 4 || n.attr_ints("strides").size() > 2)
+    return std::string("a Conv that is not 2-D");
+  return kernels::conv_unsupported(conv_shape(n, g), spec);
+}
+
 std::optional<std::string> matmul_unsupported(const Node& n, const Graph& g) {
   if (n.op == "Gemm") {
     if (n.attr_int("transA", 0))
@@ -111,9 +186,16 @@ std::optional<std::string> matmul_unsupported(const Node& n, const Graph& g) {
 
 class AicoreBackend final : public compiler::Backend {
  public:
+  // The default device's preset (the limits of L1 and UB decide what a Conv may be).
+  const arch::MachineSpec& spec() const {
+    if (!spec_) spec_ = arch::load_machine(default_device());
+    return *spec_;
+  }
+
   std::string name() const override { return "aicore"; }
   std::string description() const override {
-    return "Huawei Ascend AI Core: element-wise ops on the Vector unit and MatMul/Gemm on the "
+    return "Huawei Ascend AI Core: element-wise ops on the Vector unit, Conv and MatMul/Gemm on "
+           "the "
            "Cube, as Ascend C kernels in fp16 with f32 accumulation (docs/targets/aicore.md)";
   }
   std::string default_device() const override { return "ascend910"; }
@@ -123,6 +205,7 @@ class AicoreBackend final : public compiler::Backend {
 
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
     if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);
+    if (n.op == "Conv") return conv_unsupported(n, g, spec());
     const auto op = eltwise_of(n.op);
     if (!op) return fmt::format("the aicore op library has no {}", n.op);
     const std::size_t arity = kernels::is_binary(*op) ? 2 : 1;
@@ -147,10 +230,14 @@ class AicoreBackend final : public compiler::Backend {
   std::unique_ptr<Step> lower(const Graph& g, int node_index) const override {
     const Node& n = g.nodes[static_cast<std::size_t>(node_index)];
     if (n.op == "MatMul" || n.op == "Gemm") return std::make_unique<MatmulStep>(node_index);
+    if (n.op == "Conv") return std::make_unique<ConvStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
     return std::make_unique<EltwiseStep>(node_index, *op);
   }
+
+ private:
+  mutable std::optional<arch::MachineSpec> spec_;
 };
 
 }  // namespace

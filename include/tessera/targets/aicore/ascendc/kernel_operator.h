@@ -1162,6 +1162,46 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const Loca
   for (std::uint32_t i = 0; i < calCount; ++i) d[i] = (mk[i / 8] >> (i % 8)) & 1 ? a[i] : src1;
 }
 
+// TransDataTo5HD: per repeat, element i of the 32-byte block of source j goes to position j of
+// the block of destination i (a 16 x 16 transpose of 16-bit elements); repeats advance sources
+// and destinations by their repeat strides (in 32-byte blocks). Used to turn channel rows into
+// the C0-interleaved 5HD layout.
+struct TransDataTo5HDParams {
+  bool dstHighHalf = false;
+  bool srcHighHalf = false;
+  std::uint8_t repeatTimes = 1;
+  std::uint16_t dstRepStride = 0;
+  std::uint16_t srcRepStride = 0;
+};
+
+template <typename T>
+void TransDataTo5HD(const LocalTensor<T> (&dstList)[16], const LocalTensor<T> (&srcList)[16],
+                    const TransDataTo5HDParams& p) {
+  static_assert(sizeof(T) == 2, "this model transposes 16-bit elements");
+  detail::Core& c = detail::core();
+  std::array<detail::VecOperand, 32> ops;
+  for (int i = 0; i < 16; ++i) {
+    ops[i] = detail::operand(dstList[i], true, 1, p.dstRepStride);
+    ops[16 + i] = detail::operand(srcList[i], false, 1, p.srcRepStride);
+  }
+  detail::VecShape shape;
+  shape.repeat = p.repeatTimes;
+  shape.mask = {0xffff, 0};  // one block per operand and repeat
+  c.vector("TransDataTo5HD", ops, shape);
+  std::byte* ub =
+      c.data(detail::Buf::UB, 0, c.memory(detail::Buf::UB).capacity(), "TransDataTo5HD");
+  T block[16][16];
+  for (std::uint32_t r = 0; r < p.repeatTimes; ++r) {
+    for (int j = 0; j < 16; ++j)
+      std::memcpy(block[j], ub + tessera::aicore::lane_address(ops[16 + j], r, 0), 32);
+    for (int i = 0; i < 16; ++i) {
+      T out[16];
+      for (int j = 0; j < 16; ++j) out[j] = block[j][i];
+      std::memcpy(ub + tessera::aicore::lane_address(ops[i], r, 0), out, 32);
+    }
+  }
+}
+
 // ---- Cube ----
 
 struct LoadData2dParams {

@@ -4,6 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tessera/arch/machine_spec.h"
 
 #include "tessera/profile/profile.h"
 #include "tessera/runtime/device.h"
@@ -41,5 +45,22 @@ profile::KernelRecord matmul(runtime::Device& device, const float* a, const floa
 profile::KernelRecord add_bias(runtime::Device& device, float* c, std::int32_t m, std::int32_t n,
                                const float* bias, std::int32_t bias_rows, std::int32_t bias_cols,
                                float beta);
+
+// A 2-D convolution (NCHW f32 tensors, one group).
+struct ConvShape {
+  std::int32_t n = 1, c = 1, h = 1, w = 1, cout = 1, kh = 1, kw = 1, ho = 1, wo = 1;
+  std::int32_t stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0,
+               dilation_h = 1, dilation_w = 1;
+  bool relu = false;  // a fused ReLU after the bias
+};
+// Why conv2d cannot run a shape on a preset (the feature map of an image must fit L1, ...).
+std::optional<std::string> conv_unsupported(const ConvShape& shape, const arch::MachineSpec& spec);
+// y = conv(x, w) + bias (optional) [then ReLU], as Ascend's stack computes it: the input turned
+// into 5HD fp16 on the device (TransData: Cast and TransDataTo5HD), the weights into fractal-Z
+// fp16 with K in Img2Col's (c1, kh, kw, c0) order, then per output tile of 128 pixels x 128
+// channels the patch matrix through Img2Col windows into L0B, the Cube with f32 accumulation,
+// bias and ReLU in f32 on the Vector unit, NCHW f32 rows out. Returns the conv kernel's record.
+profile::KernelRecord conv2d(runtime::Device& device, const float* x, const float* w,
+                             const float* bias, float* y, const ConvShape& shape);
 
 }  // namespace tessera::aicore::kernels

@@ -1,0 +1,288 @@
+#include <cstring>
+#include <vector>
+
+#include "kernel_operator.h"
+#include "tessera/targets/aicore/kernels/ops.h"
+
+namespace tessera::aicore::kernels {
+namespace {
+
+using namespace AscendC;
+
+constexpr int32_t F = 16;
+constexpr int32_t FB = F * F;
+constexpr int32_t BLK = FB * 2 / 32;  // 32-byte blocks per fp16 fractal
+constexpr int32_t PT = 128;           // output pixels per work item
+constexpr int32_t CT = 128;           // output channels per work item
+constexpr int32_t KCH = 8;            // patch-matrix fractal columns per Cube step
+
+// NCHW f32 -> NC1HWC0 fp16 (channels padded to C0 = 16 with zeros): per (n, c1, h) row, MTE2
+// brings up to 16 channel rows, V casts them and interleaves them with TransDataTo5HD, MTE3
+// writes the 5HD row.
+void to_5hd(GM_ADDR x, GM_ADDR y, int32_t n, int32_t c, int32_t h, int32_t w) {
+  const int32_t wp = (w + F - 1) / F * F, c1 = (c + F - 1) / F;
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 2> qin;
+  TQue<QuePosition::VECOUT, 2> qout;
+  TBuf<QuePosition::VECCALC> rows;
+  pipe.InitBuffer(qin, 2, static_cast<uint32_t>(F * wp) * 4);
+  pipe.InitBuffer(qout, 2, static_cast<uint32_t>(F * wp) * 2);
+  pipe.InitBuffer(rows, static_cast<uint32_t>(F * wp) * 2);
+  GlobalTensor<float> gx;
+  GlobalTensor<half> gy;
+  gx.SetGlobalBuffer((__gm__ float*)x, static_cast<uint64_t>(n) * c * h * w);
+  gy.SetGlobalBuffer((__gm__ half*)y, static_cast<uint64_t>(n) * c1 * h * w * F);
+  const int32_t items = n * c1 * h;
+  for (int32_t it = static_cast<int32_t>(GetBlockIdx()); it < items;
+       it += static_cast<int32_t>(GetBlockNum())) {
+    const int32_t row = it % h, cb = (it / h) % c1, img = it / (h * c1);
+    const int32_t valid = std::min(F, c - cb * F);
+    LocalTensor<float> in = qin.AllocTensor<float>();
+    for (int32_t k = 0; k < valid; ++k)
+      DataCopyPad(in[k * wp], gx[((static_cast<uint64_t>(img) * c + cb * F + k) * h + row) * w],
+                  DataCopyExtParams{1, static_cast<uint32_t>(w) * 4, 0, 0, 0},
+                  DataCopyPadExtParams<float>{});
+    qin.EnQue(in);
+    in = qin.DeQue<float>();
+    LocalTensor<half> r = rows.Get<half>();
+    Duplicate(r, static_cast<half>(0), F * wp);
+    for (int32_t k = 0; k < valid; ++k) Cast(r[k * wp], in[k * wp], RoundMode::CAST_NONE, w);
+    LocalTensor<half> out = qout.AllocTensor<half>();
+    LocalTensor<half> dst[16], src[16];
+    for (int32_t i = 0; i < F; ++i) {
+      dst[i] = out[i * F];
+      src[i] = r[i * wp];
+    }
+    TransDataTo5HDParams p;
+    p.repeatTimes = static_cast<uint8_t>(wp / F);
+    p.dstRepStride = F;  // 16 pixels x 16 channels
+    p.srcRepStride = 1;  // the next 16 pixels of each channel row
+    TransDataTo5HD(dst, src, p);
+    qout.EnQue(out);
+    qin.FreeTensor(in);
+    out = qout.DeQue<half>();
+    DataCopy(gy[((static_cast<uint64_t>(img) * c1 + cb) * h + row) * w * F], out,
+             static_cast<uint32_t>(w * F));
+    qout.FreeTensor(out);
+  }
+}
+
+// One output tile per work item: 128 pixels x 128 channels of one image, the patch matrix
+// streamed from the image's 5HD feature map in L1 through Img2Col windows into L0B, the
+// weights (fractal zZ, K in (c1, kh, kw, c0) order) from GM into L0A, f32 accumulation in L0C,
+// then bias and ReLU on the Vector unit and NCHW f32 rows out.
+class ConvKernel {
+ public:
+  ConvKernel(GM_ADDR x5, GM_ADDR w, GM_ADDR bias, GM_ADDR y, const ConvShape& s)
+      : s_(s), has_bias_(bias != nullptr) {
+    c1_ = (s.c + F - 1) / F;
+    k1_ = c1_ * s.kh * s.kw;
+    m1_ = (s.cout + F - 1) / F;
+    pixels_ = s.ho * s.wo;
+    gx_.SetGlobalBuffer((__gm__ half*)x5, static_cast<uint64_t>(s.n) * c1_ * s.h * s.w * F);
+    gw_.SetGlobalBuffer((__gm__ half*)w, static_cast<uint64_t>(m1_) * k1_ * FB);
+    if (bias) gb_.SetGlobalBuffer((__gm__ float*)bias, s.cout);
+    gy_.SetGlobalBuffer((__gm__ float*)y, static_cast<uint64_t>(s.n) * s.cout * pixels_);
+    pipe_.InitBuffer(qf_, 1, static_cast<uint32_t>(c1_ * s.h * s.w * 32));
+    pipe_.InitBuffer(qa_, 2, CT * KCH * F * 2);
+    pipe_.InitBuffer(qb_, 2, KCH * F * PT * 2);
+    pipe_.InitBuffer(c1buf_, CT * PT * 4);
+    pipe_.InitBuffer(qo_, 2, CT * PT * 4);
+    if (bias) pipe_.InitBuffer(bt_, CT * PT * 4);
+  }
+
+  void Process() {
+    const int32_t pts = (pixels_ + PT - 1) / PT, cts = (s_.cout + CT - 1) / CT;
+    const int32_t items = s_.n * pts * cts;
+    bool first = true;
+    for (int32_t it = static_cast<int32_t>(GetBlockIdx()); it < items;
+         it += static_cast<int32_t>(GetBlockNum())) {
+      const int32_t ct = it % cts, pt = (it / cts) % pts, img = it / (cts * pts);
+      if (!first) WaitFlag<HardEvent::V_M>(EVENT_ID0);
+      first = false;
+      Item(img, pt, ct);
+      SetFlag<HardEvent::V_M>(EVENT_ID0);
+    }
+    if (!first) WaitFlag<HardEvent::V_M>(EVENT_ID0);
+  }
+
+ private:
+  void Item(int32_t img, int32_t pt, int32_t ct) {
+    const int32_t mt = std::min(CT / F, m1_ - ct * (CT / F));  // channel fractals in the tile
+    LocalTensor<half> fm = qf_.AllocTensor<half>();
+    DataCopy(fm, gx_[static_cast<uint64_t>(img) * c1_ * s_.h * s_.w * F],
+             static_cast<uint32_t>(c1_ * s_.h * s_.w * F));
+    qf_.EnQue(fm);
+    fm = qf_.DeQue<half>();
+    LocalTensor<float> acc = c1buf_.Get<float>();
+    for (int32_t kc = 0; kc * KCH < k1_; ++kc) {
+      const int32_t kk = std::min(KCH, k1_ - kc * KCH);
+      LocalTensor<half> a = qa_.AllocTensor<half>();
+      DataCopy(a, gw_[(static_cast<uint64_t>(ct) * (CT / F) * k1_ + kc * KCH) * FB],
+               DataCopyParams{static_cast<uint16_t>(mt), static_cast<uint16_t>(kk * BLK),
+                              static_cast<uint16_t>((k1_ - kk) * BLK), 0});
+      qa_.EnQue(a);
+      LocalTensor<half> b = qb_.AllocTensor<half>();
+      LoadData3DParamsV2 p;
+      p.padList[0] = static_cast<uint8_t>(s_.pad_left);
+      p.padList[1] = static_cast<uint8_t>(s_.pad_right);
+      p.padList[2] = static_cast<uint8_t>(s_.pad_top);
+      p.padList[3] = static_cast<uint8_t>(s_.pad_bottom);
+      p.l1H = static_cast<uint16_t>(s_.h);
+      p.l1W = static_cast<uint16_t>(s_.w);
+      p.channelSize = static_cast<uint16_t>(c1_ * F);
+      p.filterH = static_cast<uint8_t>(s_.kh);
+      p.filterW = static_cast<uint8_t>(s_.kw);
+      p.strideH = static_cast<uint8_t>(s_.stride_h);
+      p.strideW = static_cast<uint8_t>(s_.stride_w);
+      p.dilationFilterH = static_cast<uint8_t>(s_.dilation_h);
+      p.dilationFilterW = static_cast<uint8_t>(s_.dilation_w);
+      p.mStartPt = static_cast<uint16_t>(pt * PT);
+      p.mExtension = PT;
+      p.kStartPt = static_cast<uint16_t>(kc * KCH * F);
+      p.kExtension = static_cast<uint16_t>(kk * F);
+      LoadData(b, fm, p);
+      qb_.EnQue(b);
+      a = qa_.DeQue<half>();
+      b = qb_.DeQue<half>();
+      MmadParams mp;
+      mp.m = static_cast<uint16_t>(mt * F);
+      mp.n = PT;
+      mp.k = static_cast<uint16_t>(kk * F);
+      mp.cmatrixInitVal = kc == 0;
+      Mmad(acc, a, b, mp);
+      qa_.FreeTensor(a);
+      qb_.FreeTensor(b);
+    }
+    qf_.FreeTensor(fm);
+    SetFlag<HardEvent::M_V>(EVENT_ID0);
+    WaitFlag<HardEvent::M_V>(EVENT_ID0);
+    // L0C: fractals (pixel block, channel block), each 16 channels x 16 pixels.
+    const int32_t count = (PT / F) * mt * FB;
+    LocalTensor<float> o = qo_.AllocTensor<float>();
+    DataCopy(o, acc, DataCopyParams{1, static_cast<uint16_t>((PT / F) * mt), 0, 0},
+             DataCopyEnhancedParams{BlockMode::BLOCK_MODE_MATRIX});
+    if (has_bias_) {
+      LocalTensor<float> bt = bt_.Get<float>();
+      const int32_t channels = std::min(mt * F, s_.cout - ct * CT);
+      for (int32_t m = 0; m < mt * F; ++m) {
+        const float v = m < channels ? gb_.GetValue(static_cast<uint64_t>(ct) * CT + m) : 0.0f;
+        Duplicate(bt[m * F], v, F);
+      }
+      for (int32_t nb = 1; nb < PT / F; ++nb)
+        DataCopy(bt[nb * mt * FB], bt, static_cast<uint32_t>(mt * FB));
+      Add(o, o, bt, count);
+    }
+    if (s_.relu) Relu(o, o, count);
+    qo_.EnQue(o);
+    o = qo_.DeQue<float>();
+    const int32_t rows = std::min(mt * F, s_.cout - ct * CT);
+    for (int32_t nb = 0; nb < PT / F; ++nb) {
+      const int32_t p0 = pt * PT + nb * F;
+      const int32_t cols = std::min(F, pixels_ - p0);
+      if (cols <= 0) break;
+      const uint32_t bytes = static_cast<uint32_t>(cols) * 4;
+      const uint32_t padded = (bytes + 31) / 32 * 32;
+      DataCopyPad(gy_[(static_cast<uint64_t>(img) * s_.cout + ct * CT) * pixels_ + p0],
+                  o[nb * mt * FB],
+                  DataCopyExtParams{static_cast<uint16_t>(rows), bytes, (64 - padded) / 32,
+                                    static_cast<uint32_t>(pixels_ - cols) * 4, 0});
+    }
+    qo_.FreeTensor(o);
+  }
+
+  ConvShape s_;
+  bool has_bias_;
+  int32_t c1_ = 0, k1_ = 0, m1_ = 0, pixels_ = 0;
+  TPipe pipe_;
+  TQue<QuePosition::A1, 1> qf_;
+  TQue<QuePosition::A2, 2> qa_;
+  TQue<QuePosition::B2, 2> qb_;
+  TBuf<QuePosition::CO1> c1buf_;
+  TQue<QuePosition::CO2, 2> qo_;
+  TBuf<QuePosition::VECCALC> bt_;
+  GlobalTensor<half> gx_, gw_;
+  GlobalTensor<float> gb_, gy_;
+};
+
+}  // namespace
+
+std::optional<std::string> conv_unsupported(const ConvShape& s, const arch::MachineSpec& spec) {
+  const std::int64_t c1 = (s.c + F - 1) / F;
+  const std::int64_t l1 = static_cast<std::int64_t>(spec.memory("L1").capacity_bytes.value);
+  if (c1 * s.h * s.w * 32 > l1)
+    return fmt::format("a {}-byte 5HD feature map per image (L1 holds {})", c1 * s.h * s.w * 32,
+                       l1);
+  if ((s.w + F - 1) / F * F * F * 6 * 2 > 200 * 1024)
+    return fmt::format("rows of {} pixels (the 5HD transform stages 16 rows in UB)", s.w);
+  if (s.kh > 255 || s.kw > 255 || s.stride_h > 255 || s.stride_w > 255 || s.pad_top > 255 ||
+      s.pad_left > 255 || s.pad_bottom > 255 || s.pad_right > 255 || s.dilation_h > 255 ||
+      s.dilation_w > 255 || s.h > 65535 || s.w > 65535 || c1 * F > 65535)
+    return std::string("kernel, stride, padding or dilation beyond LoadData 3D's fields");
+  return std::nullopt;
+}
+
+profile::KernelRecord conv2d(runtime::Device& device, const float* x, const float* w,
+                             const float* bias, float* y, const ConvShape& s) {
+  if (auto why = conv_unsupported(s, device.spec()))
+    throw_user_error("aicore conv2d: {}; split the input", *why);
+  const std::int32_t c1 = (s.c + F - 1) / F, m1 = (s.cout + F - 1) / F;
+  const std::int32_t k1 = c1 * s.kh * s.kw;
+  // The weights in fractal zZ with K in Img2Col's (c1, kh, kw, c0) order, as Ascend's offline
+  // model converter lays them out (done on the host, once per call).
+  std::vector<std::uint16_t> wz(static_cast<std::size_t>(m1) * k1 * FB, 0);
+  for (std::int32_t o = 0; o < s.cout; ++o)
+    for (std::int32_t ci = 0; ci < s.c; ++ci)
+      for (std::int32_t i = 0; i < s.kh; ++i)
+        for (std::int32_t j = 0; j < s.kw; ++j) {
+          const std::int32_t col = (((ci / F) * s.kh + i) * s.kw + j) * F + ci % F;
+          wz[(static_cast<std::size_t>(o / F) * k1 + col / F) * FB + (o % F) * F + col % F] =
+              f32_to_f16_bits(w[((static_cast<std::size_t>(o) * s.c + ci) * s.kh + i) * s.kw + j]);
+        }
+  runtime::Buffer x5 =
+      device.allocate(static_cast<std::size_t>(s.n) * c1 * s.h * s.w * F * 2, "aicore:5hd");
+  runtime::Buffer wb = device.allocate(wz.size() * 2, "aicore:fractal_z");
+  device.copy_to_device(wb, wz.data(), wz.size() * 2);
+  struct Free {
+    runtime::Device& d;
+    runtime::Buffer a, b;
+    ~Free() {
+      d.free(a);
+      d.free(b);
+    }
+  } free_buffers{device, x5, wb};
+  std::vector<void*> regs = {const_cast<float*>(x), y, device.data(x5), device.data(wb)};
+  gm_register(regs[0], static_cast<std::size_t>(s.n) * s.c * s.h * s.w * 4);
+  gm_register(regs[1], static_cast<std::size_t>(s.n) * s.cout * s.ho * s.wo * 4);
+  gm_register(regs[2], x5.bytes);
+  gm_register(regs[3], wb.bytes);
+  if (bias) {
+    regs.push_back(const_cast<float*>(bias));
+    gm_register(regs.back(), static_cast<std::size_t>(s.cout) * 4);
+  }
+  struct Unregister {
+    std::vector<void*>& p;
+    ~Unregister() {
+      for (void* q : p) gm_unregister(q);
+    }
+  } unregister{regs};
+  const auto cores = static_cast<std::int64_t>(device.spec().core_count.as_int());
+  const std::int64_t rows = static_cast<std::int64_t>(s.n) * c1 * s.h;
+  launch(device, "aicore:transdata_5hd_f16", static_cast<std::uint32_t>(std::min(cores, rows)),
+         [&] {
+           to_5hd(reinterpret_cast<GM_ADDR>(regs[0]), reinterpret_cast<GM_ADDR>(regs[2]), s.n, s.c,
+                  s.h, s.w);
+         });
+  const std::int64_t items =
+      static_cast<std::int64_t>(s.n) * ((s.ho * s.wo + PT - 1) / PT) * ((s.cout + CT - 1) / CT);
+  return launch(device, s.relu ? "aicore:conv2d_relu_f16" : "aicore:conv2d_f16",
+                static_cast<std::uint32_t>(std::min(cores, items)), [&] {
+                  ConvKernel k(reinterpret_cast<GM_ADDR>(regs[2]),
+                               reinterpret_cast<GM_ADDR>(regs[3]),
+                               reinterpret_cast<GM_ADDR>(const_cast<float*>(bias)),
+                               reinterpret_cast<GM_ADDR>(y), s);
+                  k.Process();
+                });
+}
+
+}  // namespace tessera::aicore::kernels

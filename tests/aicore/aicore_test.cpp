@@ -683,3 +683,22 @@ TEST(AicoreKernels, Conv2dThroughImg2ColAndTheCube) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AicoreKernels, GlobalAveragePoolReducesEachPlaneInF32) {
+  constexpr int planes = 40, size = 49;
+  std::vector<float> x(planes * size), y(planes, -1.0f);
+  std::mt19937 gen(23);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (auto& v : x) v = d(gen);
+  tessera::aicore::kernels::global_average_pool(tessera::aicore::device(), x.data(), y.data(),
+                                                planes, size);
+  for (int p = 0; p < planes; ++p) {
+    double sum = 0;
+    for (int i = 0; i < size; ++i) sum += x[p * size + i];
+    EXPECT_NEAR(y[p], sum / size, 1e-6) << p;
+  }
+}
+
+}  // namespace

@@ -135,6 +135,26 @@ class ConvStep final : public Step {
   int node_;
 };
 
+class GlobalAveragePoolStep final : public Step {
+ public:
+  explicit GlobalAveragePoolStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    auto ptr = [&](ValueId v) {
+      const auto place = ctx.placement(v);
+      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+    };
+    const Shape& x = ctx.graph().value(n.inputs[0]).shape;  // (w, h, c, n)
+    kernels::global_average_pool(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
+                                 static_cast<std::int32_t>(x[2] * x[3]),
+                                 static_cast<std::int32_t>(x[0] * x[1]));
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
 std::optional<std::string> conv_unsupported(const Node& n, const Graph& g,
                                             const arch::MachineSpec& spec) {
   if (n.attr_int("group", 1) != 1) return std::string("grouped or depthwise Conv");
@@ -206,6 +226,14 @@ class AicoreBackend final : public compiler::Backend {
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
     if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);
     if (n.op == "Conv") return conv_unsupported(n, g, spec());
+    if (n.op == "GlobalAveragePool") {
+      const auto& x = g.value(n.inputs[0]);
+      if (x.dtype != DType::f32 || x.shape.rank() != 4)
+        return std::string("a GlobalAveragePool that is not over f32 NCHW");
+      if (x.shape[0] * x.shape[1] * 12 > 240 * 1024)
+        return std::string("planes too large for the Unified Buffer");
+      return std::nullopt;
+    }
     const auto op = eltwise_of(n.op);
     if (!op) return fmt::format("the aicore op library has no {}", n.op);
     const std::size_t arity = kernels::is_binary(*op) ? 2 : 1;
@@ -231,6 +259,7 @@ class AicoreBackend final : public compiler::Backend {
     const Node& n = g.nodes[static_cast<std::size_t>(node_index)];
     if (n.op == "MatMul" || n.op == "Gemm") return std::make_unique<MatmulStep>(node_index);
     if (n.op == "Conv") return std::make_unique<ConvStep>(node_index);
+    if (n.op == "GlobalAveragePool") return std::make_unique<GlobalAveragePoolStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
     return std::make_unique<EltwiseStep>(node_index, *op);

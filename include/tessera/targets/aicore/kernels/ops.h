@@ -63,4 +63,9 @@ std::optional<std::string> conv_unsupported(const ConvShape& shape, const arch::
 profile::KernelRecord conv2d(runtime::Device& device, const float* x, const float* w,
                              const float* bias, float* y, const ConvShape& shape);
 
+// y[p] = the mean of x[p * size .. (p + 1) * size) for each of `planes` planes (GlobalAveragePool
+// over NCHW: planes = N x C, size = H x W), reduced in f32 on the Vector unit.
+profile::KernelRecord global_average_pool(runtime::Device& device, const float* x, float* y,
+                                          std::int32_t planes, std::int32_t size);
+
 }  // namespace tessera::aicore::kernels

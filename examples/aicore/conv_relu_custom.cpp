@@ -36,7 +36,7 @@ public:
         a1 = qA1.DeQue<half>();
         b1 = qB1.DeQue<half>();
         LocalTensor<half> a2 = qA2.AllocTensor<half>(), b2 = qB2.AllocTensor<half>();
-        LoadData3DParamsV2 im;
+        LoadData3DParamsV2<half> im;
         im.padList[0] = im.padList[1] = im.padList[2] = im.padList[3] = 1;
         im.l1H = H;
         im.l1W = W;

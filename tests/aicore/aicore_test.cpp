@@ -596,7 +596,7 @@ void img2col_kernel(GM_ADDR fm, GM_ADDR full, GM_ADDR part) {
   gp.SetGlobalBuffer((__gm__ half*)part, 4 * 256);
   DataCopy(l1.Get<half>(), g, 6 * 6 * 16);
   PipeBarrier<PIPE_ALL>();
-  LoadData3DParamsV2 p;
+  LoadData3DParamsV2<half> p;
   p.padList[0] = p.padList[1] = p.padList[2] = p.padList[3] = 1;
   p.l1H = 6;
   p.l1W = 6;
@@ -699,6 +699,39 @@ TEST(AicoreKernels, GlobalAveragePoolReducesEachPlaneInF32) {
     for (int i = 0; i < size; ++i) sum += x[p * size + i];
     EXPECT_NEAR(y[p], sum / size, 1e-6) << p;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// MaxPool through 5HD and Img2Col with -inf padding: negative inputs next to the padding must
+// win over it, channels beyond a block of 16 and more than one pixel tile.
+TEST(AicoreKernels, MaxPoolPadsWithMinusInfinity) {
+  tessera::aicore::kernels::ConvShape s;
+  s.n = 2, s.c = 18, s.cout = 18, s.h = 17, s.w = 15, s.kh = 3, s.kw = 3, s.stride_h = 1,
+  s.stride_w = 2, s.pad_top = s.pad_left = s.pad_bottom = s.pad_right = 1;
+  s.ho = (17 + 2 - 3) / 1 + 1, s.wo = (15 + 2 - 3) / 2 + 1;
+  std::vector<float> x(static_cast<std::size_t>(s.n) * s.c * s.h * s.w),
+      y(static_cast<std::size_t>(s.n) * s.c * s.ho * s.wo, 5.0f);
+  std::mt19937 gen(29);
+  std::uniform_real_distribution<float> d(-3, -0.5f);  // all negative: zero padding would show
+  for (auto& v : x) v = static_cast<float>(static_cast<half>(d(gen)));
+  tessera::aicore::kernels::max_pool2d(tessera::aicore::device(), x.data(), y.data(), s);
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c)
+      for (int i = 0; i < s.ho; ++i)
+        for (int j = 0; j < s.wo; ++j) {
+          float m = -INFINITY;
+          for (int p = 0; p < s.kh; ++p)
+            for (int q = 0; q < s.kw; ++q) {
+              const int ih = i * s.stride_h - 1 + p, iw = j * s.stride_w - 1 + q;
+              if (ih >= 0 && iw >= 0 && ih < s.h && iw < s.w)
+                m = std::max(m, x[((n * s.c + c) * s.h + ih) * s.w + iw]);
+            }
+          ASSERT_EQ(y[((n * s.c + c) * s.ho + i) * s.wo + j], m)
+              << n << "," << c << "," << i << "," << j;
+        }
 }
 
 }  // namespace

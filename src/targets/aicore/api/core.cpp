@@ -418,7 +418,11 @@ void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
   const std::uint64_t dst_bytes = m1 * k1 * kFractalBytes;
   const std::byte* s = data(src.buf, src.addr, src_bytes, what);
   std::byte* d = data(dst.buf, dst.addr, dst_bytes, what);
-  std::memset(d, 0, dst_bytes);
+  if (p.pad_bits == 0 || eb != 2) {
+    std::memset(d, 0, dst_bytes);
+  } else {
+    for (std::uint64_t i = 0; i < dst_bytes; i += 2) std::memcpy(d + i, &p.pad_bits, 2);
+  }
   // zZ: fractal (row block, column block) row-major (L0A, UB); inside, 16 rows of C0 elements.
   for (std::uint64_t r = 0; r < m_count && p.m_start + r < all_rows; ++r) {
     const auto pixel = static_cast<std::int64_t>(p.m_start + r);

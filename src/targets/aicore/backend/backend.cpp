@@ -135,6 +135,83 @@ class ConvStep final : public Step {
   int node_;
 };
 
+// MaxPool's window as a ConvShape (cout = c).
+kernels::ConvShape pool_shape(const Node& n, const Graph& g) {
+  const Shape& x = g.value(n.inputs[0]).shape;   // (w, h, c, n)
+  const Shape& y = g.value(n.outputs[0]).shape;  // (wo, ho, c, n)
+  kernels::ConvShape s;
+  s.n = static_cast<std::int32_t>(x[3]);
+  s.c = s.cout = static_cast<std::int32_t>(x[2]);
+  s.h = static_cast<std::int32_t>(x[1]);
+  s.w = static_cast<std::int32_t>(x[0]);
+  s.ho = static_cast<std::int32_t>(y[1]);
+  s.wo = static_cast<std::int32_t>(y[0]);
+  const auto k = n.attr_ints("kernel_shape");
+  if (k.size() == 2) {
+    s.kh = static_cast<std::int32_t>(k[0]);
+    s.kw = static_cast<std::int32_t>(k[1]);
+  }
+  const auto pads = n.attr_ints("pads");
+  if (pads.size() == 4) {
+    s.pad_top = static_cast<std::int32_t>(pads[0]);
+    s.pad_left = static_cast<std::int32_t>(pads[1]);
+    s.pad_bottom = static_cast<std::int32_t>(pads[2]);
+    s.pad_right = static_cast<std::int32_t>(pads[3]);
+  }
+  const auto strides = n.attr_ints("strides");
+  if (strides.size() == 2) {
+    s.stride_h = static_cast<std::int32_t>(strides[0]);
+    s.stride_w = static_cast<std::int32_t>(strides[1]);
+  }
+  const auto dilations = n.attr_ints("dilations");
+  if (dilations.size() == 2) {
+    s.dilation_h = static_cast<std::int32_t>(dilations[0]);
+    s.dilation_w = static_cast<std::int32_t>(dilations[1]);
+  }
+  return s;
+}
+
+class MaxPoolStep final : public Step {
+ public:
+  explicit MaxPoolStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    auto ptr = [&](ValueId v) {
+      const auto place = ctx.placement(v);
+      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+    };
+    kernels::max_pool2d(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
+                        pool_shape(n, ctx.graph()));
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
+std::optional<std::string> max_pool_unsupported(const Node& n, const Graph& g,
+                                                const arch::MachineSpec& spec) {
+  const auto& x = g.value(n.inputs[0]);
+  if (x.dtype != DType::f32 || x.shape.rank() != 4)
+    return std::string("a MaxPool that is not 2-D f32");
+  if (n.outputs.size() > 1 && n.outputs[1] != kNoValue)
+    return std::string("MaxPool's Indices output");
+  if (n.attr_int("ceil_mode", 0) != 0) return std::string("ceil_mode");
+  if (n.attr_int("storage_order", 0) != 0) return std::string("storage_order");
+  const std::string pad = n.attr_string("auto_pad", "NOTSET");
+  if (pad != "NOTSET" && pad != "VALID") return fmt::format("auto_pad {}", pad);
+  if (n.attr_ints("kernel_shape").size() != 2) return std::string("a MaxPool that is not 2-D");
+  const kernels::ConvShape s = pool_shape(n, g);
+  // The window must produce the graph's output shape (floor division, as Img2Col computes).
+  const std::int64_t ho =
+      (s.h + s.pad_top + s.pad_bottom - (s.dilation_h * (s.kh - 1) + 1)) / s.stride_h + 1;
+  const std::int64_t wo =
+      (s.w + s.pad_left + s.pad_right - (s.dilation_w * (s.kw - 1) + 1)) / s.stride_w + 1;
+  if (ho != s.ho || wo != s.wo)
+    return std::string("an output shape other than the floor of the window");
+  return kernels::pool_unsupported(s, spec);
+}
+
 class GlobalAveragePoolStep final : public Step {
  public:
   explicit GlobalAveragePoolStep(int node) : node_(node) {}
@@ -226,6 +303,7 @@ class AicoreBackend final : public compiler::Backend {
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
     if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);
     if (n.op == "Conv") return conv_unsupported(n, g, spec());
+    if (n.op == "MaxPool") return max_pool_unsupported(n, g, spec());
     if (n.op == "GlobalAveragePool") {
       const auto& x = g.value(n.inputs[0]);
       if (x.dtype != DType::f32 || x.shape.rank() != 4)
@@ -260,6 +338,7 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "MatMul" || n.op == "Gemm") return std::make_unique<MatmulStep>(node_index);
     if (n.op == "Conv") return std::make_unique<ConvStep>(node_index);
     if (n.op == "GlobalAveragePool") return std::make_unique<GlobalAveragePoolStep>(node_index);
+    if (n.op == "MaxPool") return std::make_unique<MaxPoolStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
     return std::make_unique<EltwiseStep>(node_index, *op);

@@ -1,4 +1,5 @@
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernel_operator.h"
@@ -123,7 +124,7 @@ class ConvKernel {
                               static_cast<uint16_t>((k1_ - kk) * BLK), 0});
       qa_.EnQue(a);
       LocalTensor<half> b = qb_.AllocTensor<half>();
-      LoadData3DParamsV2 p;
+      LoadData3DParamsV2<half> p;
       p.padList[0] = static_cast<uint8_t>(s_.pad_left);
       p.padList[1] = static_cast<uint8_t>(s_.pad_right);
       p.padList[2] = static_cast<uint8_t>(s_.pad_top);
@@ -205,7 +206,140 @@ class ConvKernel {
   GlobalTensor<float> gb_, gy_;
 };
 
+// Max pooling of one (image, channel block, 128-pixel tile) per work item: the 5HD plane in L1,
+// Img2Col of the window into UB with -inf padding, the Vector unit's Max across the kernel
+// positions, TransDataTo5HD back to channel rows, Cast to f32, NCHW rows out.
+void max_pool(GM_ADDR x5, GM_ADDR y, ConvShape s) {
+  const int32_t c1 = (s.c + F - 1) / F, kk = s.kh * s.kw, pixels = s.ho * s.wo;
+  const int32_t tiles = (pixels + PT - 1) / PT;
+  TPipe pipe;
+  TQue<QuePosition::A1, 1> qf;
+  TQue<QuePosition::VECIN, 1> qwin;
+  TQue<QuePosition::VECOUT, 2> qout;
+  TBuf<QuePosition::VECCALC> res, tr;
+  pipe.InitBuffer(qf, 1, static_cast<uint32_t>(s.h * s.w * 32));
+  pipe.InitBuffer(qwin, 1, static_cast<uint32_t>((PT / F) * kk * FB * 2));
+  pipe.InitBuffer(qout, 2, F * PT * 4);
+  pipe.InitBuffer(res, PT * F * 2);
+  pipe.InitBuffer(tr, F * PT * 2);
+  GlobalTensor<half> gx;
+  GlobalTensor<float> gy;
+  gx.SetGlobalBuffer((__gm__ half*)x5, static_cast<uint64_t>(s.n) * c1 * s.h * s.w * F);
+  gy.SetGlobalBuffer((__gm__ float*)y, static_cast<uint64_t>(s.n) * s.c * pixels);
+  const int32_t items = s.n * c1 * tiles;
+  for (int32_t it = static_cast<int32_t>(GetBlockIdx()); it < items;
+       it += static_cast<int32_t>(GetBlockNum())) {
+    const int32_t pt = it % tiles, cb = (it / tiles) % c1, img = it / (tiles * c1);
+    LocalTensor<half> fm = qf.AllocTensor<half>();
+    DataCopy(fm, gx[(static_cast<uint64_t>(img) * c1 + cb) * s.h * s.w * F],
+             static_cast<uint32_t>(s.h * s.w * F));
+    qf.EnQue(fm);
+    fm = qf.DeQue<half>();
+    LocalTensor<half> win = qwin.AllocTensor<half>();
+    LoadData3DParamsV2<half> p;
+    p.padList[0] = static_cast<uint8_t>(s.pad_left);
+    p.padList[1] = static_cast<uint8_t>(s.pad_right);
+    p.padList[2] = static_cast<uint8_t>(s.pad_top);
+    p.padList[3] = static_cast<uint8_t>(s.pad_bottom);
+    p.l1H = static_cast<uint16_t>(s.h);
+    p.l1W = static_cast<uint16_t>(s.w);
+    p.channelSize = F;
+    p.filterH = static_cast<uint8_t>(s.kh);
+    p.filterW = static_cast<uint8_t>(s.kw);
+    p.strideH = static_cast<uint8_t>(s.stride_h);
+    p.strideW = static_cast<uint8_t>(s.stride_w);
+    p.dilationFilterH = static_cast<uint8_t>(s.dilation_h);
+    p.dilationFilterW = static_cast<uint8_t>(s.dilation_w);
+    p.mStartPt = static_cast<uint16_t>(pt * PT);
+    p.mExtension = PT;
+    p.padValue = static_cast<half>(-std::numeric_limits<float>::infinity());
+    LoadData(win, fm, p);
+    qwin.EnQue(win);
+    qf.FreeTensor(fm);
+    win = qwin.DeQue<half>();
+    LocalTensor<half> r = res.Get<half>();
+    for (int32_t rb = 0; rb < PT / F; ++rb) {
+      DataCopy(r[rb * FB], win[rb * kk * FB], static_cast<uint32_t>(FB));
+      for (int32_t k = 1; k < kk; ++k) Max(r[rb * FB], r[rb * FB], win[(rb * kk + k) * FB], FB);
+    }
+    qwin.FreeTensor(win);
+    // [pixel][c0] -> [c0][pixel]
+    LocalTensor<half> t = tr.Get<half>();
+    LocalTensor<half> dst[16], src[16];
+    for (int32_t i = 0; i < F; ++i) {
+      dst[i] = t[i * PT];
+      src[i] = r[i * F];
+    }
+    TransDataTo5HDParams tp;
+    tp.repeatTimes = PT / F;
+    tp.dstRepStride = 1;  // the next 16 pixels of each channel row
+    tp.srcRepStride = F;  // the next 16 pixels' channel blocks
+    TransDataTo5HD(dst, src, tp);
+    LocalTensor<float> o = qout.AllocTensor<float>();
+    Cast(o, t, RoundMode::CAST_NONE, F * PT);
+    qout.EnQue(o);
+    o = qout.DeQue<float>();
+    const int32_t channels = std::min(F, s.c - cb * F);
+    const int32_t cols = std::min(PT, pixels - pt * PT);
+    const uint32_t bytes = static_cast<uint32_t>(cols) * 4;
+    const uint32_t padded = (bytes + 31) / 32 * 32;
+    DataCopyPad(gy[(static_cast<uint64_t>(img) * s.c + cb * F) * pixels + pt * PT], o,
+                DataCopyExtParams{static_cast<uint16_t>(channels), bytes, (PT * 4 - padded) / 32,
+                                  static_cast<uint32_t>(pixels - cols) * 4, 0});
+    qout.FreeTensor(o);
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> pool_unsupported(const ConvShape& s, const arch::MachineSpec& spec) {
+  const std::int64_t l1 = static_cast<std::int64_t>(spec.memory("L1").capacity_bytes.value);
+  if (static_cast<std::int64_t>(s.h) * s.w * 32 > l1)
+    return fmt::format("a {}-byte 5HD plane (L1 holds {})",
+                       static_cast<std::int64_t>(s.h) * s.w * 32, l1);
+  if (s.kh * s.kw > 32) return std::string("a pooling window of more than 32 elements");
+  if ((s.w + F - 1) / F * F * F * 6 * 2 > 200 * 1024)
+    return fmt::format("rows of {} pixels (the 5HD transform stages 16 rows in UB)", s.w);
+  if (s.kh > 255 || s.kw > 255 || s.stride_h > 255 || s.stride_w > 255 || s.pad_top > 255 ||
+      s.pad_left > 255 || s.pad_bottom > 255 || s.pad_right > 255 || s.h > 65535 || s.w > 65535)
+    return std::string("kernel, stride or padding beyond LoadData 3D's fields");
+  return std::nullopt;
+}
+
+profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float* y,
+                                 const ConvShape& s) {
+  if (auto why = pool_unsupported(s, device.spec()))
+    throw_user_error("aicore max_pool2d: {}; split the input", *why);
+  const std::int32_t c1 = (s.c + F - 1) / F;
+  runtime::Buffer x5 =
+      device.allocate(static_cast<std::size_t>(s.n) * c1 * s.h * s.w * F * 2, "aicore:5hd");
+  struct Free {
+    runtime::Device& d;
+    runtime::Buffer a;
+    ~Free() { d.free(a); }
+  } free_buffer{device, x5};
+  std::vector<void*> regs = {const_cast<float*>(x), y, device.data(x5)};
+  gm_register(regs[0], static_cast<std::size_t>(s.n) * s.c * s.h * s.w * 4);
+  gm_register(regs[1], static_cast<std::size_t>(s.n) * s.c * s.ho * s.wo * 4);
+  gm_register(regs[2], x5.bytes);
+  struct Unregister {
+    std::vector<void*>& p;
+    ~Unregister() {
+      for (void* q : p) gm_unregister(q);
+    }
+  } unregister{regs};
+  const auto cores = static_cast<std::int64_t>(device.spec().core_count.as_int());
+  const std::int64_t rows = static_cast<std::int64_t>(s.n) * c1 * s.h;
+  launch(device, "aicore:transdata_5hd_f16", static_cast<std::uint32_t>(std::min(cores, rows)),
+         [&] {
+           to_5hd(reinterpret_cast<GM_ADDR>(regs[0]), reinterpret_cast<GM_ADDR>(regs[2]), s.n, s.c,
+                  s.h, s.w);
+         });
+  const std::int64_t items = static_cast<std::int64_t>(s.n) * c1 * ((s.ho * s.wo + PT - 1) / PT);
+  return launch(
+      device, "aicore:max_pool_f16", static_cast<std::uint32_t>(std::min(cores, items)),
+      [&] { max_pool(reinterpret_cast<GM_ADDR>(regs[2]), reinterpret_cast<GM_ADDR>(regs[1]), s); });
+}
 
 std::optional<std::string> conv_unsupported(const ConvShape& s, const arch::MachineSpec& spec) {
   const std::int64_t c1 = (s.c + F - 1) / F;

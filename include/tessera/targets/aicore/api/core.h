@@ -127,6 +127,8 @@ class Core {
     // Window of the patch matrix (whole fractals): output pixels [m_start, m_start + m_count)
     // and patch columns [k_start, k_start + k_count); counts of 0 take everything.
     std::uint32_t m_start = 0, m_count = 0, k_start = 0, k_count = 0;
+    // What padded positions read (the bits of a 2-byte element; 0: zero).
+    std::uint16_t pad_bits = 0;
   };
   void img2col(const Ref& dst, const Ref& src, const Img2Col& p);
   // Vector instruction: checks ownership (UB only), alignment, bounds and slots, records the

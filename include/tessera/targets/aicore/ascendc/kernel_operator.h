@@ -1217,6 +1217,7 @@ struct LoadData2dParams {
 // Img2Col from an L1 feature map (5HD: C1 x H x W x C0) into fractals, as LoadData's 3D form:
 // the window of mExtension output pixels from mStartPt and kExtension patch columns from
 // kStartPt (whole fractals; 0 extensions take the whole patch matrix).
+template <typename T>
 struct LoadData3DParamsV2 {
   std::uint8_t padList[4] = {0, 0, 0, 0};  // left, right, top, bottom
   std::uint16_t l1H = 0, l1W = 0, channelSize = 0;
@@ -1224,7 +1225,7 @@ struct LoadData3DParamsV2 {
   std::uint8_t strideW = 1, strideH = 1, filterW = 1, filterH = 1, dilationFilterW = 1,
                dilationFilterH = 1;
   bool enTranspose = false, enSmallK = false;
-  std::uint16_t padValue = 0;
+  T padValue = T(0);  // what padded positions read
 };
 
 template <typename T>
@@ -1238,13 +1239,15 @@ void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadD
                         p.ifTranspose);
 }
 template <typename T>
-void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2& p) {
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+              const LoadData3DParamsV2<T>& p) {
   const std::uint32_t c0 = 32 / sizeof(T);
-  if (p.channelSize == 0 || p.channelSize % c0 != 0 || p.padValue != 0 || p.enTranspose)
+  if (p.channelSize == 0 || p.channelSize % c0 != 0 || p.enTranspose ||
+      (p.padValue != T(0) && sizeof(T) != 2))
     detail::core().fault_at(
         "LoadData 3D",
-        fmt::format("channelSize {} must be a positive multiple of C0 = {}, with padValue 0 and "
-                    "no transpose",
+        fmt::format("channelSize {} must be a positive multiple of C0 = {}, without transpose, "
+                    "and a padValue only for 16-bit elements",
                     p.channelSize, c0));
   tessera::aicore::Core::Img2Col q;
   q.c1 = p.channelSize / c0;
@@ -1265,6 +1268,7 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
   q.m_count = p.mExtension;
   q.k_start = p.kStartPt;
   q.k_count = p.kExtension;
+  if constexpr (sizeof(T) == 2) std::memcpy(&q.pad_bits, &p.padValue, 2);
   detail::core().img2col(dst.ref_, src.ref_, q);
 }
 

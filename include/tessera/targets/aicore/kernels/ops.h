@@ -68,4 +68,11 @@ profile::KernelRecord conv2d(runtime::Device& device, const float* x, const floa
 profile::KernelRecord global_average_pool(runtime::Device& device, const float* x, float* y,
                                           std::int32_t planes, std::int32_t size);
 
+// MaxPool over NCHW f32 (the ConvShape's c, h, w, kernel, strides, pads, dilations; cout = c):
+// 5HD fp16 on the device, Img2Col windows with -inf padding into UB, Max on the Vector unit,
+// back to NCHW f32 rows. pool_unsupported says why a shape cannot run on a preset.
+std::optional<std::string> pool_unsupported(const ConvShape& shape, const arch::MachineSpec& spec);
+profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float* y,
+                                 const ConvShape& shape);
+
 }  // namespace tessera::aicore::kernels

@@ -735,3 +735,39 @@ TEST(AicoreKernels, MaxPoolPadsWithMinusInfinity) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AicoreKernels, DepthwiseConvAccumulatesInF32OnTheVectorUnit) {
+  tessera::aicore::kernels::ConvShape s;
+  s.n = 2, s.c = s.cout = 20, s.h = 13, s.w = 12, s.kh = 3, s.kw = 3, s.stride_h = 2,
+  s.stride_w = 1, s.pad_top = s.pad_left = s.pad_bottom = s.pad_right = 1;
+  s.ho = (13 + 2 - 3) / 2 + 1, s.wo = 12;
+  std::mt19937 gen(37);
+  std::uniform_real_distribution<float> d(-1, 1);
+  auto r16 = [](float v) { return static_cast<float>(static_cast<half>(v)); };
+  std::vector<float> x(static_cast<std::size_t>(s.n) * s.c * s.h * s.w), w(s.c * 9), b(s.c),
+      y(static_cast<std::size_t>(s.n) * s.c * s.ho * s.wo);
+  for (auto& v : x) v = r16(d(gen));
+  for (auto& v : w) v = d(gen);
+  for (auto& v : b) v = d(gen);
+  tessera::aicore::kernels::depthwise_conv2d(tessera::aicore::device(), x.data(), w.data(),
+                                             b.data(), y.data(), s, 0.0f, 1.5f);  // ReLU6-like
+  for (int n = 0; n < s.n; ++n)
+    for (int c = 0; c < s.c; ++c)
+      for (int i = 0; i < s.ho; ++i)
+        for (int j = 0; j < s.wo; ++j) {
+          float acc = b[c];
+          for (int p = 0; p < 3; ++p)
+            for (int q = 0; q < 3; ++q) {
+              const int ih = i * 2 - 1 + p, iw = j - 1 + q;
+              if (ih >= 0 && iw >= 0 && ih < s.h && iw < s.w)
+                acc += x[((n * s.c + c) * s.h + ih) * s.w + iw] * w[c * 9 + p * 3 + q];
+            }
+          acc = std::min(std::max(acc, 0.0f), 1.5f);
+          ASSERT_NEAR(y[((n * s.c + c) * s.ho + i) * s.wo + j], acc, 2e-3f * (1 + std::fabs(acc)))
+              << n << "," << c << "," << i << "," << j;
+        }
+}
+
+}  // namespace

@@ -1,5 +1,7 @@
 #include "tessera/targets/aicore/backend/backend.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "tessera/core/error.h"
@@ -125,9 +127,17 @@ class ConvStep final : public Step {
       return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
     };
     const bool bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
-    kernels::conv2d(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]),
-                    bias ? ptr(n.inputs[2]) : nullptr, ptr(n.outputs[0]),
-                    conv_shape(n, ctx.graph()));
+    const kernels::ConvShape s = conv_shape(n, ctx.graph());
+    if (n.attr_int("group", 1) != 1) {
+      const bool clip = n.activation.kind == compiler::Activation::Kind::clip;
+      kernels::depthwise_conv2d(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]),
+                                bias ? ptr(n.inputs[2]) : nullptr, ptr(n.outputs[0]), s,
+                                clip ? n.activation.min : -INFINITY,
+                                clip ? n.activation.max : INFINITY);
+    } else {
+      kernels::conv2d(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]),
+                      bias ? ptr(n.inputs[2]) : nullptr, ptr(n.outputs[0]), s);
+    }
     ctx.invalidate(n.outputs[0]);
   }
 
@@ -234,11 +244,20 @@ class GlobalAveragePoolStep final : public Step {
 
 std::optional<std::string> conv_unsupported(const Node& n, const Graph& g,
                                             const arch::MachineSpec& spec) {
-  if (n.attr_int("group", 1) != 1) return std::string("grouped or depthwise Conv");
+  const std::int64_t group = n.attr_int("group", 1);
+  const auto& xs = g.value(n.inputs[0]).shape;
+  const bool depthwise = group != 1 && xs.rank() == 4 && group == xs[2] &&
+                         g.value(n.outputs[0]).shape.rank() == 4 &&
+                         g.value(n.outputs[0]).shape[2] == group;
+  if (group != 1 && !depthwise)
+    return std::string("a grouped Conv other than depthwise with one filter per channel");
+  if (n.activation.kind == compiler::Activation::Kind::clip && !depthwise)
+    return std::string("a fused clip on a Conv that is not depthwise");
   const std::string pad = n.attr_string("auto_pad", "NOTSET");
   if (pad != "NOTSET" && pad != "VALID") return fmt::format("auto_pad {}", pad);
   if (n.activation.kind != compiler::Activation::Kind::none &&
-      n.activation.kind != compiler::Activation::Kind::relu)
+      n.activation.kind != compiler::Activation::Kind::relu &&
+      n.activation.kind != compiler::Activation::Kind::clip)
     return fmt::format("a fused {}", compiler::activation_name(n.activation));
   for (ValueId v : n.inputs) {
     if (v == kNoValue) continue;
@@ -248,6 +267,13 @@ std::optional<std::string> conv_unsupported(const Node& n, const Graph& g,
     return std::string("a Conv that is not 2-D");
   if (n.attr_ints("pads").size() > 4 || n.attr_ints("strides").size() > 2)
     return std::string("a Conv that is not 2-D");
+  if (depthwise) {
+    const kernels::ConvShape s = conv_shape(n, g);
+    const std::int64_t ho =
+        (s.h + s.pad_top + s.pad_bottom - (s.dilation_h * (s.kh - 1) + 1)) / s.stride_h + 1;
+    if (ho != s.ho) return std::string("an output shape other than the floor of the window");
+    return kernels::pool_unsupported(s, spec);
+  }
   return kernels::conv_unsupported(conv_shape(n, g), spec);
 }
 

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -290,6 +291,113 @@ void max_pool(GM_ADDR x5, GM_ADDR y, ConvShape s) {
   }
 }
 
+// Depthwise convolution (one filter per channel) per (image, channel block, 128-pixel tile):
+// Img2Col windows of the 5HD plane into UB, then per kernel position the window's fractal cast
+// to f32, multiplied by that position's 16 channel weights (replicated over 16 pixels, laid out
+// on the host) and accumulated in f32 on the Vector unit; bias, ReLU or clip, then through fp16
+// and TransDataTo5HD back to NCHW f32 rows.
+void depthwise(GM_ADDR x5, GM_ADDR wt, GM_ADDR bt, GM_ADDR y, ConvShape s, float lo, float hi,
+               bool clamp) {
+  const int32_t c1 = (s.c + F - 1) / F, kk = s.kh * s.kw, pixels = s.ho * s.wo;
+  const int32_t tiles = (pixels + PT - 1) / PT;
+  TPipe pipe;
+  TQue<QuePosition::A1, 1> qf;
+  TQue<QuePosition::VECIN, 1> qwin, qw;
+  TQue<QuePosition::VECOUT, 2> qout;
+  TBuf<QuePosition::VECCALC> acc, tmp, h16, tr;
+  pipe.InitBuffer(qf, 1, static_cast<uint32_t>(s.h * s.w * 32));
+  pipe.InitBuffer(qwin, 1, static_cast<uint32_t>((PT / F) * kk * FB * 2));
+  pipe.InitBuffer(qw, 1, static_cast<uint32_t>((kk + 1) * FB * 4));
+  pipe.InitBuffer(qout, 2, F * PT * 4);
+  pipe.InitBuffer(acc, PT * F * 4);
+  pipe.InitBuffer(tmp, FB * 4);
+  pipe.InitBuffer(h16, PT * F * 2);
+  pipe.InitBuffer(tr, F * PT * 2);
+  GlobalTensor<half> gx;
+  GlobalTensor<float> gw, gb, gy;
+  gx.SetGlobalBuffer((__gm__ half*)x5, static_cast<uint64_t>(s.n) * c1 * s.h * s.w * F);
+  gw.SetGlobalBuffer((__gm__ float*)wt, static_cast<uint64_t>(c1) * kk * FB);
+  gb.SetGlobalBuffer((__gm__ float*)bt, static_cast<uint64_t>(c1) * FB);
+  gy.SetGlobalBuffer((__gm__ float*)y, static_cast<uint64_t>(s.n) * s.c * pixels);
+  const int32_t items = s.n * c1 * tiles;
+  for (int32_t it = static_cast<int32_t>(GetBlockIdx()); it < items;
+       it += static_cast<int32_t>(GetBlockNum())) {
+    const int32_t pt = it % tiles, cb = (it / tiles) % c1, img = it / (tiles * c1);
+    LocalTensor<half> fm = qf.AllocTensor<half>();
+    DataCopy(fm, gx[(static_cast<uint64_t>(img) * c1 + cb) * s.h * s.w * F],
+             static_cast<uint32_t>(s.h * s.w * F));
+    qf.EnQue(fm);
+    LocalTensor<float> w = qw.AllocTensor<float>();  // kk weight tiles, then the bias tile
+    DataCopy(w, gw[static_cast<uint64_t>(cb) * kk * FB], static_cast<uint32_t>(kk * FB));
+    DataCopy(w[kk * FB], gb[static_cast<uint64_t>(cb) * FB], static_cast<uint32_t>(FB));
+    qw.EnQue(w);
+    fm = qf.DeQue<half>();
+    LocalTensor<half> win = qwin.AllocTensor<half>();
+    LoadData3DParamsV2<half> p;
+    p.padList[0] = static_cast<uint8_t>(s.pad_left);
+    p.padList[1] = static_cast<uint8_t>(s.pad_right);
+    p.padList[2] = static_cast<uint8_t>(s.pad_top);
+    p.padList[3] = static_cast<uint8_t>(s.pad_bottom);
+    p.l1H = static_cast<uint16_t>(s.h);
+    p.l1W = static_cast<uint16_t>(s.w);
+    p.channelSize = F;
+    p.filterH = static_cast<uint8_t>(s.kh);
+    p.filterW = static_cast<uint8_t>(s.kw);
+    p.strideH = static_cast<uint8_t>(s.stride_h);
+    p.strideW = static_cast<uint8_t>(s.stride_w);
+    p.dilationFilterH = static_cast<uint8_t>(s.dilation_h);
+    p.dilationFilterW = static_cast<uint8_t>(s.dilation_w);
+    p.mStartPt = static_cast<uint16_t>(pt * PT);
+    p.mExtension = PT;
+    LoadData(win, fm, p);
+    qwin.EnQue(win);
+    qf.FreeTensor(fm);
+    win = qwin.DeQue<half>();
+    w = qw.DeQue<float>();
+    LocalTensor<float> a = acc.Get<float>(), t = tmp.Get<float>();
+    for (int32_t rb = 0; rb < PT / F; ++rb) {
+      LocalTensor<float> ar = a[rb * FB];
+      DataCopy(ar, w[kk * FB], static_cast<uint32_t>(FB));  // start from the bias
+      for (int32_t k = 0; k < kk; ++k) {
+        Cast(t, win[(rb * kk + k) * FB], RoundMode::CAST_NONE, FB);
+        Mul(t, t, w[k * FB], FB);
+        Add(ar, ar, t, FB);
+      }
+    }
+    qwin.FreeTensor(win);
+    qw.FreeTensor(w);
+    if (clamp) {
+      Maxs(a, a, lo, PT * F);
+      Mins(a, a, hi, PT * F);
+    }
+    LocalTensor<half> h = h16.Get<half>();
+    Cast(h, a, RoundMode::CAST_NONE, PT * F);
+    LocalTensor<half> tt = tr.Get<half>();
+    LocalTensor<half> dst[16], src[16];
+    for (int32_t i = 0; i < F; ++i) {
+      dst[i] = tt[i * PT];
+      src[i] = h[i * F];
+    }
+    TransDataTo5HDParams tp;
+    tp.repeatTimes = PT / F;
+    tp.dstRepStride = 1;
+    tp.srcRepStride = F;
+    TransDataTo5HD(dst, src, tp);
+    LocalTensor<float> o = qout.AllocTensor<float>();
+    Cast(o, tt, RoundMode::CAST_NONE, F * PT);
+    qout.EnQue(o);
+    o = qout.DeQue<float>();
+    const int32_t channels = std::min(F, s.c - cb * F);
+    const int32_t cols = std::min(PT, pixels - pt * PT);
+    const uint32_t bytes = static_cast<uint32_t>(cols) * 4;
+    const uint32_t padded = (bytes + 31) / 32 * 32;
+    DataCopyPad(gy[(static_cast<uint64_t>(img) * s.c + cb * F) * pixels + pt * PT], o,
+                DataCopyExtParams{static_cast<uint16_t>(channels), bytes, (PT * 4 - padded) / 32,
+                                  static_cast<uint32_t>(pixels - cols) * 4, 0});
+    qout.FreeTensor(o);
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> pool_unsupported(const ConvShape& s, const arch::MachineSpec& spec) {
@@ -339,6 +447,76 @@ profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float*
   return launch(
       device, "aicore:max_pool_f16", static_cast<std::uint32_t>(std::min(cores, items)),
       [&] { max_pool(reinterpret_cast<GM_ADDR>(regs[2]), reinterpret_cast<GM_ADDR>(regs[1]), s); });
+}
+
+profile::KernelRecord depthwise_conv2d(runtime::Device& device, const float* x, const float* w,
+                                       const float* bias, float* y, const ConvShape& s,
+                                       float clip_min, float clip_max) {
+  if (auto why = pool_unsupported(s, device.spec()))
+    throw_user_error("aicore depthwise_conv2d: {}; split the input", *why);
+  if (s.cout != s.c)
+    throw_user_error(
+        "aicore depthwise_conv2d: {} output channels for {} inputs; one filter per "
+        "channel",
+        s.cout, s.c);
+  const std::int32_t c1 = (s.c + F - 1) / F, kk = s.kh * s.kw;
+  // Weights per (channel block, kernel position) as a 16 x 16 tile of the 16 channels' weights
+  // repeated for 16 pixels, and the bias the same way (on the host, as offline conversion).
+  std::vector<float> wt(static_cast<std::size_t>(c1) * kk * FB, 0.0f),
+      bt(static_cast<std::size_t>(c1) * FB, 0.0f);
+  for (std::int32_t c = 0; c < s.c; ++c)
+    for (std::int32_t k = 0; k < kk; ++k)
+      for (std::int32_t px = 0; px < F; ++px)
+        wt[(static_cast<std::size_t>(c / F) * kk + k) * FB + px * F + c % F] =
+            w[static_cast<std::size_t>(c) * kk + k];
+  if (bias)
+    for (std::int32_t c = 0; c < s.c; ++c)
+      for (std::int32_t px = 0; px < F; ++px)
+        bt[static_cast<std::size_t>(c / F) * FB + px * F + c % F] = bias[c];
+  runtime::Buffer x5 =
+      device.allocate(static_cast<std::size_t>(s.n) * c1 * s.h * s.w * F * 2, "aicore:5hd");
+  runtime::Buffer wb = device.allocate(wt.size() * 4, "aicore:dw_weights");
+  runtime::Buffer bb = device.allocate(bt.size() * 4, "aicore:dw_bias");
+  device.copy_to_device(wb, wt.data(), wt.size() * 4);
+  device.copy_to_device(bb, bt.data(), bt.size() * 4);
+  struct Free {
+    runtime::Device& d;
+    runtime::Buffer a, b, c;
+    ~Free() {
+      d.free(a);
+      d.free(b);
+      d.free(c);
+    }
+  } free_buffers{device, x5, wb, bb};
+  std::vector<void*> regs = {const_cast<float*>(x), y, device.data(x5), device.data(wb),
+                             device.data(bb)};
+  gm_register(regs[0], static_cast<std::size_t>(s.n) * s.c * s.h * s.w * 4);
+  gm_register(regs[1], static_cast<std::size_t>(s.n) * s.c * s.ho * s.wo * 4);
+  gm_register(regs[2], x5.bytes);
+  gm_register(regs[3], wb.bytes);
+  gm_register(regs[4], bb.bytes);
+  struct Unregister {
+    std::vector<void*>& p;
+    ~Unregister() {
+      for (void* q : p) gm_unregister(q);
+    }
+  } unregister{regs};
+  const auto cores = static_cast<std::int64_t>(device.spec().core_count.as_int());
+  const std::int64_t rows = static_cast<std::int64_t>(s.n) * c1 * s.h;
+  launch(device, "aicore:transdata_5hd_f16", static_cast<std::uint32_t>(std::min(cores, rows)),
+         [&] {
+           to_5hd(reinterpret_cast<GM_ADDR>(regs[0]), reinterpret_cast<GM_ADDR>(regs[2]), s.n, s.c,
+                  s.h, s.w);
+         });
+  const std::int64_t items = static_cast<std::int64_t>(s.n) * c1 * ((s.ho * s.wo + PT - 1) / PT);
+  const bool clamp = s.relu || clip_min > -INFINITY || clip_max < INFINITY;
+  const float lo = s.relu ? std::max(0.0f, clip_min) : clip_min;
+  return launch(device, "aicore:depthwise_conv2d_f32acc",
+                static_cast<std::uint32_t>(std::min(cores, items)), [&] {
+                  depthwise(reinterpret_cast<GM_ADDR>(regs[2]), reinterpret_cast<GM_ADDR>(regs[3]),
+                            reinterpret_cast<GM_ADDR>(regs[4]), reinterpret_cast<GM_ADDR>(regs[1]),
+                            s, lo, clip_max, clamp);
+                });
 }
 
 std::optional<std::string> conv_unsupported(const ConvShape& s, const arch::MachineSpec& spec) {

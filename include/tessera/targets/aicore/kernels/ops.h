@@ -3,6 +3,7 @@
 // fp16 on the Vector unit (tiles cast f32 -> f16 and back), so results carry fp16 precision.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -74,5 +75,13 @@ profile::KernelRecord global_average_pool(runtime::Device& device, const float* 
 std::optional<std::string> pool_unsupported(const ConvShape& shape, const arch::MachineSpec& spec);
 profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float* y,
                                  const ConvShape& shape);
+
+// Depthwise convolution (one filter of kh x kw per channel, cout = c) over NCHW f32: 5HD fp16
+// input, Img2Col windows into UB, multiply-accumulate in f32 on the Vector unit with the bias,
+// then ReLU (shape.relu) and the clip bounds, NCHW f32 out through fp16. pool_unsupported
+// gives the limits.
+profile::KernelRecord depthwise_conv2d(runtime::Device& device, const float* x, const float* w,
+                                       const float* bias, float* y, const ConvShape& shape,
+                                       float clip_min = -INFINITY, float clip_max = INFINITY);
 
 }  // namespace tessera::aicore::kernels

@@ -771,3 +771,23 @@ TEST(AicoreKernels, DepthwiseConvAccumulatesInF32OnTheVectorUnit) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AicoreKernels, SoftmaxRowsInF32) {
+  constexpr int rows = 37, cols = 100;
+  std::vector<float> x(rows * cols), y(rows * cols);
+  std::mt19937 gen(41);
+  std::uniform_real_distribution<float> d(-20, 20);
+  for (auto& v : x) v = d(gen);
+  tessera::aicore::kernels::softmax(tessera::aicore::device(), x.data(), y.data(), rows, cols);
+  for (int r = 0; r < rows; ++r) {
+    double m = -1e30, s = 0;
+    for (int c = 0; c < cols; ++c) m = std::max(m, static_cast<double>(x[r * cols + c]));
+    for (int c = 0; c < cols; ++c) s += std::exp(x[r * cols + c] - m);
+    for (int c = 0; c < cols; ++c)
+      ASSERT_NEAR(y[r * cols + c], std::exp(x[r * cols + c] - m) / s, 1e-6) << r << "," << c;
+  }
+}
+
+}  // namespace

@@ -222,6 +222,27 @@ std::optional<std::string> max_pool_unsupported(const Node& n, const Graph& g,
   return kernels::pool_unsupported(s, spec);
 }
 
+class SoftmaxStep final : public Step {
+ public:
+  explicit SoftmaxStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    auto ptr = [&](ValueId v) {
+      const auto place = ctx.placement(v);
+      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+    };
+    const Shape& x = ctx.graph().value(n.inputs[0]).shape;
+    const std::int64_t cols = x[0];
+    kernels::softmax(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
+                     static_cast<std::int32_t>(x.element_count() / cols),
+                     static_cast<std::int32_t>(cols));
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
 class GlobalAveragePoolStep final : public Step {
  public:
   explicit GlobalAveragePoolStep(int node) : node_(node) {}
@@ -330,6 +351,17 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);
     if (n.op == "Conv") return conv_unsupported(n, g, spec());
     if (n.op == "MaxPool") return max_pool_unsupported(n, g, spec());
+    if (n.op == "Softmax") {
+      const auto& x = g.value(n.inputs[0]);
+      if (x.dtype != DType::f32 || x.shape.rank() < 1 || x.shape.element_count() == 0)
+        return std::string("a Softmax that is not over f32");
+      const std::int64_t rank = x.shape.rank();
+      const std::int64_t axis = n.attr_int("axis", -1);
+      if (axis != -1 && axis != rank - 1)
+        return std::string("a Softmax over an axis other than the last");
+      if (x.shape[0] * 20 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
+      return std::nullopt;
+    }
     if (n.op == "GlobalAveragePool") {
       const auto& x = g.value(n.inputs[0]);
       if (x.dtype != DType::f32 || x.shape.rank() != 4)
@@ -365,6 +397,7 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "Conv") return std::make_unique<ConvStep>(node_index);
     if (n.op == "GlobalAveragePool") return std::make_unique<GlobalAveragePoolStep>(node_index);
     if (n.op == "MaxPool") return std::make_unique<MaxPoolStep>(node_index);
+    if (n.op == "Softmax") return std::make_unique<SoftmaxStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
     return std::make_unique<EltwiseStep>(node_index, *op);

@@ -68,3 +68,82 @@ profile::KernelRecord global_average_pool(runtime::Device& device, const float* 
 }
 
 }  // namespace tessera::aicore::kernels
+
+namespace tessera::aicore::kernels {
+namespace {
+
+// Softmax of each row in f32 on the Vector unit: ReduceMax, subtract, Exp, ReduceSum, scale.
+// The two reductions reach the scalar unit through V -> S flags; the scalars go back to the
+// vector instructions as immediates after S -> V flags.
+void softmax_rows(GM_ADDR x, GM_ADDR y, int32_t rows, int32_t cols) {
+  const uint32_t bytes = static_cast<uint32_t>(cols) * 4;
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 2> qin;
+  TQue<QuePosition::VECOUT, 2> qout;
+  TBuf<QuePosition::VECCALC> work, red;
+  pipe.InitBuffer(qin, 2, bytes);
+  pipe.InitBuffer(qout, 2, bytes);
+  pipe.InitBuffer(work, bytes);
+  pipe.InitBuffer(red, 64);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x, static_cast<uint64_t>(rows) * cols);
+  gy.SetGlobalBuffer((__gm__ float*)y, static_cast<uint64_t>(rows) * cols);
+  const DataCopyExtParams row{1, bytes, 0, 0, 0};
+  LocalTensor<float> mx = red.Get<float>(), sum = red.Get<float>()[8];
+  for (int32_t r = static_cast<int32_t>(GetBlockIdx()); r < rows;
+       r += static_cast<int32_t>(GetBlockNum())) {
+    LocalTensor<float> in = qin.AllocTensor<float>();
+    DataCopyPad(in, gx[static_cast<uint64_t>(r) * cols], row, DataCopyPadExtParams<float>{});
+    qin.EnQue(in);
+    in = qin.DeQue<float>();
+    LocalTensor<float> out = qout.AllocTensor<float>();
+    ReduceMax(mx, in, work.Get<float>(), cols);
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+    const float m = mx.GetValue(0);
+    SetFlag<HardEvent::S_V>(EVENT_ID0);
+    WaitFlag<HardEvent::S_V>(EVENT_ID0);
+    Adds(out, in, -m, cols);
+    Exp(out, out, cols);
+    ReduceSum(sum, out, work.Get<float>(), cols);
+    SetFlag<HardEvent::V_S>(EVENT_ID1);
+    WaitFlag<HardEvent::V_S>(EVENT_ID1);
+    const float s = sum.GetValue(0);
+    SetFlag<HardEvent::S_V>(EVENT_ID1);
+    WaitFlag<HardEvent::S_V>(EVENT_ID1);
+    Muls(out, out, 1.0f / s, cols);
+    qout.EnQue(out);
+    qin.FreeTensor(in);
+    out = qout.DeQue<float>();
+    DataCopyPad(gy[static_cast<uint64_t>(r) * cols], out, row);
+    qout.FreeTensor(out);
+  }
+}
+
+}  // namespace
+
+profile::KernelRecord softmax(runtime::Device& device, const float* x, float* y, std::int32_t rows,
+                              std::int32_t cols) {
+  if (rows <= 0 || cols <= 0)
+    throw_user_error("aicore softmax: {} rows of {} elements; pass at least 1", rows, cols);
+  if (static_cast<std::int64_t>(cols) * 4 * 5 > 240 * 1024)
+    throw_user_error("aicore softmax: rows of {} floats do not fit the Unified Buffer", cols);
+  auto* px = const_cast<float*>(x);
+  const auto bytes = static_cast<std::size_t>(rows) * cols * 4;
+  gm_register(px, bytes);
+  if (y != px) gm_register(y, bytes);
+  struct Unregister {
+    void *a, *b;
+    ~Unregister() {
+      gm_unregister(a);
+      if (b != a) gm_unregister(b);
+    }
+  } unregister{px, y};
+  const auto blocks =
+      static_cast<std::uint32_t>(std::min<std::int64_t>(rows, device.spec().core_count.as_int()));
+  return launch(device, "aicore:softmax_f32", blocks, [&] {
+    softmax_rows(reinterpret_cast<GM_ADDR>(px), reinterpret_cast<GM_ADDR>(y), rows, cols);
+  });
+}
+
+}  // namespace tessera::aicore::kernels

@@ -84,4 +84,8 @@ profile::KernelRecord depthwise_conv2d(runtime::Device& device, const float* x, 
                                        const float* bias, float* y, const ConvShape& shape,
                                        float clip_min = -INFINITY, float clip_max = INFINITY);
 
+// Softmax over each of `rows` rows of `cols` floats, in f32 on the Vector unit.
+profile::KernelRecord softmax(runtime::Device& device, const float* x, float* y, std::int32_t rows,
+                              std::int32_t cols);
+
 }  // namespace tessera::aicore::kernels

@@ -791,3 +791,40 @@ TEST(AicoreKernels, SoftmaxRowsInF32) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AicoreKernels, LayerNormAndBatchNormInF32) {
+  constexpr int rows = 9, cols = 70;
+  std::mt19937 gen(43);
+  std::uniform_real_distribution<float> d(-2, 2);
+  std::vector<float> x(rows * cols), y(rows * cols), g(cols), b(cols);
+  for (auto& v : x) v = d(gen);
+  for (auto& v : g) v = d(gen);
+  for (auto& v : b) v = d(gen);
+  auto& dev = tessera::aicore::device();
+  tessera::aicore::kernels::layer_norm(dev, x.data(), y.data(), g.data(), b.data(), rows, cols,
+                                       1e-5f);
+  for (int r = 0; r < rows; ++r) {
+    double m = 0, v = 0;
+    for (int c = 0; c < cols; ++c) m += x[r * cols + c];
+    m /= cols;
+    for (int c = 0; c < cols; ++c) v += (x[r * cols + c] - m) * (x[r * cols + c] - m);
+    v /= cols;
+    for (int c = 0; c < cols; ++c)
+      ASSERT_NEAR(y[r * cols + c], (x[r * cols + c] - m) / std::sqrt(v + 1e-5) * g[c] + b[c], 1e-4)
+          << r << "," << c;
+  }
+  // BatchNormalization: 3 channels of 70 elements for 3 images.
+  std::vector<float> mean = {0.5f, -1.0f, 0.0f}, var = {1.0f, 4.0f, 0.25f};
+  tessera::aicore::kernels::batch_norm(dev, x.data(), y.data(), g.data(), b.data(), mean.data(),
+                                       var.data(), 3, 3, cols, 1e-3f);
+  for (int p = 0; p < 9; ++p)
+    for (int i = 0; i < cols; ++i) {
+      const int c = p % 3;
+      const float want = (x[p * cols + i] - mean[c]) / std::sqrt(var[c] + 1e-3f) * g[c] + b[c];
+      ASSERT_NEAR(y[p * cols + i], want, 1e-4f) << p << "," << i;
+    }
+}
+
+}  // namespace

@@ -243,6 +243,67 @@ class SoftmaxStep final : public Step {
   int node_;
 };
 
+class NormStep final : public Step {
+ public:
+  explicit NormStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    auto ptr = [&](ValueId v) -> float* {
+      if (v == kNoValue) return nullptr;
+      const auto place = ctx.placement(v);
+      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+    };
+    const Shape& x = ctx.graph().value(n.inputs[0]).shape;
+    const float eps = n.attr_float("epsilon", 1e-5f);
+    if (n.op == "BatchNormalization") {
+      std::int64_t size = 1;
+      for (int d = 0; d + 2 < x.rank(); ++d) size *= x[d];
+      kernels::batch_norm(
+          ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]), ptr(n.inputs[1]), ptr(n.inputs[2]),
+          ptr(n.inputs[3]), ptr(n.inputs[4]), static_cast<std::int32_t>(x[x.rank() - 1]),
+          static_cast<std::int32_t>(x[x.rank() - 2]), static_cast<std::int32_t>(size), eps);
+    } else {
+      const ValueId bias = n.inputs.size() > 2 ? n.inputs[2] : kNoValue;
+      kernels::layer_norm(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]), ptr(n.inputs[1]),
+                          ptr(bias), static_cast<std::int32_t>(x.element_count() / x[0]),
+                          static_cast<std::int32_t>(x[0]), eps);
+    }
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
+std::optional<std::string> norm_unsupported(const Node& n, const Graph& g) {
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && g.value(v).dtype != DType::f32)
+      return std::string("operands that are not f32");
+  for (std::size_t o = 1; o < n.outputs.size(); ++o)
+    if (n.outputs[o] != kNoValue) return std::string("outputs beyond Y (statistics)");
+  const Shape& x = g.value(n.inputs[0]).shape;
+  if (x.element_count() == 0) return std::string("an empty tensor");
+  if (n.op == "BatchNormalization") {
+    if (n.attr_int("training_mode", 0) != 0) return std::string("training mode");
+    if (x.rank() < 2 || n.inputs.size() != 5)
+      return std::string("a BatchNormalization without NC..");
+    std::int64_t size = 1;
+    for (int d = 0; d + 2 < x.rank(); ++d) size *= x[d];
+    if (size * 16 > 240 * 1024) return std::string("planes too large for the Unified Buffer");
+    return std::nullopt;
+  }
+  const std::int64_t axis = n.attr_int("axis", -1);
+  if (axis != -1 && axis != x.rank() - 1)
+    return std::string("a LayerNormalization over more than the last axis");
+  if (x[0] * 32 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
+  if (g.value(n.inputs[1]).shape.element_count() != x[0])
+    return std::string("a scale that is not one value per element of the last axis");
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue &&
+      g.value(n.inputs[2]).shape.element_count() != x[0])
+    return std::string("a bias that is not one value per element of the last axis");
+  return std::nullopt;
+}
+
 class GlobalAveragePoolStep final : public Step {
  public:
   explicit GlobalAveragePoolStep(int node) : node_(node) {}
@@ -351,6 +412,7 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);
     if (n.op == "Conv") return conv_unsupported(n, g, spec());
     if (n.op == "MaxPool") return max_pool_unsupported(n, g, spec());
+    if (n.op == "BatchNormalization" || n.op == "LayerNormalization") return norm_unsupported(n, g);
     if (n.op == "Softmax") {
       const auto& x = g.value(n.inputs[0]);
       if (x.dtype != DType::f32 || x.shape.rank() < 1 || x.shape.element_count() == 0)
@@ -397,6 +459,8 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "Conv") return std::make_unique<ConvStep>(node_index);
     if (n.op == "GlobalAveragePool") return std::make_unique<GlobalAveragePoolStep>(node_index);
     if (n.op == "MaxPool") return std::make_unique<MaxPoolStep>(node_index);
+    if (n.op == "BatchNormalization" || n.op == "LayerNormalization")
+      return std::make_unique<NormStep>(node_index);
     if (n.op == "Softmax") return std::make_unique<SoftmaxStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());

@@ -88,4 +88,15 @@ profile::KernelRecord depthwise_conv2d(runtime::Device& device, const float* x, 
 profile::KernelRecord softmax(runtime::Device& device, const float* x, float* y, std::int32_t rows,
                               std::int32_t cols);
 
+// Inference BatchNormalization of NCHW f32 (n x c planes of `size`), in f32 on the Vector unit.
+profile::KernelRecord batch_norm(runtime::Device& device, const float* x, float* y,
+                                 const float* gamma, const float* beta, const float* mean,
+                                 const float* var, std::int32_t n, std::int32_t c,
+                                 std::int32_t size, float eps);
+// LayerNormalization over the last axis of `rows` rows of `cols` floats, with scale and an
+// optional bias of `cols`, in f32 on the Vector unit.
+profile::KernelRecord layer_norm(runtime::Device& device, const float* x, float* y,
+                                 const float* gamma, const float* beta, std::int32_t rows,
+                                 std::int32_t cols, float eps);
+
 }  // namespace tessera::aicore::kernels

@@ -821,3 +821,35 @@ TEST(AicoreKernels, LayerNormAndBatchNormInF32) {
 }
 
 }  // namespace
+
+namespace {
+
+// The ascend310 preset: its modeled peaks are Huawei's 8 TFLOPS fp16 and 16 TOPS int8, and kernels
+// run on its two cores (blocks beyond them run one after another on their core).
+TEST(AicorePreset, Ascend310PeakAndKernelsOnItsTwoCores) {
+  auto dev = tessera::runtime::Device::open("ascend310");
+  const auto& spec = dev->spec();
+  EXPECT_EQ(spec.core_count.as_int(), 2);
+  // 8 TFLOPS fp16 (16 x 16 x 16 per cycle) and 16 TOPS int8 (16 x 32 x 16 per cycle).
+  const double cube = spec.param("aicore.cube_m").value * spec.param("aicore.cube_n").value;
+  EXPECT_NEAR(2.0 * cube * spec.param("aicore.cube_k").value * 2.0 * spec.clock_hz.value, 8e12,
+              1e8);
+  EXPECT_NEAR(2.0 * cube * spec.param("aicore.cube_k_int8").value * 2.0 * spec.clock_hz.value,
+              16e12, 1e8);
+  tessera::aicore::set_device(std::move(dev));
+  {  // GM of the ascend310 device, freed before the default device comes back
+    const std::size_t n = 8 * 16 * kTile;
+    Gm<half> x(n), y(n), z(n);
+    fill(x, 51);
+    fill(y, 52);
+    const auto rec = ICPU_RUN_KF(queue_add_kernel, 8, x.addr(), y.addr(), z.addr());
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(static_cast<float>(z[i]),
+                static_cast<float>(
+                    static_cast<half>(static_cast<float>(x[i]) + static_cast<float>(y[i]))));
+    EXPECT_EQ(rec.cycles_per_core.size(), 2u);
+  }
+  tessera::aicore::set_device(nullptr);
+}
+
+}  // namespace

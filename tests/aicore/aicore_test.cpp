@@ -853,3 +853,23 @@ TEST(AicorePreset, Ascend310PeakAndKernelsOnItsTwoCores) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AicoreKernels, EltwiseRowsBroadcastsTheSecondOperand) {
+  constexpr int rows = 12, cols = 45;
+  std::vector<float> a(rows * cols), b(cols), y(rows * cols);
+  std::mt19937 gen(47);
+  std::uniform_real_distribution<float> d(-2, 2);
+  for (auto& v : a) v = static_cast<float>(static_cast<half>(d(gen)));
+  for (auto& v : b) v = static_cast<float>(static_cast<half>(d(gen)));
+  using tessera::aicore::kernels::Eltwise;
+  tessera::aicore::kernels::eltwise_rows(tessera::aicore::device(), Eltwise::sub, a.data(),
+                                         b.data(), y.data(), rows, cols);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      ASSERT_EQ(y[r * cols + c], static_cast<float>(static_cast<half>(a[r * cols + c] - b[c])))
+          << r << "," << c;
+}
+
+}  // namespace

@@ -28,6 +28,22 @@ std::optional<Eltwise> eltwise_of(const std::string& onnx) {
   return std::nullopt;
 }
 
+// Whether `b` (fastest first) equals the fastest dimensions of `out` and is 1 beyond them: a
+// row that repeats over the outer dimensions.
+bool broadcasts_over_rows(const Shape& b, const Shape& out) {
+  std::int64_t cols = 1;
+  int d = 0;
+  while (cols < b.element_count() && d < out.rank()) {
+    if (b.dim_or_one(d) != out[d]) return false;
+    cols *= out[d];
+    ++d;
+  }
+  if (cols != b.element_count() || cols * 32 > 240 * 1024) return false;
+  for (; d < b.rank(); ++d)
+    if (b[d] != 1) return false;
+  return true;
+}
+
 class EltwiseStep final : public Step {
  public:
   EltwiseStep(int node, Eltwise op) : node_(node), op_(op) {}
@@ -39,8 +55,13 @@ class EltwiseStep final : public Step {
     };
     const float* a = ptr(n.inputs[0]);
     const float* b = kernels::is_binary(op_) ? ptr(n.inputs[1]) : nullptr;
-    kernels::eltwise(ctx.device(), op_, a, b, ptr(n.outputs[0]),
-                     ctx.graph().value(n.outputs[0]).shape.element_count());
+    const std::int64_t count = ctx.graph().value(n.outputs[0]).shape.element_count();
+    const std::int64_t b_count = b ? ctx.graph().value(n.inputs[1]).shape.element_count() : count;
+    if (b_count != count)
+      kernels::eltwise_rows(ctx.device(), op_, a, b, ptr(n.outputs[0]), count / b_count,
+                            static_cast<std::int32_t>(b_count));
+    else
+      kernels::eltwise(ctx.device(), op_, a, b, ptr(n.outputs[0]), count);
     ctx.invalidate(n.outputs[0]);
   }
 
@@ -447,8 +468,11 @@ class AicoreBackend final : public compiler::Backend {
     for (ValueId v : n.inputs) {
       if (v == kNoValue) return std::string("an omitted input");
       if (g.value(v).dtype != DType::f32) return std::string("inputs of mixed dtypes");
-      if (!(g.value(v).shape == out.shape))
-        return std::string("broadcasting (the aicore element-wise kernels take equal shapes)");
+      if (!(g.value(v).shape == out.shape) && !(v == n.inputs.back() && n.inputs.size() == 2 &&
+                                                g.value(n.inputs[0]).shape == out.shape &&
+                                                broadcasts_over_rows(g.value(v).shape, out.shape)))
+        return std::string(
+            "broadcasting other than a second operand over the trailing axes (a bias)");
     }
     return std::nullopt;
   }

@@ -166,3 +166,103 @@ profile::KernelRecord eltwise(runtime::Device& device, Eltwise op, const float* 
 }
 
 }  // namespace tessera::aicore::kernels
+
+namespace tessera::aicore::kernels {
+namespace {
+
+using namespace AscendC;
+
+// out[r][c] = op(a[r][c], b[c]): b's row is cast to fp16 once per block, every row of a in
+// turn through the queues.
+void eltwise_rows_kernel(Eltwise op, GM_ADDR a, GM_ADDR b, GM_ADDR out, int64_t rows,
+                         int32_t cols) {
+  const uint32_t bytes = static_cast<uint32_t>(cols) * 4;
+  const int32_t padded = (cols + 15) / 16 * 16;
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 2> qa;
+  TQue<QuePosition::VECOUT, 2> qo;
+  TBuf<QuePosition::VECCALC> bf, bh, xh;
+  pipe.InitBuffer(qa, 2, static_cast<uint32_t>(padded) * 4);
+  pipe.InitBuffer(qo, 2, static_cast<uint32_t>(padded) * 4);
+  pipe.InitBuffer(bf, static_cast<uint32_t>(padded) * 4);
+  pipe.InitBuffer(bh, static_cast<uint32_t>(padded) * 2);
+  pipe.InitBuffer(xh, static_cast<uint32_t>(padded) * 2);
+  GlobalTensor<float> ga, gb, go;
+  ga.SetGlobalBuffer((__gm__ float*)a, static_cast<uint64_t>(rows) * cols);
+  gb.SetGlobalBuffer((__gm__ float*)b, static_cast<uint64_t>(cols));
+  go.SetGlobalBuffer((__gm__ float*)out, static_cast<uint64_t>(rows) * cols);
+  const DataCopyExtParams row{1, bytes, 0, 0, 0};
+  DataCopyPad(bf.Get<float>(), gb, row, DataCopyPadExtParams<float>{});
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID3);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID3);
+  LocalTensor<half> y = bh.Get<half>(), x = xh.Get<half>();
+  Cast(y, bf.Get<float>(), RoundMode::CAST_NONE, padded);
+  for (int64_t r = GetBlockIdx(); r < rows; r += GetBlockNum()) {
+    LocalTensor<float> in = qa.AllocTensor<float>();
+    DataCopyPad(in, ga[static_cast<uint64_t>(r) * cols], row, DataCopyPadExtParams<float>{});
+    qa.EnQue(in);
+    in = qa.DeQue<float>();
+    Cast(x, in, RoundMode::CAST_NONE, padded);
+    switch (op) {
+      case Eltwise::add:
+        Add(x, x, y, padded);
+        break;
+      case Eltwise::sub:
+        Sub(x, x, y, padded);
+        break;
+      case Eltwise::mul:
+        Mul(x, x, y, padded);
+        break;
+      case Eltwise::div:
+        Div(x, x, y, padded);
+        break;
+      case Eltwise::max:
+        Max(x, x, y, padded);
+        break;
+      default:
+        Min(x, x, y, padded);
+        break;
+    }
+    LocalTensor<float> o = qo.AllocTensor<float>();
+    Cast(o, x, RoundMode::CAST_NONE, padded);
+    qo.EnQue(o);
+    qa.FreeTensor(in);
+    o = qo.DeQue<float>();
+    DataCopyPad(go[static_cast<uint64_t>(r) * cols], o, row);
+    qo.FreeTensor(o);
+  }
+}
+
+}  // namespace
+
+profile::KernelRecord eltwise_rows(runtime::Device& device, Eltwise op, const float* a,
+                                   const float* b, float* out, std::int64_t rows,
+                                   std::int32_t cols) {
+  if (!is_binary(op)) throw_user_error("aicore eltwise_rows: {} takes one input", eltwise_name(op));
+  if (rows <= 0 || cols <= 0)
+    throw_user_error("aicore eltwise_rows: {} rows of {}; pass at least 1", rows, cols);
+  if (static_cast<std::int64_t>(cols) * 4 * 8 > 240 * 1024)
+    throw_user_error("aicore eltwise_rows: rows of {} floats do not fit the Unified Buffer", cols);
+  auto* pa = const_cast<float*>(a);
+  auto* pb = const_cast<float*>(b);
+  const auto bytes = static_cast<std::size_t>(rows) * cols * 4;
+  gm_register(pa, bytes);
+  gm_register(pb, static_cast<std::size_t>(cols) * 4);
+  if (out != pa) gm_register(out, bytes);
+  struct Unregister {
+    float *a, *b, *o;
+    ~Unregister() {
+      gm_unregister(a);
+      gm_unregister(b);
+      if (o != a) gm_unregister(o);
+    }
+  } unregister{pa, pb, out};
+  const auto blocks =
+      static_cast<std::uint32_t>(std::min<std::int64_t>(rows, device.spec().core_count.as_int()));
+  return launch(device, fmt::format("aicore:{}_rows_f16", eltwise_name(op)), blocks, [&] {
+    eltwise_rows_kernel(op, reinterpret_cast<GM_ADDR>(pa), reinterpret_cast<GM_ADDR>(pb),
+                        reinterpret_cast<GM_ADDR>(out), rows, cols);
+  });
+}
+
+}  // namespace tessera::aicore::kernels

@@ -24,6 +24,11 @@ bool is_binary(Eltwise op);
 // `out` are host views of device buffers. Returns the kernel's record.
 profile::KernelRecord eltwise(runtime::Device& device, Eltwise op, const float* a, const float* b,
                               float* out, std::int64_t n);
+// out[r][c] = op(a[r][c], b[c]) for a binary op: b broadcast over `rows` rows of `cols` (a bias
+// over the last axes), in fp16 on the Vector unit like eltwise.
+profile::KernelRecord eltwise_rows(runtime::Device& device, Eltwise op, const float* a,
+                                   const float* b, float* out, std::int64_t rows,
+                                   std::int32_t cols);
 
 // C = A x B on the Cube, fp16 operands with f32 accumulation, in the fractal layouts Ascend's
 // stack gives them (docs/targets/aicore.md): A (m x k) zZ, B (k x n) nZ, C (m x n) nZ in fp16.

@@ -369,8 +369,10 @@ PlanRunner::PlanRunner(const Plan& plan, runtime::Device& device) : plan_(plan),
   if (device.spec().name != plan.device)
     log(LogLevel::info, "compiler", "plan made for '{}' runs on device '{}'", plan.device,
         device.spec().name);
-  // Device memory is backed by host memory as it is touched; the host limit holds before that.
-  check_host_memory(plan.memory.arena_bytes + plan.memory.weights_bytes,
+  // Device memory is backed by host memory as it is touched, and the host keeps a second copy:
+  // the graph's constants beside the weights buffer, cached host tensors beside the arena.
+  // The host limit holds for both before anything allocates.
+  check_host_memory(2 * (plan.memory.arena_bytes + plan.memory.weights_bytes),
                     fmt::format("the plan for '{}' (activations and weights)",
                                 plan.graph.source.empty() ? plan.graph.name : plan.graph.source));
   if (plan.memory.arena_bytes > 0) arena_ = device.allocate(plan.memory.arena_bytes, "activations");

@@ -822,6 +822,45 @@ bool fold_static_nodes(onnx::ModelProto& model, std::int64_t opset, const std::s
   return true;
 }
 
+// A value computed from constants alone is sized by the model, not by what the user feeds it.
+// A few bytes of constants blown up to gigabytes (an Expand or ConstantOfShape to 2^30
+// elements) is a malformed or hostile model: refuse it before anything allocates, rather than
+// fill the host's memory. Real networks' constant-derived tensors (masks, position tables) stay
+// far below both bounds.
+constexpr std::uint64_t kConstantDerivedFloorBytes = std::uint64_t{256} << 20;
+constexpr std::uint64_t kConstantExpansionRatio = 1024;
+
+void check_constant_expansion(const Graph& graph, const std::string& name) {
+  std::uint64_t constant_bytes = 0;
+  std::vector<bool> from_constants(graph.values.size(), false);
+  for (std::size_t v = 0; v < graph.values.size(); ++v)
+    if (graph.values[v].is_constant()) {
+      from_constants[v] = true;
+      constant_bytes += graph.values[v].bytes();
+    }
+  const std::uint64_t limit =
+      std::max(kConstantDerivedFloorBytes, constant_bytes * kConstantExpansionRatio);
+  for (const Node& node : graph.nodes) {
+    bool derived = true;
+    for (ValueId in : node.inputs)
+      if (in != kNoValue && !from_constants[static_cast<std::size_t>(in)]) derived = false;
+    if (!derived) continue;
+    for (ValueId out : node.outputs) {
+      if (out == kNoValue) continue;
+      from_constants[static_cast<std::size_t>(out)] = true;
+      const Value& v = graph.value(out);
+      if (v.bytes() > limit)
+        throw_user_error(
+            "{}: {}: output '{}' of shape {} ({} B) is computed from the model's {} B of "
+            "constants alone, more than {} B (the larger of 256 MiB and {}x the constants); the "
+            "model looks malformed. A tensor this large should be a graph input or stored as an "
+            "initializer",
+            name, node.describe(), v.name, v.shape.to_string(), v.bytes(), constant_bytes, limit,
+            kConstantExpansionRatio);
+    }
+  }
+}
+
 Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
   std::int64_t opset = default_opset(model);
   if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
@@ -1031,6 +1070,7 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
   }
   if (graph.outputs.empty()) throw_user_error("{}: the graph has no outputs", name);
   graph.reindex();
+  check_constant_expansion(graph, name);
   log(LogLevel::info, "compiler", "imported {}: {} nodes, {} inputs, {} outputs, opset {}", name,
       graph.nodes.size(), graph.inputs.size(), graph.outputs.size(), opset);
   return graph;

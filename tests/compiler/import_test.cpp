@@ -178,6 +178,28 @@ TEST(Import, FoldingRefusesHugeTensorsAHostileFileAsksFor) {
   EXPECT_NE(msg.find("TESSERA_HOST_MEMORY_LIMIT"), std::string::npos) << msg;
 }
 
+TEST(Import, ATensorBlownUpFromAFewBytesOfConstantsIsRefused) {
+  // 24 B of constants expanded to 512 MiB: within any host limit, out of all proportion to the
+  // file. Refused at import, before folding or planning allocates it.
+  const auto bytes = make_model(
+      {}, {{"data", Tensor::from_vector(Shape{1, 3}, {1, 2, 3})},
+           {"shape", Tensor::from_ints(DType::i32, Shape{3}, {1024, 3, 1 << 16})}},
+      {{"Expand", {"data", "shape"}, {"big"}}}, {{"big", {"1024", "3", "65536"}}});
+  const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "blowup.onnx"); });
+  EXPECT_NE(msg.find("Expand"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("constants alone"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("805306368 B"), std::string::npos) << msg;
+}
+
+TEST(Import, ConstantDerivedTensorsOfRealisticSizeAreKept) {
+  // A 16 MiB mask made from a shape constant (as attention masks are) is ordinary: imported.
+  const auto bytes = make_model(
+      {{"x", {"2048", "2048"}}}, {{"shape", Tensor::from_ints(DType::i32, Shape{2}, {2048, 2048})}},
+      {{"ConstantOfShape", {"shape"}, {"mask"}}, {"Add", {"x", "mask"}, {"y"}}},
+      {{"y", {"2048", "2048"}}});
+  EXPECT_NO_THROW(import_onnx_bytes(bytes, "mask.onnx"));
+}
+
 TEST(Import, AnOpsetNewerThanTheOnnxLibraryIsRejected) {
   const auto bytes = make_model({{"x", {"2"}}}, {}, {{"Relu", {"x"}, {"y"}}}, {{"y", {"2"}}}, 999);
   const std::string msg = user_error_of([&] { import_onnx_bytes(bytes, "future.onnx"); });

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <random>
 
@@ -218,6 +220,61 @@ struct CurrentInstance {
   CurrentInstance& operator=(const CurrentInstance&) = delete;
 };
 
+// The program-scope __local__ section of a kernel file during one launch (see execute). The
+// section is process-wide, so launches of kernels that have one take a lock; the file's initial
+// values are kept the first time a launch sees it, before any instance has written it.
+class FileLocals {
+ public:
+  FileLocals(const KernelFunction& kernel, unsigned cores)
+      : begin_(reinterpret_cast<std::byte*>(kernel.file_locals_begin)),
+        bytes_(kernel.file_locals_begin == nullptr
+                   ? 0
+                   : static_cast<std::size_t>(kernel.file_locals_end - kernel.file_locals_begin)) {
+    if (bytes_ == 0) return;
+    lock_ = std::unique_lock<std::mutex>(mutex());
+    auto [it, fresh] = initial_values().try_emplace(begin_);
+    if (fresh) it->second.assign(begin_, begin_ + bytes_);
+    cores_.assign(cores, it->second);
+  }
+  ~FileLocals() {
+    if (bytes_ != 0) std::memcpy(begin_, initial_values()[begin_].data(), bytes_);
+  }
+  FileLocals(const FileLocals&) = delete;
+  FileLocals& operator=(const FileLocals&) = delete;
+  std::size_t bytes() const { return bytes_; }
+
+  // Core `core`'s copy is in the section while this lives.
+  class OnCore {
+   public:
+    OnCore(FileLocals& l, unsigned core) : l_(l), core_(core) {
+      if (l_.bytes_ != 0) std::memcpy(l_.begin_, l_.cores_[core_].data(), l_.bytes_);
+    }
+    ~OnCore() {
+      if (l_.bytes_ != 0) std::memcpy(l_.cores_[core_].data(), l_.begin_, l_.bytes_);
+    }
+    OnCore(const OnCore&) = delete;
+    OnCore& operator=(const OnCore&) = delete;
+
+   private:
+    FileLocals& l_;
+    unsigned core_;
+  };
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::map<const std::byte*, std::vector<std::byte>>& initial_values() {
+    static std::map<const std::byte*, std::vector<std::byte>> v;
+    return v;
+  }
+  std::byte* begin_;
+  std::size_t bytes_;
+  std::unique_lock<std::mutex> lock_;
+  std::vector<std::vector<std::byte>> cores_;
+};
+
 }  // namespace
 
 void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<InstanceBox>& boxes,
@@ -264,6 +321,19 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
   const std::uint64_t vlm_limit = launch.special_functions
                                       ? m.vlm_special_bytes
                                       : static_cast<std::uint64_t>(m.vlm->capacity_bytes.as_int());
+  // The kernel file's program-scope __local__ objects: each core has its own copy, starting
+  // from the file's initial values, swapped into the file's section around each of the core's
+  // instances. The instances then run on this thread in index order, so what a core's instance
+  // leaves for the next does not depend on the host threads.
+  FileLocals locals(launch.kernel, m.cores);
+  if (locals.bytes() > vlm_limit)
+    throw DeviceFault(
+        fmt::format("tpc kernel {}", launch.name),
+        fmt::format("the kernel file's program-scope __local__ objects take {} bytes but a core's "
+                    "vector local memory holds {}{} (spec 000 §2.3.3); declare less __local__ "
+                    "data or keep it in tensors",
+                    locals.bytes(), vlm_limit,
+                    launch.special_functions ? " when the program calls special functions" : ""));
   auto run_instance = [&](std::size_t unit) {
     const std::size_t index = order[unit];
     const InstanceBox& box = boxes[index];
@@ -271,6 +341,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     const std::string core_name = fmt::format("tpc{} kernel {}", core, launch.name);
     detail::LocalMemory slm(*m.slm, core_name, static_cast<std::uint64_t>(-1));
     detail::LocalMemory vlm(*m.vlm, core_name, vlm_limit);
+    if (locals.bytes() > 0) (void)vlm.stack.allocate(locals.bytes());
     auto ctx = std::make_unique<detail::InstanceContext>();
     detail::InstanceContext& c = *ctx;
     for (std::size_t i = 0; i < table.size(); ++i) c.tensors[i] = table[i];
@@ -296,6 +367,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     c.coherency_check = options.coherency_check && !shuffled;  // warned in the first run
     {
       CurrentInstance guard(&c);
+      const FileLocals::OnCore on_core(locals, core);
       launch.kernel.invoke(args);
     }
     c.clock.note_done(c.stores_done);  // the program ends when its stores have landed
@@ -313,7 +385,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     r.special_functions = c.special_functions_called;
     r.printf_used = c.printf_called;
   };
-  if (parallel && !shuffled) {
+  if (parallel && !shuffled && locals.bytes() == 0) {
     sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
     pool.parallel_for(order.size(), run_instance);
   } else {

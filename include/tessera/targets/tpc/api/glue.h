@@ -31,6 +31,11 @@ struct KernelFunction {
   void (*invoke)(const KernelArgs&) = nullptr;
   unsigned tensor_params = 0;  // leading `tensor` parameters
   unsigned scalar_dwords = 0;  // dwords of the trailing scalar parameters
+  // The kernel file's program-scope `__local__` objects (spec 000 §2.5.3), when it was built by
+  // tessera_add_tpc_kernels: one section of host memory that the runtime gives each core its own
+  // copy of and counts against the core's local memory. Empty for kernels without any.
+  char* file_locals_begin = nullptr;
+  char* file_locals_end = nullptr;
   explicit operator bool() const { return invoke != nullptr; }
 };
 
@@ -118,26 +123,40 @@ constexpr KernelFunction tpc_kernel() {
 struct alignas(16) KernelImage {
   char magic[16];  // kKernelImageMagic
   KernelFunction function;
-  char name[96];  // the kernel function's name (the TPC-C file's stem)
+  char name[80];  // the kernel function's name (the TPC-C file's stem)
 };
 static_assert(sizeof(KernelImage) == 128,
               "the image size is spelled out in TESSERA_TPC_KERNEL_BINARY");
 inline constexpr char kKernelImageMagic[16] = "tessera-tpc-elf";
+// `kernel` with the program-scope `__local__` section [begin, end) of its file.
+constexpr KernelFunction with_file_locals(KernelFunction kernel, char* begin, char* end) {
+  kernel.file_locals_begin = begin;
+  kernel.file_locals_end = begin == nullptr ? nullptr : end;
+  return kernel;
+}
 // The image in a kernelElf buffer of `size` bytes, or null when it holds none.
 const KernelImage* kernel_image(const void* elf, unsigned size);
 
 }  // namespace tessera::tpc
 
 // Defines the image of kernel function `fn` of namespace `ns` and the _binary___<fn>_o_start/_end
-// symbols around it, as objcopy does for a TPC ELF; used by tessera_add_tpc_kernels.
-#define TESSERA_TPC_KERNEL_BINARY(ns, fn)                              \
-  extern "C" {                                                         \
-  extern const ::tessera::tpc::KernelImage tessera_tpc_image_##fn;     \
-  const ::tessera::tpc::KernelImage tessera_tpc_image_##fn = {         \
-      "tessera-tpc-elf", ::tessera::tpc::tpc_kernel<&ns::fn>(), #fn};  \
-  }                                                                    \
-  __asm__(".globl _binary___" #fn "_o_start\n.set _binary___" #fn      \
-          "_o_start, tessera_tpc_image_" #fn "\n.globl _binary___" #fn \
+// symbols around it, as objcopy does for a TPC ELF; used by tessera_add_tpc_kernels, which puts
+// the file's program-scope `__local__` objects in the section tessera_tpc_local_<fn> (the linker's
+// __start_/__stop_ symbols bound it; weak and hidden, so a file without any gets an empty range).
+#define TESSERA_TPC_KERNEL_BINARY(ns, fn)                                                     \
+  extern "C" {                                                                                \
+  extern char __start_tessera_tpc_local_##fn[] __attribute__((weak, visibility("hidden")));   \
+  extern char __stop_tessera_tpc_local_##fn[] __attribute__((weak, visibility("hidden")));    \
+  extern const ::tessera::tpc::KernelImage tessera_tpc_image_##fn;                            \
+  const ::tessera::tpc::KernelImage tessera_tpc_image_##fn = {                                \
+      "tessera-tpc-elf",                                                                      \
+      ::tessera::tpc::with_file_locals(::tessera::tpc::tpc_kernel<&ns::fn>(),                 \
+                                       __start_tessera_tpc_local_##fn,                        \
+                                       __stop_tessera_tpc_local_##fn),                        \
+      #fn};                                                                                   \
+  }                                                                                           \
+  __asm__(".globl _binary___" #fn "_o_start\n.set _binary___" #fn                             \
+          "_o_start, tessera_tpc_image_" #fn "\n.globl _binary___" #fn                        \
           "_o_end\n.set _binary___" #fn "_o_end, tessera_tpc_image_" #fn " + 128\n")
 
 // Tessera's helpers for glue, beside the vendor's declarations.

@@ -10,13 +10,21 @@
 using namespace tessera::tpc;  // NOLINT(google-global-names-in-headers): TPC-C's predeclared names
 
 // Address spaces (spec 000 §2.5.2-2.5.3). `__global__ T*` is what gen_addr converts to; the
-// access through it is checked (global_address). A file-scope `__local__` object is per core:
-// each host thread running program instances has its own, and, as on the hardware, it is not
-// reinitialised between instances (spec 000 §2.6.4).
+// access through it is checked (global_address). A program-scope `__local__` object is the
+// core's local memory: in a file built by tessera_add_tpc_kernels (which names the section in
+// TESSERA_TPC_LOCAL_SECTION), each core has its own copy, starting from the file's initial
+// values at every launch and kept from one of the core's program instances to the next (spec
+// 000 §2.6.4), and its bytes count against the core's vector local memory. A file that
+// includes this header by itself has no such section: its `__local__` objects are per host
+// thread, outside any limit.
 #define __global__
 #define __global
+#ifdef TESSERA_TPC_LOCAL_SECTION
+#define __local__ __attribute__((section(TESSERA_TPC_LOCAL_SECTION)))
+#else
 #define __local__ thread_local
-#define __local thread_local
+#endif
+#define __local __local__
 
 // printf is TPC-C's (spec 000 §2.7.3; `#pragma tpc_printf(enable)` needs nothing else here), as
 // tpc-special.h makes it a macro over the built-in.

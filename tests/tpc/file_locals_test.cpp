@@ -1,0 +1,86 @@
+// Program-scope __local__ objects of TPC-C files built by tessera_add_tpc_kernels (spec 000
+// §2.5.3, §2.6.4): one copy per core, kept from one of the core's program instances to the next
+// whatever the host threads, fresh at each launch, and counted against local memory.
+#include <gtest/gtest.h>
+
+#include "tessera/sim/scheduler.h"
+#include "tpc_test_util.h"
+
+extern "C" const tessera::tpc::KernelImage tessera_tpc_image_file_local_counter;
+extern "C" const tessera::tpc::KernelImage tessera_tpc_image_file_local_too_big;
+
+namespace {
+
+using namespace tpc_test;
+
+class FileLocals : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dev = open_gaudi();
+    lib = std::make_shared<KernelSet>("file-locals");
+    const GlueOptions i32{.inputs = 0, .type = gcapi::DATA_I32};
+    lib->add("file_local_counter",
+             glue_for(tessera_tpc_image_file_local_counter.function, i32));
+    lib->add("file_local_too_big",
+             glue_for(tessera_tpc_image_file_local_too_big.function, {.inputs = 0}));
+    registry.add_path_library(lib);
+  }
+  RuntimeOptions options(sim::WorkScheduler* pool = nullptr) {
+    RuntimeOptions o;
+    o.registry = &registry;
+    o.scheduler = pool;
+    return o;
+  }
+  std::unique_ptr<runtime::Device> dev;
+  std::shared_ptr<KernelSet> lib;
+  KernelRegistry registry;
+};
+
+TEST_F(FileLocals, EachCoreStartsFromTheFilesValuesWhateverTheHostThreads) {
+  // The launcher gives each core one box, so every instance finds its core's copy as the file
+  // initialised it: a count of 1 everywhere, at every launch. Per-host-thread storage would
+  // give 2 or more wherever one thread ran several cores' instances, or on the second launch.
+  const int members = 1000;
+  for (unsigned threads : {1u, 2u, 8u}) {
+    sim::WorkScheduler pool(threads);
+    Runtime rt(*dev, options(&pool));
+    for (int launch = 0; launch < 2; ++launch) {
+      auto out = make_device_tensor(*dev, DType::i32, Shape{64 * members});
+      rt.launch("file_local_counter", {}, {out});
+      const auto got = download<std::int32_t>(*dev, out);
+      for (int m = 0; m < members; ++m)
+        ASSERT_EQ(got[static_cast<std::size_t>(m) * 64], 1)
+            << "member " << m << ", launch " << launch << ", " << threads << " threads";
+    }
+  }
+}
+
+TEST_F(FileLocals, StateCarriedFromOneInstanceToTheNextFailsCheckOrder) {
+  // Check-order mode runs more, finer instances: a core's second instance sees the count its
+  // first left, so the outputs differ and the kernel is reported as order-dependent.
+  RuntimeOptions o = options();
+  o.check_order = true;
+  Runtime rt(*dev, o);
+  auto out = make_device_tensor(*dev, DType::i32, Shape{64 * 1000});
+  try {
+    rt.launch("file_local_counter", {}, {out});
+    FAIL() << "no DeviceFault";
+  } catch (const DeviceFault& e) {
+    EXPECT_NE(std::string(e.what()).find("check-order mode"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(FileLocals, MoreThanTheCoresLocalMemoryIsADeviceFault) {
+  Runtime rt(*dev, options());
+  auto out = make_device_tensor(*dev, DType::f32, Shape{64});
+  try {
+    rt.launch("file_local_too_big", {}, {out});
+    FAIL() << "no DeviceFault";
+  } catch (const DeviceFault& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("program-scope __local__"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("file_local_too_big"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace

@@ -23,6 +23,7 @@ KERNEL_BINARY(matrix_mul_fwd_f32)
 KERNEL_BINARY(gather_fwd_dim1_i32)
 KERNEL_BINARY(avg_pool_2d_fwd_f32)
 KERNEL_BINARY(batch_norm_fwd_f32)
+KERNEL_BINARY(filter_fwd_2d_f32)
 
 namespace {
 
@@ -282,6 +283,62 @@ gcapi::GlueCodeReturn_t batch_norm(gcapi::HabanaKernelParams_t* in,
                      &_binary___batch_norm_fwd_f32_o_end);
 }
 
+// Habana's SpatialReduction-style parameters of the 2-D filter.
+struct FilterParam {
+  int pad_w, pad_h, kernel_w, kernel_h, stride_w, stride_h, dilation_w, dilation_h;
+};
+
+gcapi::GlueCodeReturn_t filter_2d(gcapi::HabanaKernelParams_t* in,
+                                  gcapi::HabanaKernelInstantiation_t* out) {
+  gcapi::GlueCodeReturn_t rc = check_counts(in, 2, 1);
+  if (rc != gcapi::GLUE_SUCCESS) return rc;
+  if (in->NodeParams == nullptr || in->NodeParamsSize != sizeof(FilterParam))
+    return gcapi::GLUE_MISSING_PRIVATE_STRUCTURE;
+  const FilterParam* p = static_cast<const FilterParam*>(in->NodeParams);
+  if (p->kernel_w < 1 || p->kernel_h < 1 || p->stride_w < 1 || p->stride_h < 1 ||
+      p->dilation_w < 1 || p->dilation_h < 1 || p->pad_w < 0 || p->pad_h < 0)
+    return gcapi::GLUE_INCOMPATIBLE_INPUT_SIZE;
+  for (unsigned t = 0; t < 2; ++t)
+    if (in->inputTensors[t].dataType != gcapi::DATA_F32) {
+      in->inputTensors[t].dataType = gcapi::DATA_F32;
+      return gcapi::GLUE_INCOMPATIBLE_DATA_TYPE;
+    }
+  const gcapi::TensorGeometry_t& i = in->inputTensors[0].geometry;
+  const gcapi::TensorGeometry_t& f = in->inputTensors[1].geometry;
+  gcapi::TensorGeometry_t& o = in->outputTensors[0].geometry;
+  if (i.dims != 4 || f.dims != 3 || f.sizes[0] != i.sizes[0] ||
+      f.sizes[1] != static_cast<unsigned>(p->kernel_w) ||
+      f.sizes[2] != static_cast<unsigned>(p->kernel_h))
+    return gcapi::GLUE_INCOMPATIBLE_INPUT_SIZE;
+  // The output size a convolution gives; the expected sizes go back on the error path.
+  const auto out_size = [](unsigned in_size, int pad, int kernel, int stride, int dilation) {
+    return static_cast<unsigned>(
+        (static_cast<int>(in_size) + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1);
+  };
+  const unsigned want[4] = {i.sizes[0], out_size(i.sizes[1], p->pad_w, p->kernel_w, p->stride_w,
+                                                 p->dilation_w),
+                            out_size(i.sizes[2], p->pad_h, p->kernel_h, p->stride_h,
+                                     p->dilation_h),
+                            i.sizes[3]};
+  if (o.dims != 4 || o.sizes[0] != want[0] || o.sizes[1] != want[1] || o.sizes[2] != want[2] ||
+      o.sizes[3] != want[3]) {
+    o.dims = 4;
+    for (unsigned d = 0; d < 4; ++d) o.sizes[d] = want[d];
+    return gcapi::GLUE_INCOMPATIBLE_OUTPUT_SIZE;
+  }
+  out->indexSpaceGeometry.dims = 4;
+  out->indexSpaceGeometry.sizes[0] = (o.sizes[0] + 63) / 64;
+  for (unsigned d = 1; d < 4; ++d) out->indexSpaceGeometry.sizes[d] = o.sizes[d];
+  out->inputTensorAccessPattern[0].allRequired = 1;
+  out->inputTensorAccessPattern[1].allRequired = 1;
+  const float steps[gcapi::MAX_TENSOR_DIM] = {64, 1, 1, 1, 1};
+  map_linear(out->outputTensorAccessPattern, 1, 4, steps);
+  out->kernel.paramsNr = 8;
+  std::memcpy(out->kernel.scalarParams, p, sizeof(*p));
+  return copy_binary(out, &_binary___filter_fwd_2d_f32_o_start,
+                     &_binary___filter_fwd_2d_f32_o_end);
+}
+
 struct Entry {
   const char* name;
   gcapi::GlueCodeReturn_t (*glue)(gcapi::HabanaKernelParams_t*,
@@ -300,6 +357,7 @@ const Entry kKernels[] = {
     {"custom_gather_fwd_dim1_i32", gather},
     {"custom_avg_pool_2d_fwd_f32", avg_pool},
     {"custom_batch_norm_fwd_f32", batch_norm},
+    {"custom_filter_fwd_2d_f32", filter_2d},
 };
 constexpr unsigned kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
 

@@ -237,6 +237,36 @@ int main(int argc, char** argv) {
       }
       check(close(download<float>(d, out), want, 1e-5f), "batch_norm_fwd_f32");
     }
+    {  // 2-D filter (depthwise 3x3), C=70, W=9, H=7, N=2, pad 1, stride 2 x 1, dilation 1 x 2
+      const int C = 70, W = 9, H = 7, N = 2, KW = 3, KH = 3;
+      const struct {
+        int pad_w, pad_h, kernel_w, kernel_h, stride_w, stride_h, dilation_w, dilation_h;
+      } p{1, 1, KW, KH, 2, 1, 1, 2};
+      const int OW = (W + 2 * p.pad_w - p.dilation_w * (KW - 1) - 1) / p.stride_w + 1;
+      const int OH = (H + 2 * p.pad_h - p.dilation_h * (KH - 1) - 1) / p.stride_h + 1;
+      const auto x = random_floats(static_cast<std::size_t>(C * W * H * N), -2, 2, 18);
+      const auto k = random_floats(static_cast<std::size_t>(C * KW * KH), -1, 1, 19);
+      const auto in = make_device_tensor(d, DType::f32, Shape{C, W, H, N}, x.data());
+      const auto filter = make_device_tensor(d, DType::f32, Shape{C, KW, KH}, k.data());
+      const auto out = make_device_tensor(d, DType::f32, Shape{C, OW, OH, N});
+      rt.launch("custom_filter_fwd_2d_f32", {in, filter}, {out}, p);
+      std::vector<float> want(static_cast<std::size_t>(C * OW * OH * N));
+      for (int n = 0; n < N; ++n)
+        for (int oh = 0; oh < OH; ++oh)
+          for (int ow = 0; ow < OW; ++ow)
+            for (int c = 0; c < C; ++c) {
+              double acc = 0;
+              for (int kh = 0; kh < KH; ++kh)
+                for (int kw = 0; kw < KW; ++kw) {
+                  const int ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+                  const int iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                  acc += double(x[((n * H + ih) * W + iw) * C + c]) * k[(kh * KW + kw) * C + c];
+                }
+              want[((n * OH + oh) * OW + ow) * C + c] = static_cast<float>(acc);
+            }
+      check(close(download<float>(d, out), want, 1e-5f), "filter_fwd_2d_f32");
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

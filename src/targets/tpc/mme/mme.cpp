@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "tessera/core/error.h"
@@ -491,7 +492,15 @@ const profile::KernelRecord& Mme::conv2d(const DeviceTensor& x, const DeviceTens
       // The im2col blocks of the modeled MME, each filled by rows over the host threads; the
       // GEMMs are the calls they always were (ops::sgemm splits a large one by shape), so the
       // results keep their bits: OpenBLAS's rounding depends on how a product is cut.
-      std::vector<float> col(static_cast<std::size_t>(rows_per_block * kdim));
+      // Reused between calls, unzeroed: every element is written before the GEMM reads it.
+      thread_local std::unique_ptr<float[]> col_storage;
+      thread_local std::size_t col_capacity = 0;
+      const auto col_floats = static_cast<std::size_t>(rows_per_block * kdim);
+      if (col_capacity < col_floats) {
+        col_storage.reset(new float[col_floats]);
+        col_capacity = col_floats;
+      }
+      float* const col = col_storage.get();
       if (bias) init_rows(ov, batch * pixels);
       for (std::int64_t n = 0; n < batch; ++n)
         for (std::int64_t g = 0; g < groups; ++g)
@@ -502,9 +511,9 @@ const profile::KernelRecord& Mme::conv2d(const DeviceTensor& x, const DeviceTens
             scheduler.parallel_for(static_cast<std::size_t>(pieces), [&](std::size_t piece) {
               const std::int64_t q0 = static_cast<std::int64_t>(piece) * kHostRows;
               im2col_rows(geo, xg, r0 + q0, std::min(kHostRows, rows - q0),
-                          col.data() + q0 * kdim);
+                          col + q0 * kdim);
             });
-            tessera::ops::sgemm(false, false, rows, mg, kdim, 1.0f, col.data(), kdim, wv + g * mg,
+            tessera::ops::sgemm(false, false, rows, mg, kdim, 1.0f, col, kdim, wv + g * mg,
                                 m, beta, ov + (n * pixels + r0) * m + g * mg, m);
           }
     }

@@ -239,7 +239,8 @@ void depthwise_plane(const float* x, const float* w, const Geometry& g, float* o
 void add_bias(const Tensor* bias, std::int64_t out_channels, std::int64_t plane, std::int64_t batch,
               float* out) {
   if (bias == nullptr) return;
-  const Tensor b = detail::as_f32(*bias);
+  Tensor scratch;
+  const Tensor& b = detail::f32_ref(*bias, scratch);
   const float* pb = b.data<float>();
   for (std::int64_t n = 0; n < batch; ++n)
     for (std::int64_t m = 0; m < out_channels; ++m) {
@@ -290,7 +291,9 @@ Tensor conv(const Tensor& x_in, const Tensor& w_in, const Tensor* bias, const Co
   check_bias("Conv", bias, x_in, m);
   sliding_output("Conv", x_in, g, false);
 
-  const Tensor x = detail::as_f32(x_in), w = detail::as_f32(w_in);
+  Tensor x_scratch, w_scratch;
+  const Tensor& x = detail::f32_ref(x_in, x_scratch);
+  const Tensor& w = detail::f32_ref(w_in, w_scratch);
   Tensor out(DType::f32, output_shape(g, m));
   const std::int64_t mg = m / group, kdim = cg * g.kernel_size();
   const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
@@ -376,7 +379,9 @@ Tensor conv_transpose(const Tensor& x_in, const Tensor& w_in, const Tensor* bias
                        detail::list_to_string(params.pads), g.out[ju]);
   }
 
-  const Tensor x = detail::as_f32(x_in), w = detail::as_f32(w_in);
+  Tensor x_scratch, w_scratch;
+  const Tensor& x = detail::f32_ref(x_in, x_scratch);
+  const Tensor& w = detail::f32_ref(w_in, w_scratch);
   Tensor out(DType::f32, output_shape(g, m));
   const std::int64_t ks = g.kernel_size(), rows = mg * ks;
   const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
@@ -441,7 +446,8 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
   read_list(op, "dilations", params.dilations, g.spatial, g.dilation, 1);
   read_pads(op, params.pads, g);
   sliding_output(op, x_in, g, params.ceil_mode);
-  const Tensor x = x_in.astype(DType::f32);  // exact for every accepted dtype
+  Tensor x_scratch;
+  const Tensor& x = detail::f32_ref(x_in, x_scratch);  // exact for every accepted dtype
   Tensor out(DType::f32, output_shape(g, g.channels));
   const float* px = x.data<float>();
   float* po = out.data<float>();
@@ -523,7 +529,8 @@ Tensor global_pool(std::string_view op, const Tensor& x_in, PoolKind kind) {
   Geometry g;
   read_activation(op, x_in, g);
   for (auto& v : g.out) v = 1;
-  const Tensor x = detail::as_f32(x_in);
+  Tensor x_scratch;
+  const Tensor& x = detail::f32_ref(x_in, x_scratch);
   Tensor out(DType::f32, output_shape(g, g.channels));
   const float* px = x.data<float>();
   float* po = out.data<float>();

@@ -8,7 +8,7 @@ main branch's build and from a change's) agree byte for byte, and where they dif
 checks, within one record, that every thread count gave the same bytes.
 
 Usage:
-  bench/record_runs.py record TESSERA_BINARY OUT_DIR --models DIR [--targets gaudi reference]
+  bench/record_runs.py record TESSERA_BINARY OUT_DIR --models DIR (scripts/make_models.py's output) [--targets gaudi reference]
                        [--networks resnet18 ...] [--threads 1 2]
   bench/record_runs.py compare RECORD_A RECORD_B
 """
@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-NETWORKS = ["resnet_small", "resnet18", "mobilenet_v2", "squeezenet1_1", "resnet50"]
+NETWORKS = ["resnet_small", "separable_small", "resnet18", "mobilenet_v2", "squeezenet1_1", "resnet50"]
 
 
 def digest(path):
@@ -32,6 +32,9 @@ def record(args):
     summary = {}
     for net in args.networks:
         model = os.path.join(args.models, net + ".onnx")
+        if not os.path.exists(model):  # the small networks are checked in
+            model = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
+                                 "models", net + ".onnx")
         for target in args.targets:
             for threads in args.threads:
                 key = f"{net}/{target}/t{threads}"

@@ -2,7 +2,8 @@
 """Writes the example ONNX models of examples/models/ (seeded, so the files are reproducible).
 
 resnet_small.onnx: a small ResNet-style network (conv, batchnorm, relu, maxpool, residual add,
-global average pooling, gemm) on 1x3x32x32 inputs. The benchmark networks of bench/bench_models
+global average pooling, gemm) on 1x3x32x32 inputs; separable_small.onnx: MobileNet-style
+depthwise-separable blocks and SqueezeNet-style fire modules on 1x3x32x32 inputs. The benchmark networks of bench/bench_models
 (not checked in; the architectures of torchvision's models of the same names, random weights,
 1x3x224x224 inputs): resnet18.onnx (--resnet18, about 45 MB), mobilenet_v2.onnx (--mobilenet_v2,
 depthwise-separable inverted residuals), squeezenet1_1.onnx (--squeezenet1_1, fire modules with
@@ -172,6 +173,20 @@ def squeezenet1_1(seed):
     return b.finish("squeezenet1_1", y, 224, 1000)
 
 
+def separable_small(seed):
+    # MobileNet- and SqueezeNet-style blocks at 1x3x32x32 (depthwise-separable inverted residuals,
+    # strided and not, then fire modules with their concats): small enough for the tests.
+    b = Builder(seed)
+    y = b.relu6(b.bn(b.conv("input", 3, 16, 3, 2, 1), 16))
+    y = b.inverted_residual(y, 16, 16, 1, 1)
+    y = b.inverted_residual(y, 16, 24, 2, 4)
+    y = b.inverted_residual(y, 24, 24, 1, 4)
+    y = b.fire(y, 24, 8, 16, 16)
+    y = b.op("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    y = b.fire(y, 32, 8, 24, 24)
+    return b.finish("separable_small", b.classifier(y, 48, 10), 32, 10)
+
+
 def resnet(name, size, stem, widths, blocks, classes, seed):
     b = Builder(seed)
     x = "input"
@@ -212,6 +227,8 @@ def main():
     small = resnet("resnet_small", 32, 16, [16, 32, 64], [1, 1, 1], 10, seed=1)
     onnx.save(small, os.path.join(args.out, "resnet_small.onnx"))
     print("wrote", os.path.join(args.out, "resnet_small.onnx"))
+    onnx.save(separable_small(seed=3), os.path.join(args.out, "separable_small.onnx"))
+    print("wrote", os.path.join(args.out, "separable_small.onnx"))
     if args.resnet18:
         r18 = resnet("resnet18", 224, 64, [64, 128, 256, 512], [2, 2, 2, 2], 1000, seed=18)
         onnx.save(r18, os.path.join(args.out, "resnet18.onnx"))

@@ -1,14 +1,23 @@
-// ResNet-style networks through the compiler and a runtime device, per target: host wall time
-// per inference (the benchmark's time), modeled device time (counter "modeled_ms"), and the
-// ratio to PyTorch on the CPU when PyTorch is installed (counter "vs_pytorch"; skipped if not).
-// resnet18.onnx (224x224) is made on first use by scripts/make_models.py into the build tree.
+// The four network styles of issue 14 through the compiler and a runtime device, per target:
+// ResNet (resnet18: basic blocks), MobileNet (mobilenet_v2: depthwise-separable inverted
+// residuals), SqueezeNet (squeezenet1_1: fire modules, small convolutions and concats) and
+// ResNet-50 (bottlenecks), torchvision's architectures with random weights at 224x224, plus
+// resnet_small. Reported: host wall time per inference (the benchmark's time), modeled device
+// time (counter "modeled_ms"), and the ratio to PyTorch on the CPU at the same host thread count
+// (TESSERA_THREADS) when PyTorch is installed (counters "vs_pytorch" on median wall times and
+// "vs_pytorch_cpu" on median process CPU times; skipped if not). The
+// networks are made on first use by scripts/make_models.py into the build tree.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/compiler/backend.h"
 #include "tessera/compiler/driver.h"
@@ -27,24 +36,35 @@ std::string model_path(const std::string& name) {
   const std::string path = std::string(TESSERA_BINARY_DIR) + "/models/" + name + ".onnx";
   if (!fs::exists(path)) {
     const std::string cmd = "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) +
-                            "/scripts/make_models.py --resnet18 --out " +
+                            "/scripts/make_models.py --" + name + " --out " +
                             std::string(TESSERA_BINARY_DIR) + "/models";
     if (std::system(cmd.c_str()) != 0) return "";
   }
   return path;
 }
 
-// Seconds per inference of the same network in PyTorch on this CPU, or a negative number.
-double pytorch_seconds(const std::string& name) {
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) return -1.0;
+struct Seconds {
+  double wall = -1.0, cpu = -1.0;
+};
+
+// Median seconds (wall, process CPU) per inference of the same network in PyTorch on this CPU at
+// the same TESSERA_THREADS, or negative numbers.
+Seconds pytorch_seconds(const std::string& name) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) return {};
   const std::string cmd =
-      "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) + "/bench/pytorch_resnet.py " + name;
+      "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) + "/bench/pytorch_models.py " + name;
   FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return -1.0;
-  double seconds = -1.0;
-  if (std::fscanf(pipe, "%lf", &seconds) != 1) seconds = -1.0;
+  if (!pipe) return {};
+  Seconds s;
+  if (std::fscanf(pipe, "%lf %lf", &s.wall, &s.cpu) != 2) s = {};
   pclose(pipe);
-  return seconds;
+  return s;
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 void run_model(benchmark::State& state, const std::string& name, const std::string& target) {
@@ -60,17 +80,38 @@ void run_model(benchmark::State& state, const std::string& name, const std::stri
   PlanRunner runner(plan, *device);
   const auto inputs = random_inputs(plan.graph, 0);
   RunResult last = runner.run(inputs);  // warm-up: first-touch of buffers, BLAS threads
+  std::vector<double> seconds, cpu_seconds;
   for (auto _ : state) {
+    const double cpu0 = process_cpu_seconds();
     last = runner.run(inputs);
+    cpu_seconds.push_back(process_cpu_seconds() - cpu0);
+    seconds.push_back(last.host_seconds);
     benchmark::DoNotOptimize(last.outputs.size());
   }
+  // Medians against PyTorch's medians: the host may be shared, so a mean carries others' load;
+  // process CPU time (every thread's) is what that load disturbs least.
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double wall = seconds.empty() ? last.host_seconds : median(seconds);
+  const double cpu = cpu_seconds.empty() ? 0.0 : median(cpu_seconds);
+  state.counters["median_ms"] = wall * 1e3;
+  state.counters["cpu_ms"] = cpu * 1e3;
   state.counters["modeled_ms"] = last.profile.modeled_seconds() * 1e3;
   state.counters["fallbacks"] = plan.fallback_count();
   state.counters["peak_MiB"] =
       static_cast<double>(plan.memory.arena_bytes + plan.memory.weights_bytes) / (1024.0 * 1024.0);
-  static std::map<std::string, double> torch;
+  static std::map<std::string, Seconds> torch;
   if (!torch.count(name)) torch[name] = pytorch_seconds(name);
-  if (torch[name] > 0) state.counters["vs_pytorch"] = last.host_seconds / torch[name];
+  if (torch[name].wall > 0) {
+    state.counters["pytorch_ms"] = torch[name].wall * 1e3;
+    state.counters["vs_pytorch"] = wall / torch[name].wall;
+  }
+  if (torch[name].cpu > 0) {
+    state.counters["pytorch_cpu_ms"] = torch[name].cpu * 1e3;
+    state.counters["vs_pytorch_cpu"] = cpu / torch[name].cpu;
+  }
 }
 
 void register_all() {
@@ -79,7 +120,8 @@ void register_all() {
     std::fprintf(stderr,
                  "bench_models: PyTorch is not installed; the vs_pytorch ratio is skipped\n");
   for (const auto& info : registered_backends())
-    for (const std::string model : {"resnet_small", "resnet18"})
+    for (const std::string model :
+         {"resnet_small", "resnet18", "mobilenet_v2", "squeezenet1_1", "resnet50"})
       benchmark::RegisterBenchmark(
           (model + "/" + info.name).c_str(),
           [model, target = info.name](benchmark::State& s) { run_model(s, model, target); })

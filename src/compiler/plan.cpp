@@ -357,7 +357,7 @@ class DeviceHazards {
         if (auto r = range(v)) accesses.push_back({s, *r, true});
     }
   }
-  const std::vector<std::size_t>& before(std::size_t step) const { return before_[step]; }
+  std::vector<std::vector<std::size_t>> release() && { return std::move(before_); }
 
  private:
   std::vector<std::vector<std::size_t>> before_;
@@ -365,7 +365,8 @@ class DeviceHazards {
 
 }  // namespace
 
-PlanRunner::PlanRunner(const Plan& plan, runtime::Device& device) : plan_(plan), device_(device) {
+PlanRunner::PlanRunner(const Plan& plan, runtime::Device& device)
+    : plan_(plan), device_(device), waits_(DeviceHazards(plan.graph, plan.memory).release()) {
   if (device.spec().name != plan.device)
     log(LogLevel::info, "compiler", "plan made for '{}' runs on device '{}'", plan.device,
         device.spec().name);
@@ -441,13 +442,12 @@ RunResult PlanRunner::run(const std::map<std::string, Tensor>& inputs, const Run
   // steps that wrote its inputs and, because the arena reuses memory by liveness, for every
   // earlier reader and writer of the bytes it overwrites. Independent steps on different
   // engines (TPC and MME) overlap.
-  const DeviceHazards hazards(g, plan_.memory);
   std::vector<sim::Event> done(g.nodes.size());  // by node
   for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
     const auto node_index = static_cast<std::size_t>(plan_.info[s].node);
     const Node& node = g.nodes[node_index];
     std::vector<sim::Event> after;
-    for (std::size_t d : hazards.before(node_index))
+    for (std::size_t d : waits_[node_index])
       if (done[d]) after.push_back(done[d]);
     const auto t0 = std::chrono::steady_clock::now();
     const std::size_t k0 = device_.profile().kernels.size();

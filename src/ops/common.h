@@ -24,6 +24,13 @@ void require_same_dtype(std::string_view op, const Tensor& a, const Tensor& b);
 inline Tensor as_f32(const Tensor& x) {
   return x.dtype() == DType::f32 ? x : x.astype(DType::f32);
 }
+// The f32 values of x without a copy when x is f32 (Tensors own their bytes, so as_f32 copies):
+// x itself, else a widened copy made in `scratch`.
+inline const Tensor& f32_ref(const Tensor& x, Tensor& scratch) {
+  if (x.dtype() == DType::f32) return x;
+  scratch = x.astype(DType::f32);
+  return scratch;
+}
 inline Tensor restore(Tensor&& y, DType dtype) {
   return dtype == DType::f32 ? std::move(y) : y.astype(dtype);
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "blas.h"
 #include "common.h"
@@ -125,6 +126,9 @@ void sliding_output(std::string_view op, const Tensor& x, Geometry& g, bool ceil
   }
 }
 
+// The largest im2col buffer a host thread keeps between convolutions (64 MiB).
+constexpr std::size_t kKeptColumnFloats = std::size_t{16} << 20;
+
 // Column rows are (c, kd, kh, kw) with kw fastest, matching the weights' layout.
 void im2col(const float* x, const Geometry& g, std::int64_t channels, float* col) {
   const std::int64_t ow_n = g.out[2], oh_n = g.out[1], od_n = g.out[0];
@@ -165,10 +169,78 @@ void im2col(const float* x, const Geometry& g, std::int64_t channels, float* col
   }
 }
 
+// One channel plane of a depthwise convolution (one input and one output channel per group):
+// for each output, acc starts at +0 and takes fma(x, w, acc) over (kd, kh, kw) in column order,
+// padding reading 0, then + 0: the operations, in order, of the one-row im2col GEMM it replaces
+// (OpenBLAS's sgemm kernel accumulates a dot product with one FMA per k, then adds C, zeroed
+// for beta 0). The bias is added afterwards by add_bias, as for every convolution.
+[[gnu::always_inline]] inline void depthwise_plane_body(const float* x, const float* w,
+                                                        const Geometry& g, float* out) {
+  const std::int64_t ow_n = g.out[2];
+  float* row = out;
+  for (std::int64_t od = 0; od < g.out[0]; ++od)
+    for (std::int64_t oh = 0; oh < g.out[1]; ++oh, row += ow_n) {
+      for (std::int64_t ow = 0; ow < ow_n; ++ow) row[ow] = 0.0f;
+      const float* wk = w;
+      for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+        const std::int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+        for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+          const std::int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+          const bool inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
+          const float* src = inside ? x + (id * g.in[1] + ih) * g.in[2] : nullptr;
+          for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw, ++wk) {
+            const float wv = *wk;
+            if (!inside) {
+              for (std::int64_t ow = 0; ow < ow_n; ++ow) row[ow] = std::fma(0.0f, wv, row[ow]);
+              continue;
+            }
+            // Output columns whose input column is inside the row: [lo, hi), as im2col.
+            const std::int64_t off = kw * g.dilation[2] - g.pad_begin[2];
+            std::int64_t lo = off >= 0 ? 0 : (-off + g.stride[2] - 1) / g.stride[2];
+            std::int64_t hi =
+                g.in[2] - off > 0 ? (g.in[2] - off + g.stride[2] - 1) / g.stride[2] : 0;
+            lo = std::min(lo, ow_n);
+            hi = std::clamp(hi, lo, ow_n);
+            for (std::int64_t ow = 0; ow < lo; ++ow) row[ow] = std::fma(0.0f, wv, row[ow]);
+            if (g.stride[2] == 1) {
+              const float* s1 = src + off;
+              for (std::int64_t ow = lo; ow < hi; ++ow) row[ow] = std::fma(s1[ow], wv, row[ow]);
+            } else {
+              for (std::int64_t ow = lo; ow < hi; ++ow)
+                row[ow] = std::fma(src[ow * g.stride[2] + off], wv, row[ow]);
+            }
+            for (std::int64_t ow = hi; ow < ow_n; ++ow) row[ow] = std::fma(0.0f, wv, row[ow]);
+          }
+        }
+      }
+      for (std::int64_t ow = 0; ow < ow_n; ++ow) row[ow] = row[ow] + 0.0f;
+    }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// std::fma is exact everywhere; with the FMA instructions it is also fast (and vectorises).
+[[gnu::target("avx2,fma")]] void depthwise_plane_fma(const float* x, const float* w,
+                                                     const Geometry& g, float* out) {
+  depthwise_plane_body(x, w, g, out);
+}
+#endif
+
+void depthwise_plane(const float* x, const float* w, const Geometry& g, float* out) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has_fma = __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+  if (has_fma) {
+    depthwise_plane_fma(x, w, g, out);
+    return;
+  }
+#endif
+  depthwise_plane_body(x, w, g, out);
+}
+
 void add_bias(const Tensor* bias, std::int64_t out_channels, std::int64_t plane, std::int64_t batch,
               float* out) {
   if (bias == nullptr) return;
-  const Tensor b = detail::as_f32(*bias);
+  Tensor scratch;
+  const Tensor& b = detail::f32_ref(*bias, scratch);
   const float* pb = b.data<float>();
   for (std::int64_t n = 0; n < batch; ++n)
     for (std::int64_t m = 0; m < out_channels; ++m) {
@@ -219,7 +291,9 @@ Tensor conv(const Tensor& x_in, const Tensor& w_in, const Tensor* bias, const Co
   check_bias("Conv", bias, x_in, m);
   sliding_output("Conv", x_in, g, false);
 
-  const Tensor x = detail::as_f32(x_in), w = detail::as_f32(w_in);
+  Tensor x_scratch, w_scratch;
+  const Tensor& x = detail::f32_ref(x_in, x_scratch);
+  const Tensor& w = detail::f32_ref(w_in, w_scratch);
   Tensor out(DType::f32, output_shape(g, m));
   const std::int64_t mg = m / group, kdim = cg * g.kernel_size();
   const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
@@ -233,12 +307,31 @@ Tensor conv(const Tensor& x_in, const Tensor& w_in, const Tensor* bias, const Co
     const auto n = static_cast<std::int64_t>(unit) / group;
     const auto gi = static_cast<std::int64_t>(unit) % group;
     const float* xg = px + (n * g.channels + gi * cg) * p_in;
-    std::vector<float> col;
+    if (cg == 1 && mg == 1 && !direct) {
+      depthwise_plane(xg, pw + gi * kdim, g, po + (n * m + gi) * p_out);
+      return;
+    }
     const float* b = xg;
     if (!direct) {
-      col.resize(static_cast<std::size_t>(kdim * p_out));
-      im2col(xg, g, cg, col.data());
-      b = col.data();
+      // Unzeroed (im2col writes every element) and, up to kKeptColumnFloats, kept for the
+      // thread's next call: a fresh large buffer costs a page fault per 4 KiB.
+      thread_local std::unique_ptr<float[]> kept;
+      thread_local std::size_t kept_floats = 0;
+      std::unique_ptr<float[]> once;
+      const auto floats = static_cast<std::size_t>(kdim * p_out);
+      float* col = kept.get();
+      if (floats > kept_floats) {
+        if (floats <= kKeptColumnFloats) {
+          kept.reset(new float[floats]);
+          kept_floats = floats;
+          col = kept.get();
+        } else {
+          once.reset(new float[floats]);
+          col = once.get();
+        }
+      }
+      im2col(xg, g, cg, col);
+      b = col;
     }
     gemm_rowmajor(false, mg, p_out, kdim, pw + gi * mg * kdim, kdim, b, p_out,
                   po + (n * m + gi * mg) * p_out, p_out);
@@ -286,7 +379,9 @@ Tensor conv_transpose(const Tensor& x_in, const Tensor& w_in, const Tensor* bias
                        detail::list_to_string(params.pads), g.out[ju]);
   }
 
-  const Tensor x = detail::as_f32(x_in), w = detail::as_f32(w_in);
+  Tensor x_scratch, w_scratch;
+  const Tensor& x = detail::f32_ref(x_in, x_scratch);
+  const Tensor& w = detail::f32_ref(w_in, w_scratch);
   Tensor out(DType::f32, output_shape(g, m));
   const std::int64_t ks = g.kernel_size(), rows = mg * ks;
   const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
@@ -351,7 +446,8 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
   read_list(op, "dilations", params.dilations, g.spatial, g.dilation, 1);
   read_pads(op, params.pads, g);
   sliding_output(op, x_in, g, params.ceil_mode);
-  const Tensor x = x_in.astype(DType::f32);  // exact for every accepted dtype
+  Tensor x_scratch;
+  const Tensor& x = detail::f32_ref(x_in, x_scratch);  // exact for every accepted dtype
   Tensor out(DType::f32, output_shape(g, g.channels));
   const float* px = x.data<float>();
   float* po = out.data<float>();
@@ -433,7 +529,8 @@ Tensor global_pool(std::string_view op, const Tensor& x_in, PoolKind kind) {
   Geometry g;
   read_activation(op, x_in, g);
   for (auto& v : g.out) v = 1;
-  const Tensor x = detail::as_f32(x_in);
+  Tensor x_scratch;
+  const Tensor& x = detail::f32_ref(x_in, x_scratch);
   Tensor out(DType::f32, output_shape(g, g.channels));
   const float* px = x.data<float>();
   float* po = out.data<float>();

@@ -12,6 +12,7 @@
 namespace tessera::ops {
 
 using detail::as_f32;
+using detail::f32_ref;
 using detail::broadcast_rows;
 using detail::restore;
 
@@ -117,7 +118,9 @@ Tensor arithmetic(std::string_view name, const Tensor& a, const Tensor& b, Op op
         name, a.shape().to_string(), b.shape().to_string());
   const Shape out_shape = broadcast_shapes(a.shape(), b.shape());
   if (is_floating(a.dtype())) {
-    const Tensor a32 = as_f32(a), b32 = as_f32(b);
+    Tensor a_scratch, b_scratch;
+    const Tensor& a32 = f32_ref(a, a_scratch);
+    const Tensor& b32 = f32_ref(b, b_scratch);
     Tensor out(DType::f32, out_shape);
     binary_loop<float, float>(a32, b32, out, op);
     return restore(std::move(out), a.dtype());
@@ -140,7 +143,9 @@ Tensor compare_op(std::string_view name, const Tensor& a, const Tensor& b, Op op
         name, a.shape().to_string(), b.shape().to_string());
   Tensor out(DType::boolean, broadcast_shapes(a.shape(), b.shape()));
   if (is_floating(a.dtype())) {
-    const Tensor a32 = as_f32(a), b32 = as_f32(b);  // widening is exact, so compares are exact
+    Tensor a_scratch, b_scratch;  // widening is exact, so compares are exact
+    const Tensor& a32 = f32_ref(a, a_scratch);
+    const Tensor& b32 = f32_ref(b, b_scratch);
     binary_loop<float, bool>(a32, b32, out, op);
     return out;
   }

@@ -144,7 +144,9 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, const Tensor* c_in, const Ge
         "(trans_b={}) gives K={}; shapes are listed fastest first",
         a_in.shape().to_string(), params.trans_a, ka, b_in.shape().to_string(), params.trans_b, kb);
   const Shape out_shape{n, m};
-  const Tensor a = detail::as_f32(a_in), b = detail::as_f32(b_in);
+  Tensor a_scratch, b_scratch;
+  const Tensor& a = detail::f32_ref(a_in, a_scratch);
+  const Tensor& b = detail::f32_ref(b_in, b_scratch);
   Tensor out(DType::f32, out_shape);
   float beta = 0.0f;
   if (c_in != nullptr && params.beta != 0.0f) {

@@ -99,6 +99,11 @@ TEST(Conv, AgainstDirectLoops) {
       {Shape{5, 4, 3, 2, 1},
        Shape{2, 3, 2, 2, 4},
        {{}, {1, 2, 1}, {1, 0, 1, 0, 1, 1}, {}, 1}},  // 3-D
+      // Depthwise (computed without im2col): strided and dilated with pads wider than the
+      // dilated kernel reaches (rows of padding only), 1-D, 3-D, and two images.
+      {Shape::nchw(2, 5, 9, 10), Shape{3, 3, 1, 5}, {{}, {2, 3}, {3, 1, 2, 4}, {2, 1}, 5}},
+      {Shape{23, 4, 1}, Shape{5, 1, 4}, {{}, {2}, {2, 3}, {3}, 4}},
+      {Shape{5, 4, 3, 3, 1}, Shape{2, 3, 2, 1, 3}, {{}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}, {}, 3}},
   };
   std::uint32_t seed = 10;
   for (const auto& c : cases) {

@@ -2,6 +2,7 @@
 // convolution as implicit GEMM (strides, asymmetric pads, dilation, groups, 1x1) against
 // ops/reference; its cost model against the formula of the preset; shape/dtype errors.
 #include <cmath>
+#include <cstring>
 
 #include "kernels_util.h"
 
@@ -73,6 +74,10 @@ const ConvCase kConvs[] = {
     {2, 6, 7, 7, 4, 3, 3, 2, {1, 2}, {1, 1, 1, 1}, {1, 1}, true},
     {2, 70, 5, 6, 65, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, true},
     {1, 8, 6, 6, 8, 3, 3, 8, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+    // Depthwise (MobileNet's): strided with a bias, dilated with wide pads, a rectangular kernel.
+    {1, 19, 9, 7, 19, 3, 3, 19, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+    {2, 12, 8, 8, 12, 3, 3, 12, {1, 1}, {2, 2, 2, 2}, {2, 2}, true},
+    {1, 7, 5, 9, 7, 1, 5, 7, {1, 2}, {0, 2, 0, 1}, {1, 1}, false},
 };
 
 TEST_P(Mme, ConvolutionAsImplicitGemm) {
@@ -104,6 +109,26 @@ TEST_P(Mme, ConvolutionAsImplicitGemm) {
     expect_close(
         download(out), expected, rtol_for(dt, 1e-4), atol_for(dt, 1e-5),
         fmt::format("conv {}x{} group {} on {}", c.kh, c.kw, c.group, x.shape().to_string()));
+  }
+}
+
+// The MME writes f32 results straight into the output; an output over its own input must still
+// see the input as it was (here a depthwise and a grouped 3x3 convolution with out == x).
+TEST_P(Mme, ConvolutionIntoItsOwnInputReadsTheInputAsItWas) {
+  const DType dt = GetParam();
+  for (const std::int64_t group : {16, 4}) {
+    const Tensor x = random_tensor(dt, Shape::nhwc(1, 6, 5, 16), -1, 1, 40);
+    const Tensor w = random_tensor(dt, Shape{16, 16 / group, 3, 3}, -1, 1, 41);  // HWIO
+    MmeConvParams p;
+    for (int j = 0; j < 4; ++j) p.pads[j] = 1;
+    p.group = group;
+    const DeviceTensor separate = alloc(dt, x.shape());
+    top::conv2d(rt(), upload(x), upload(w), nullptr, separate, p);
+    const DeviceTensor same = upload(x);
+    top::conv2d(rt(), same, upload(w), nullptr, same, p);
+    const Tensor expected = download(separate), actual = download(same);
+    EXPECT_EQ(std::memcmp(actual.raw_data(), expected.raw_data(), expected.bytes()), 0)
+        << "group " << group;
   }
 }
 

@@ -152,6 +152,8 @@ class PlanRunner {
   runtime::Device& device_;
   runtime::Buffer arena_;
   runtime::Buffer weights_;
+  // By node: the earlier nodes it waits for on the device (found once: they depend on the plan).
+  std::vector<std::vector<std::size_t>> waits_;
 };
 
 // Seeded random inputs for every graph input: floats uniform in [-1, 1), integers in [0, 8),

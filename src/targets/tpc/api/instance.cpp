@@ -51,37 +51,56 @@ void element_size_fault(const InstanceContext& c, int id, std::uint32_t bytes,
                                 intrinsic, id, dtype_name(s.dtype), s.elem_bytes, bytes));
 }
 
-// Lane by lane: lanes outside the tensor read the pad value (spec 000 §2.4.1).
+// Lanes outside the tensor read the pad value (spec 000 §2.4.1); the lanes inside are one run
+// [in_lo, in_hi) along dim 0, copied at once where dim 0 is dense.
 void load_slow(InstanceContext& c, const TensorSlot& t, const int5& coord, void* out,
                std::uint32_t elem_bytes, int lanes) {
   auto* dst = static_cast<std::byte*>(out);
   const std::int64_t outer = outer_offset(t, coord);
-  std::int64_t lo = -1, hi = -1;
-  for (int i = 0; i < lanes; ++i) {
-    const std::int64_t x = static_cast<std::int64_t>(coord.v[0]) + i;
-    if (outer >= 0 && x >= 0 && x < t.size[0]) {
-      const std::int64_t off = (outer + x * t.stride[0]) * elem_bytes;
-      std::memcpy(dst + static_cast<std::size_t>(i) * elem_bytes, t.base + off, elem_bytes);
-      c.counters.bytes_read += elem_bytes;
-      if (lo < 0) lo = off;
-      hi = off + elem_bytes;
-    } else {
+  const std::int64_t x0 = coord.v[0];
+  const std::int64_t in_lo = outer < 0 ? 0 : std::clamp<std::int64_t>(-x0, 0, lanes);
+  const std::int64_t in_hi = outer < 0 ? 0 : std::clamp<std::int64_t>(t.size[0] - x0, in_lo, lanes);
+  for (std::int64_t i = 0; i < lanes; ++i)
+    if (i < in_lo || i >= in_hi)
       std::memcpy(dst + static_cast<std::size_t>(i) * elem_bytes, &t.pad_bits, elem_bytes);
-    }
+  if (in_lo == in_hi) return;
+  const std::int64_t lo = (outer + (x0 + in_lo) * t.stride[0]) * elem_bytes;
+  if (t.stride[0] == 1) {
+    std::memcpy(dst + static_cast<std::size_t>(in_lo) * elem_bytes, t.base + lo,
+                static_cast<std::size_t>(in_hi - in_lo) * elem_bytes);
+  } else {
+    for (std::int64_t i = in_lo; i < in_hi; ++i)
+      std::memcpy(dst + static_cast<std::size_t>(i) * elem_bytes,
+                  t.base + (outer + (x0 + i) * t.stride[0]) * elem_bytes, elem_bytes);
   }
-  if (t.stored && lo >= 0) check_coherency(c, static_cast<int>(&t - c.tensors), coord, lo, hi);
+  c.counters.bytes_read += static_cast<std::uint64_t>(in_hi - in_lo) * elem_bytes;
+  const std::int64_t hi = (outer + (x0 + in_hi - 1) * t.stride[0]) * elem_bytes + elem_bytes;
+  if (t.stored) check_coherency(c, static_cast<int>(&t - c.tensors), coord, lo, hi);
 }
 
 // Lanes outside the tensor are culled; along dim 0 the write is partial (spec 000 §2.4.1).
+// The lanes inside are one run, stored at once where dim 0 is dense (the coherency tracker then
+// notes one range where it would have merged the lanes' ranges into the same bytes).
 void store_slow(InstanceContext& c, TensorSlot& t, const int5& coord, const void* in,
                 std::uint32_t elem_bytes, int lanes) {
   const auto* src = static_cast<const std::byte*>(in);
   const std::int64_t outer = outer_offset(t, coord);
   if (outer < 0) return;
-  for (int i = 0; i < lanes; ++i) {
-    const std::int64_t x = static_cast<std::int64_t>(coord.v[0]) + i;
-    if (x < 0 || x >= t.size[0]) continue;
-    const std::int64_t off = (outer + x * t.stride[0]) * elem_bytes;
+  const std::int64_t x0 = coord.v[0];
+  const std::int64_t in_lo = std::clamp<std::int64_t>(-x0, 0, lanes);
+  const std::int64_t in_hi = std::clamp<std::int64_t>(t.size[0] - x0, in_lo, lanes);
+  if (in_lo == in_hi) return;
+  if (t.stride[0] == 1) {
+    const std::int64_t off = (outer + x0 + in_lo) * elem_bytes;
+    const auto bytes = static_cast<std::int64_t>(in_hi - in_lo) * elem_bytes;
+    std::memcpy(t.base + off, src + static_cast<std::size_t>(in_lo) * elem_bytes,
+                static_cast<std::size_t>(bytes));
+    c.counters.bytes_written += static_cast<std::uint64_t>(bytes);
+    if (c.coherency_check) note_store(t, off, off + bytes);
+    return;
+  }
+  for (std::int64_t i = in_lo; i < in_hi; ++i) {
+    const std::int64_t off = (outer + (x0 + i) * t.stride[0]) * elem_bytes;
     std::memcpy(t.base + off, src + static_cast<std::size_t>(i) * elem_bytes, elem_bytes);
     c.counters.bytes_written += elem_bytes;
     if (c.coherency_check) note_store(t, off, off + elem_bytes);
@@ -118,23 +137,6 @@ void check_coherency(InstanceContext& c, int id, const int5& coord, std::int64_t
   }
 }
 
-global_address gen_addr(const int5& coord, tensor t, const char* intrinsic) {
-  InstanceContext& c = instance(intrinsic);
-  if (static_cast<unsigned>(t.id) >= static_cast<unsigned>(c.tensor_count))
-    bad_tensor_fault(c, t.id, intrinsic);
-  const TensorSlot& s = c.tensors[t.id];
-  c.clock.issue(kSpu, 0);
-  std::int64_t off = 0;
-  bool inside = true;
-  for (int d = 0; d < 5; ++d) {
-    inside = inside && coord.v[d] >= 0 && coord.v[d] < s.size[d];
-    off += static_cast<std::int64_t>(coord.v[d]) * s.stride[d];
-  }
-  // Address arithmetic only: the pointer may lie outside the tensor; the access faults.
-  std::byte* p = inside ? s.base + off * s.elem_bytes : nullptr;
-  return global_address(p, t.id, coord, s.elem_bytes, inside);
-}
-
 namespace {
 void check_access(const InstanceContext& c, const global_address& a, std::size_t bytes,
                   const char* intrinsic, const char* what) {
@@ -159,12 +161,11 @@ void check_access(const InstanceContext& c, const global_address& a, std::size_t
 }
 }  // namespace
 
-void raw_global_access(const global_address& a) {
-  InstanceContext& c = instance("__global__ pointer");
+void raw_global_access_fault(const global_address& a) {
+  const InstanceContext& c = instance("__global__ pointer");
   check_access(c, a, 0, "a __global__ pointer", "accesses");
-  // One scalar access through the scalar cache: one element, one cycle of the port (§2.8).
-  global_read(c, 0, 1);
-  c.counters.bytes_read += a.element_bytes();
+  throw_internal_error("raw_global_access_fault: the access at tensor {} is valid",
+                       a.tensor_id());
 }
 
 std::uint64_t scalar_global_read(const global_address& a, void* out, std::size_t bytes,

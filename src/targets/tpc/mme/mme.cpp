@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "tessera/core/error.h"
 #include "tessera/ops/gemm.h"
+#include "tessera/sim/scheduler.h"
 
 namespace tessera::tpc {
 
@@ -75,6 +77,116 @@ void write_f32(runtime::Device& device, const DeviceTensor& t, const std::vector
       std::memcpy(dst + 2 * i, &bits, 2);
     }
   }
+}
+
+// An f32 operand as floats where it lies; a bf16 one (or an f32 one at an offset floats cannot
+// be read at) widened into `copy`.
+const float* f32_view(runtime::Device& device, const DeviceTensor& t, std::vector<float>& copy) {
+  if (t.dtype == DType::f32 && t.byte_offset % alignof(float) == 0)
+    return reinterpret_cast<const float*>(device.data(t.buffer) + t.byte_offset);
+  copy = read_f32(device, t);
+  return copy.data();
+}
+
+// Whether the MME can accumulate into the output's own bytes: f32, float-aligned, and sharing no
+// byte with an operand (an in-place call keeps its operands intact until the end).
+bool writable_in_place(runtime::Device& device, const DeviceTensor& out,
+                       std::initializer_list<const DeviceTensor*> operands) {
+  if (out.dtype != DType::f32 || out.byte_offset % alignof(float) != 0) return false;
+  const auto range = [&](const DeviceTensor& t) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(device.data(t.buffer) + t.byte_offset);
+    return std::make_pair(begin, begin + elements(t) * dtype_size(t.dtype));
+  };
+  const auto [ob, oe] = range(out);
+  for (const DeviceTensor* t : operands) {
+    if (!t) continue;
+    const auto [b, e] = range(*t);
+    if (b < oe && ob < e) return false;
+  }
+  return true;
+}
+
+// Output pixels per host work unit of im2col.
+constexpr std::int64_t kHostRows = 128;
+
+struct ConvGeometry {
+  std::int64_t c_in, wi, hi, wo, kw, kh, cg;
+  const MmeConvParams& p;
+};
+
+// im2col rows [r0, r0 + rows) of one image and group: column order (kh, kw, c), c fastest.
+void im2col_rows(const ConvGeometry& g, const float* x, std::int64_t r0, std::int64_t rows,
+                 float* col) {
+  const MmeConvParams& p = g.p;
+  float* dst = col;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t oh = (r0 + r) / g.wo, ow = (r0 + r) % g.wo;
+    for (std::int64_t a = 0; a < g.kh; ++a) {
+      const std::int64_t ih = oh * p.strides[0] - p.pads[0] + a * p.dilations[0];
+      for (std::int64_t b = 0; b < g.kw; ++b, dst += g.cg) {
+        const std::int64_t iw = ow * p.strides[1] - p.pads[1] + b * p.dilations[1];
+        if (ih < 0 || ih >= g.hi || iw < 0 || iw >= g.wi) {
+          std::fill(dst, dst + g.cg, 0.0f);
+        } else {
+          const float* src = x + (ih * g.wi + iw) * g.c_in;
+          std::copy(src, src + g.cg, dst);
+        }
+      }
+    }
+  }
+}
+
+// One output row (all ow, all channels) of a depthwise convolution: for each output, acc starts
+// at +0 and takes fma(x, w, acc) over (kh, kw) in column order, padding reading 0, then adds the
+// bias (or +0): the operations, in order, of the one-column im2col GEMM it replaces (OpenBLAS's
+// sgemm kernel accumulates a dot product with one FMA per k, then adds C once).
+template <bool kFma>
+[[gnu::always_inline]] inline void depthwise_row_body(const ConvGeometry& g, const float* x,
+                                                      const float* w, const float* bias, float* o,
+                                                      std::int64_t oh) {
+  const MmeConvParams& p = g.p;
+  const std::int64_t c = g.c_in;
+  for (std::int64_t ow = 0; ow < g.wo; ++ow, o += c) {
+    for (std::int64_t ch = 0; ch < c; ++ch) o[ch] = 0.0f;
+    for (std::int64_t a = 0; a < g.kh; ++a) {
+      const std::int64_t ih = oh * p.strides[0] - p.pads[0] + a * p.dilations[0];
+      for (std::int64_t b = 0; b < g.kw; ++b) {
+        const std::int64_t iw = ow * p.strides[1] - p.pads[1] + b * p.dilations[1];
+        const float* wk = w + (a * g.kw + b) * c;
+        if (ih < 0 || ih >= g.hi || iw < 0 || iw >= g.wi) {
+          for (std::int64_t ch = 0; ch < c; ++ch) o[ch] = std::fma(0.0f, wk[ch], o[ch]);
+          continue;
+        }
+        const float* xk = x + (ih * g.wi + iw) * c;
+        for (std::int64_t ch = 0; ch < c; ++ch) o[ch] = std::fma(xk[ch], wk[ch], o[ch]);
+      }
+    }
+    if (bias)
+      for (std::int64_t ch = 0; ch < c; ++ch) o[ch] = o[ch] + bias[ch];
+    else
+      for (std::int64_t ch = 0; ch < c; ++ch) o[ch] = o[ch] + 0.0f;
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// std::fma is exact everywhere; with the FMA instructions it is also fast (and vectorises).
+[[gnu::target("avx2,fma")]] void depthwise_row_fma(const ConvGeometry& g, const float* x,
+                                                   const float* w, const float* bias, float* o,
+                                                   std::int64_t oh) {
+  depthwise_row_body<true>(g, x, w, bias, o, oh);
+}
+#endif
+
+void depthwise_row(const ConvGeometry& g, const float* x, const float* w, const float* bias,
+                   float* o, std::int64_t oh) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has_fma = __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+  if (has_fma) {
+    depthwise_row_fma(g, x, w, bias, o, oh);
+    return;
+  }
+#endif
+  depthwise_row_body<false>(g, x, w, bias, o, oh);
 }
 
 std::string typed(const char* op, DType dtype) {
@@ -324,59 +436,91 @@ const profile::KernelRecord& Mme::conv2d(const DeviceTensor& x, const DeviceTens
   check_fits(device_, "conv2d", "the output", out);
   if (bias) check_fits(device_, "conv2d", "the bias", *bias);
 
-  const std::vector<float> xv = read_f32(device_, x);
-  const std::vector<float> wv = read_f32(device_, w);
-  std::vector<float> ov(elements(out), 0.0f);
+  // f32 operands are read where they lie and the output written in place; bf16 ones widen to
+  // f32 copies and the output rounds back at the end.
+  std::vector<float> x_copy, w_copy, b_copy, o_copy;
+  const float* xv = f32_view(device_, x, x_copy);
+  const float* wv = f32_view(device_, w, w_copy);
+  const float* bv = bias ? f32_view(device_, *bias, b_copy) : nullptr;
+  const bool in_place = writable_in_place(device_, out, {&x, &w, bias});
+  if (!in_place) o_copy.resize(elements(out));
+  float* ov = in_place ? reinterpret_cast<float*>(device_.data(out.buffer) + out.byte_offset)
+                       : o_copy.data();
   std::uint64_t bytes_read = (elements(x) + elements(w)) * dtype_size(dt);
-  if (bias) {
-    const std::vector<float> bv = read_f32(device_, *bias);
-    for (std::size_t r = 0; r < ov.size() / static_cast<std::size_t>(m); ++r)
-      std::copy(bv.begin(), bv.end(), ov.begin() + static_cast<std::ptrdiff_t>(r) * m);
-    bytes_read += elements(*bias) * dtype_size(dt);
-  }
+  if (bias) bytes_read += elements(*bias) * dtype_size(dt);
+  // Rows of the output start at the bias (the GEMMs accumulate onto it with beta 1) or at 0.
+  auto init_rows = [&](float* o, std::int64_t rows) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      if (bv)
+        std::copy(bv, bv + m, o + r * m);
+      else
+        std::fill(o + r * m, o + (r + 1) * m, 0.0f);
+    }
+  };
   const float beta = bias ? 1.0f : 0.0f;
   const std::int64_t groups = p.group, mg = m / groups;
   const std::int64_t kdim = kh * kw * cg;  // column order (kh, kw, c), c fastest, as HWIO rows
   const std::int64_t pixels = ho * wo;
   const bool pointwise = kh == 1 && kw == 1 && p.strides[0] == 1 && p.strides[1] == 1 &&
                          p.pads[0] == 0 && p.pads[1] == 0 && groups == 1;
+  // The modeled MME runs one GEMM per im2col block of at most kColumnBlockFloats (a 1x1
+  // convolution: one GEMM); the host's own blocking below does not change that count.
+  const std::int64_t rows_per_block =
+      kdim > 0 ? std::max<std::int64_t>(
+                     1, std::min<std::int64_t>(
+                            pixels, static_cast<std::int64_t>(kColumnBlockFloats) / kdim))
+               : 1;
   std::uint64_t gemms = 0;
+  auto& scheduler = sim::WorkScheduler::shared();
   if (pointwise && kdim > 0 && m > 0 && batch * pixels > 0) {
     // A 1x1 convolution is one GEMM over the NHWC activations as they lie.
-    tessera::ops::sgemm(false, false, batch * pixels, m, kdim, 1.0f, xv.data(), c_in, wv.data(), m,
-                        beta, ov.data(), m);
+    if (bias) init_rows(ov, batch * pixels);
+    tessera::ops::sgemm(false, false, batch * pixels, m, kdim, 1.0f, xv, c_in, wv, m, beta, ov, m);
     gemms = 1;
-  } else if (kdim > 0 && mg > 0) {
-    const std::int64_t rows_per_block = std::max<std::int64_t>(
-        1, std::min<std::int64_t>(pixels, static_cast<std::int64_t>(kColumnBlockFloats) / kdim));
-    std::vector<float> col(static_cast<std::size_t>(rows_per_block * kdim));
-    for (std::int64_t n = 0; n < batch; ++n)
-      for (std::int64_t g = 0; g < groups; ++g)
-        for (std::int64_t r0 = 0; r0 < pixels; r0 += rows_per_block) {
-          const std::int64_t rows = std::min(rows_per_block, pixels - r0);
-          for (std::int64_t r = 0; r < rows; ++r) {
-            const std::int64_t oh = (r0 + r) / wo, ow = (r0 + r) % wo;
-            float* dst = col.data() + r * kdim;
-            for (std::int64_t a = 0; a < kh; ++a) {
-              const std::int64_t ih = oh * p.strides[0] - p.pads[0] + a * p.dilations[0];
-              for (std::int64_t b = 0; b < kw; ++b, dst += cg) {
-                const std::int64_t iw = ow * p.strides[1] - p.pads[1] + b * p.dilations[1];
-                if (ih < 0 || ih >= hi || iw < 0 || iw >= wi) {
-                  std::fill(dst, dst + cg, 0.0f);
-                } else {
-                  const float* src = xv.data() + ((n * hi + ih) * wi + iw) * c_in + g * cg;
-                  std::copy(src, src + cg, dst);
-                }
-              }
-            }
+  } else if (kdim > 0 && mg > 0 && batch * pixels > 0) {
+    gemms = static_cast<std::uint64_t>(batch * groups * ((pixels + rows_per_block - 1) /
+                                                         rows_per_block));
+    const ConvGeometry geo{c_in, wi, hi, wo, kw, kh, cg, p};
+    if (cg == 1 && mg == 1) {
+      // Depthwise: each output is a 3x3 (kh x kw) dot product of one channel, computed in
+      // place of an im2col GEMM with one column, with the same operations in the same order.
+      scheduler.parallel_for(static_cast<std::size_t>(batch * ho), [&](std::size_t unit) {
+        const auto n = static_cast<std::int64_t>(unit) / ho, oh = static_cast<std::int64_t>(unit) % ho;
+        depthwise_row(geo, xv + n * hi * wi * c_in, wv, bv, ov + (n * pixels + oh * wo) * m, oh);
+      });
+    } else {
+      // The im2col blocks of the modeled MME, each filled by rows over the host threads; the
+      // GEMMs are the calls they always were (ops::sgemm splits a large one by shape), so the
+      // results keep their bits: OpenBLAS's rounding depends on how a product is cut.
+      // Reused between calls, unzeroed: every element is written before the GEMM reads it.
+      thread_local std::unique_ptr<float[]> col_storage;
+      thread_local std::size_t col_capacity = 0;
+      const auto col_floats = static_cast<std::size_t>(rows_per_block * kdim);
+      if (col_capacity < col_floats) {
+        col_storage.reset(new float[col_floats]);
+        col_capacity = col_floats;
+      }
+      float* const col = col_storage.get();
+      if (bias) init_rows(ov, batch * pixels);
+      for (std::int64_t n = 0; n < batch; ++n)
+        for (std::int64_t g = 0; g < groups; ++g)
+          for (std::int64_t r0 = 0; r0 < pixels; r0 += rows_per_block) {
+            const std::int64_t rows = std::min(rows_per_block, pixels - r0);
+            const float* xg = xv + n * hi * wi * c_in + g * cg;
+            const std::int64_t pieces = (rows + kHostRows - 1) / kHostRows;
+            scheduler.parallel_for(static_cast<std::size_t>(pieces), [&](std::size_t piece) {
+              const std::int64_t q0 = static_cast<std::int64_t>(piece) * kHostRows;
+              im2col_rows(geo, xg, r0 + q0, std::min(kHostRows, rows - q0),
+                          col + q0 * kdim);
+            });
+            tessera::ops::sgemm(false, false, rows, mg, kdim, 1.0f, col, kdim, wv + g * mg,
+                                m, beta, ov + (n * pixels + r0) * m + g * mg, m);
           }
-          tessera::ops::sgemm(false, false, rows, mg, kdim, 1.0f, col.data(), kdim,
-                              wv.data() + g * mg, m, beta,
-                              ov.data() + (n * pixels + r0) * m + g * mg, m);
-          ++gemms;
-        }
+    }
+  } else {
+    init_rows(ov, batch * pixels);
   }
-  write_f32(device_, out, ov);
+  if (!in_place) write_f32(device_, out, o_copy);
   const auto macs = static_cast<std::uint64_t>(batch * pixels * m * kdim);
   return record(typed("conv_2d", dt), dt, macs, bytes_read, elements(out) * dtype_size(dt), gemms);
 }

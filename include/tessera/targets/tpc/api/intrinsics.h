@@ -21,7 +21,7 @@ namespace tessera::tpc {
 class global_address;
 namespace detail {
 // A raw pointer made from an address is about to be dereferenced: checked and counted here.
-void raw_global_access(const global_address& a);
+inline void raw_global_access(const global_address& a);
 }  // namespace detail
 
 // What GEN_ADDR returns (TPC-C's `__global__ T*`): the address of one tensor element plus the
@@ -412,8 +412,35 @@ inline T get_pad(tensor t, const char* intrinsic) {
 }
 
 // The address of one element, for scalar global access (spec 000 §2.5.2): address arithmetic
-// (one SPU issue) that never faults; the access through it does.
-global_address gen_addr(const int5& coord, tensor t, const char* intrinsic);
+// (one SPU issue) that never faults; the access through it does. Inline: kernels that move
+// data lane by lane call it once per lane.
+inline global_address gen_addr(const int5& coord, tensor t, const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  if (static_cast<unsigned>(t.id) >= static_cast<unsigned>(c.tensor_count)) [[unlikely]]
+    bad_tensor_fault(c, t.id, intrinsic);
+  const TensorSlot& s = c.tensors[t.id];
+  c.clock.issue(kSpu, 0);
+  std::int64_t off = 0;
+  bool inside = true;
+  for (int d = 0; d < 5; ++d) {
+    inside = inside && coord.v[d] >= 0 && coord.v[d] < s.size[d];
+    off += static_cast<std::int64_t>(coord.v[d]) * s.stride[d];
+  }
+  // Address arithmetic only: the pointer may lie outside the tensor; the access faults.
+  std::byte* p = inside ? s.base + off * s.elem_bytes : nullptr;
+  return global_address(p, t.id, coord, s.elem_bytes, inside);
+}
+// The fault of an access through an address gen_addr did not make or that lies outside its
+// tensor (out of line: the rare path of raw_global_access).
+[[noreturn]] void raw_global_access_fault(const global_address& a);
+inline void raw_global_access(const global_address& a) {
+  InstanceContext& c = instance("__global__ pointer");
+  if (a.tensor_id() < 0 || !a.inside()) [[unlikely]]
+    raw_global_access_fault(a);
+  // One scalar access through the scalar cache: one element, one cycle of the port (§2.8).
+  global_read(c, 0, 1);
+  c.counters.bytes_read += a.element_bytes();
+}
 // Scalar accesses through an address: a DeviceFault naming the kernel, tensor and coordinates
 // when it points outside its tensor; one global transaction on the port for one cycle, and the
 // bytes. A read returns the cycle its value is ready.

@@ -430,20 +430,13 @@ class Quantizer {
   }
 };
 
-std::int64_t int_attr(const Node& node, const char* key) {
-  if (!node.has_attr(key))
-    throw_user_error("{}: the int8 node lacks its '{}' attribute (re-run the quantisation pass)",
-                     node.describe(), key);
-  return node.attr_int(key, 0);
-}
-
-ops::RshiftParams rshift_params(const Node& node, std::int64_t multiplier = 1) {
+ops::RshiftParams rshift_params(const Int8Params& q, std::int64_t multiplier = 1) {
   ops::RshiftParams p;
-  p.rshift = static_cast<int>(node.attr_int("right_shift_width", 0));
+  p.rshift = q.right_shift_width;
   p.multiplier = multiplier;
-  p.relu = node.attr_int("relu", 0) != 0;
-  p.lo = node.attr_int("act_min", -128);
-  p.hi = node.attr_int("act_max", 127);
+  p.relu = q.relu;
+  p.lo = q.act_min;
+  p.hi = q.act_max;
   return p;
 }
 
@@ -465,14 +458,6 @@ Node plain(const Node& node, const std::string& op) {
   return p;
 }
 
-std::vector<std::int64_t> multipliers(const Node& node, std::size_t n) {
-  const auto m = node.attr_ints("threshold_x_quantized");
-  if (m.size() != n)
-    throw_user_error("{}: threshold_x_quantized lists {} multipliers for {} inputs",
-                     node.describe(), m.size(), n);
-  return m;
-}
-
 }  // namespace
 
 bool is_int8_op(const std::string& op) {
@@ -484,6 +469,36 @@ bool is_int8_graph(const Graph& graph) {
                      [](const Node& n) { return is_int8_op(n.op); });
 }
 
+Int8Params int8_params(const Node& node) {
+  if (!is_int8_op(node.op)) throw_user_error("{} is not an int8 node", node.describe());
+  const auto bad = [&](const std::string& why) {
+    throw_user_error("{}: {}; re-quantise the model (`tessera compile MODEL.onnx --int8 TABLE`)",
+                     node.describe(), why);
+  };
+  Int8Params p;
+  const std::int64_t r = node.attr_int("right_shift_width", 0);
+  if (r < 0 || r > 31) bad(fmt::format("right_shift_width {} is outside 0..31", r));
+  p.right_shift_width = static_cast<int>(r);
+  p.relu = node.attr_int("relu", 0) != 0;
+  p.act_min = node.attr_int("act_min", -128);
+  p.act_max = node.attr_int("act_max", 127);
+  if (p.act_min > p.act_max || p.act_min < -128 || p.act_max > 127)
+    bad(fmt::format("act_min {} and act_max {} are not an int8 range", p.act_min, p.act_max));
+  p.multipliers = node.attr_ints("threshold_x_quantized");
+  std::size_t want = 0;
+  if (node.op == "Int8AveragePool" || node.op == "Int8GlobalAveragePool") want = 1;
+  if (node.op == "Int8Add") want = 2;
+  if (node.op == "Int8Concat") want = node.inputs.size();
+  if (p.multipliers.size() != want)
+    bad(fmt::format("threshold_x_quantized lists {} multipliers; {} needs {}", p.multipliers.size(),
+                    node.op, want));
+  for (auto m : p.multipliers)
+    if (m < 0 || m > 255) bad(fmt::format("multiplier {} is outside 0..255", m));
+  p.threshold_x = node.attr_floats("threshold_x");
+  p.threshold_y = node.attr_float("threshold_y", 0.0f);
+  return p;
+}
+
 QuantizeReport quantize_int8(Graph& graph, const CalibrationTable& table) {
   QuantizeReport report;
   Quantizer(graph, table, report).run();
@@ -492,6 +507,7 @@ QuantizeReport quantize_int8(Graph& graph, const CalibrationTable& table) {
 
 std::vector<Tensor> run_int8(const Node& node, const std::vector<const Tensor*>& inputs) {
   const std::string& op = node.op;
+  const Int8Params q = int8_params(node);
   if (op == "Int8Conv") {
     const Tensor& x = input(node, inputs, 0, DType::i8);
     const Tensor& w = input(node, inputs, 1, DType::i8);
@@ -507,14 +523,14 @@ std::vector<Tensor> run_int8(const Node& node, const std::vector<const Tensor*>&
     p.group = node.attr_int("group", 1);
     const Tensor acc = ops::conv_integer(x, w, nullptr, nullptr, p);
     const Tensor* bias = inputs.size() > 2 ? inputs[2] : nullptr;
-    return {ops::requantize_rshift(acc, bias, acc.rank() - 2, rshift_params(node))};
+    return {ops::requantize_rshift(acc, bias, acc.rank() - 2, rshift_params(q))};
   }
   if (op == "Int8Gemm") {
     const Tensor& x = input(node, inputs, 0, DType::i8);
     const Tensor& w = input(node, inputs, 1, DType::i8);
     const Tensor acc = ops::matmul_integer(x, w);
     const Tensor* bias = inputs.size() > 2 ? inputs[2] : nullptr;
-    return {ops::requantize_rshift(acc, bias, 0, rshift_params(node))};
+    return {ops::requantize_rshift(acc, bias, 0, rshift_params(q))};
   }
   if (op == "Int8MaxPool") {
     input(node, inputs, 0, DType::i8);
@@ -536,7 +552,7 @@ std::vector<Tensor> run_int8(const Node& node, const std::vector<const Tensor*>&
       p.dilations = node.attr_ints("dilations");
     }
     const Tensor sum = ops::sum_pool_integer(x, p);
-    return {ops::requantize_rshift(sum, nullptr, 0, rshift_params(node, multipliers(node, 1)[0]))};
+    return {ops::requantize_rshift(sum, nullptr, 0, rshift_params(q, q.multipliers[0]))};
   }
   if (op == "Int8Add") {
     const Tensor& a = input(node, inputs, 0, DType::i8);
@@ -544,31 +560,28 @@ std::vector<Tensor> run_int8(const Node& node, const std::vector<const Tensor*>&
     if (!(a.shape() == b.shape()))
       throw_user_error("{}: operands {} and {} differ in shape", node.describe(),
                        a.shape().to_string(), b.shape().to_string());
-    const auto m = multipliers(node, 2);
+    const auto& m = q.multipliers;
     const std::int8_t* pa = a.data<std::int8_t>();
     const std::int8_t* pb = b.data<std::int8_t>();
     std::vector<std::int64_t> acc(static_cast<std::size_t>(a.element_count()));
     for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = pa[i] * m[0] + pb[i] * m[1];
     return {ops::requantize_rshift(Tensor::from_ints(DType::i32, a.shape(), acc), nullptr, 0,
-                                   rshift_params(node))};
+                                   rshift_params(q))};
   }
   if (op == "Int8Concat") {
-    const auto m = multipliers(node, inputs.size());
+    const auto& m = q.multipliers;
     std::vector<Tensor> scaled;
     scaled.reserve(inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i)
       scaled.push_back(ops::requantize_rshift(input(node, inputs, i, DType::i8), nullptr, 0,
-                                              rshift_params(node, m[i])));
+                                              rshift_params(q, m[i])));
     std::vector<const Tensor*> ins;
     for (const auto& t : scaled) ins.push_back(&t);
     return run_reference(plain(node, "Concat"), ins, 13);
   }
   if (op == "Int8Relu" || op == "Int8Clip") {
     const Tensor& x = input(node, inputs, 0, DType::i8);
-    ops::RshiftParams p;
-    p.lo = int_attr(node, "act_min");
-    p.hi = int_attr(node, "act_max");
-    return {ops::requantize_rshift(x, nullptr, 0, p)};
+    return {ops::requantize_rshift(x, nullptr, 0, rshift_params(q))};
   }
   throw_user_error("{}: {} is not an int8 op", node.describe(), op);
 }

@@ -199,6 +199,24 @@ TEST(Quantise, IntegerExecutorMatchesAnIndependentIntegerConvolution) {
   EXPECT_EQ(y[0].to_ints(), naive_conv(xv, w.to_ints(), b.to_ints(), 8));
 }
 
+TEST(Quantise, ParametersOutOfRangeAreUserErrorsNamingTheNode) {
+  Graph g = optimised(conv_model(), "conv.onnx");
+  CalibrationTable table;
+  table.thresholds = {{"x", 2.0f}, {"y", 3.0f}};
+  quantize_int8(g, table);
+  Node conv = only_node(g, "Int8Conv");
+  EXPECT_EQ(int8_params(conv).right_shift_width, 8);
+  conv.attrs["right_shift_width"] = std::int64_t{40};
+  EXPECT_CONTAINS(error_of([&] { int8_params(conv); }), "outside 0..31");
+  conv.attrs["right_shift_width"] = std::int64_t{8};
+  conv.attrs["act_min"] = std::int64_t{5};
+  conv.attrs["act_max"] = std::int64_t{4};
+  EXPECT_CONTAINS(error_of([&] { int8_params(conv); }), conv.name);
+  conv.attrs["act_max"] = std::int64_t{127};
+  conv.attrs["threshold_x_quantized"] = std::vector<std::int64_t>{3};
+  EXPECT_CONTAINS(error_of([&] { int8_params(conv); }), "Int8Conv needs 0");
+}
+
 TEST(Quantise, MissingThresholdNamesTheTensorAndTheNode) {
   Graph g = optimised(conv_model(), "conv.onnx");
   CalibrationTable table;
@@ -291,7 +309,7 @@ Tensor random_tensor(const Shape& shape, float scale, unsigned seed) {
   return Tensor::from_vector(shape, v);
 }
 
-// Concat of two branches with different ranges, average pooling, an Add and a MatMul.
+// Concat of two branches with different ranges, average pooling, an Add, a Clip and a MatMul.
 std::vector<std::byte> branchy_model() {
   using testing::OnnxNode;
   std::vector<OnnxNode> nodes = {
@@ -302,7 +320,8 @@ std::vector<std::byte> branchy_model() {
       {"AveragePool", {"c"}, {"p"}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}}},
       {"Conv", {"p", "w3"}, {"d"}},
       {"Add", {"d", "p"}, {"s"}},
-      {"GlobalAveragePool", {"s"}, {"g"}},
+      {"Clip", {"s", "lo", "hi"}, {"sc"}},
+      {"GlobalAveragePool", {"sc"}, {"g"}},
       {"Flatten", {"g"}, {"f"}},
       {"MatMul", {"f", "fc"}, {"y"}},
   };
@@ -312,7 +331,9 @@ std::vector<std::byte> branchy_model() {
       {{"w1", random_tensor(Shape::nchw(4, 3, 3, 3), 0.5f, 1)},
        {"w2", random_tensor(Shape::nchw(4, 3, 1, 1), 2.0f, 2)},
        {"w3", random_tensor(Shape::nchw(8, 8, 1, 1), 0.3f, 3)},
-       {"fc", random_tensor(Shape{6, 8}, 0.5f, 4)}},  // (8 x 6) outermost first
+       {"fc", random_tensor(Shape{6, 8}, 0.5f, 4)},  // (8 x 6) outermost first
+       {"lo", Tensor::scalar(DType::f32, -0.5)},
+       {"hi", Tensor::scalar(DType::f32, 1.5)}},
       nodes, {{"y", {"1", "6"}}});
 }
 
@@ -329,6 +350,12 @@ TEST(Int8Networks, ConcatPoolingAddAndMatMulAreQuantisedAndAgree) {
   EXPECT_GT(pool.attr_ints("threshold_x_quantized")[0], 0);
   EXPECT_LE(pool.attr_ints("threshold_x_quantized")[0], 255);
   only_node(g, "Int8Add");
+  const Node& clip = only_node(g, "Int8Clip");
+  // Bounds in int8 of the Add's threshold: round(-0.5 * 128 / t) and round(1.5 * 128 / t).
+  const float t = table.thresholds.at("s");
+  EXPECT_EQ(clip.attr_int("act_min", 0), static_cast<std::int64_t>(std::floor(-64.0 / t + 0.5)));
+  EXPECT_EQ(clip.attr_int("act_max", 0),
+            std::min<std::int64_t>(127, static_cast<std::int64_t>(std::floor(192.0 / t + 0.5))));
   only_node(g, "Int8GlobalAveragePool");
   EXPECT_EQ(only_node(g, "Int8Gemm").inputs.size(), 2u);  // no bias
   expect_int8_close_to_f32(bytes, "branchy.onnx", "y", CalibrationMethod::max_abs);

@@ -116,6 +116,22 @@ struct QuantizeReport {
 // Rewrites `graph` (optimised, f32, default layouts) into the int8 graph described above.
 QuantizeReport quantize_int8(Graph& graph, const CalibrationTable& table);
 
+// The fixed-point parameters of an Int8* node read back from its attributes: what a backend
+// lowers. UserError naming the node when one is missing or out of range (a hand-edited or
+// corrupted model file): right_shift_width outside 0..31, act_min > act_max or outside int8, a
+// multiplier outside 0..255, or a multiplier count that does not fit the op.
+struct Int8Params {
+  int right_shift_width = 0;
+  std::vector<std::int64_t>
+      multipliers;              // threshold_x_quantized: pools 1, Add 2, Concat one per input
+  bool relu = false;            // Int8Conv/Int8Gemm: ReLU before the shift
+  std::int64_t act_min = -128;  // saturation bounds of the result
+  std::int64_t act_max = 127;
+  std::vector<float> threshold_x;  // per input
+  float threshold_y = 0.0f;
+};
+Int8Params int8_params(const Node& node);
+
 // Executes one Int8* node in integer arithmetic (ops::conv_integer, ops::requantize_rshift...).
 std::vector<Tensor> run_int8(const Node& node, const std::vector<const Tensor*>& inputs);
 

@@ -90,6 +90,7 @@ class Quantizer {
     for (std::size_t v = 0; v < nv; ++v)
       if (g_.values[v].is_constant()) f_ready_[v] = true;
     for (ValueId v : g_.inputs) f_ready_[static_cast<std::size_t>(v)] = true;
+    uses_ = g_.use_counts();
     zero_point_ = g_.add_constant("int8_zero_point", Tensor::scalar(DType::i8, 0));
     std::vector<Node> old = std::move(g_.nodes);
     g_.nodes.clear();
@@ -106,6 +107,25 @@ class Quantizer {
   std::vector<bool> f_ready_;  // the original (f32) value has been computed
   std::vector<float> thr_;     // thresholds decided so far (0: ask the table)
   ValueId zero_point_ = kNoValue;
+  std::vector<int> uses_;  // of the original values (graph outputs count)
+
+  // A Relu whose input is the only use of an Int8Add's result joins the Add (act_min 0), as
+  // BMNet's eltwise layer applies its ReLU before saving: one pass over the data instead of two.
+  bool fold_relu_into_add(const Node& relu) {
+    if (relu.op != "Relu" || relu.activation.kind != Activation::Kind::none) return false;
+    const ValueId in = relu.inputs.empty() ? kNoValue : relu.inputs[0];
+    if (in == kNoValue || uses_[static_cast<std::size_t>(in)] != 1) return false;
+    const ValueId q = q_[static_cast<std::size_t>(in)];
+    if (q == kNoValue || g_.nodes.empty()) return false;
+    Node& add = g_.nodes.back();
+    if (add.op != "Int8Add" || add.outputs[0] != q) return false;
+    add.attrs["act_min"] = std::max<std::int64_t>(0, add.attr_int("act_min", -128));
+    const ValueId out = relu.outputs[0];
+    q_[static_cast<std::size_t>(out)] = q;
+    thr_[static_cast<std::size_t>(out)] = thr_[static_cast<std::size_t>(in)];
+    report_.log.push_back(fmt::format("{} folded into Int8Add '{}'", relu.describe(), add.name));
+    return true;
+  }
 
   float threshold(ValueId v, const Node& user) {
     float& t = thr_[static_cast<std::size_t>(v)];
@@ -266,6 +286,7 @@ class Quantizer {
       g_.nodes.push_back(std::move(node));
       return;
     }
+    if (fold_relu_into_add(node)) return;
     Node q = node;
     q.activation = Activation{};
     const std::string& op = node.op;

@@ -287,6 +287,20 @@ TEST(Int8Networks, ResnetStyleReachesCosine099AgainstF32) {
   EXPECT_EQ(host, 0);  // every node of it has an int8 form
 }
 
+TEST(Int8Networks, ResidualReluIsFoldedIntoTheInt8Add) {
+  Graph g = optimised(file_bytes(kResnet), "resnet_small.onnx");
+  const CalibrationTable table = calibrate(g, {random_inputs(g, 1)});
+  quantize_int8(g, table);
+  int adds = 0;
+  for (const Node& n : g.nodes) {
+    EXPECT_NE(n.op, "Int8Relu") << n.describe();
+    if (n.op != "Int8Add") continue;
+    ++adds;
+    EXPECT_EQ(int8_params(n).act_min, 0) << n.describe();
+  }
+  EXPECT_EQ(adds, 3);
+}
+
 TEST(Int8Networks, MobilenetStyleReachesCosine099AgainstF32WithSoftmaxOnTheHost) {
   int host = -1;
   expect_int8_close_to_f32(file_bytes(kMobilenet), "mobilenet_small.onnx", "logits",

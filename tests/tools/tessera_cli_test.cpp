@@ -398,4 +398,19 @@ TEST(TesseraCliCompare, ChosenTargetsInOrderAndUnknownOnesRefused) {
   EXPECT_EQ(empty.code, 2);
 }
 
+// A target that cannot run the model gets an error row; the others still run.
+TEST(TesseraCliCompare, ATargetThatCannotRunGetsAnErrorRow) {
+  const fs::path dir = scratch("compare_error");
+  const Result r = run("compare " + kModels + "/resnet_small.onnx --targets reference,template " +
+                       "--device gaudi --json " + (dir / "c.json").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "template   -             error: target 'template' cannot run on device");
+  const auto doc = nlohmann::json::parse(read_file(dir / "c.json"));
+  ASSERT_EQ(doc.at("targets").size(), 2u);
+  EXPECT_EQ(doc.at("targets")[0].at("status"), "ok");
+  EXPECT_EQ(doc.at("targets")[1].at("status"), "error");
+  EXPECT_CONTAINS(doc.at("targets")[1].at("error").get<std::string>(), "gaudi");
+  fs::remove_all(dir);
+}
+
 }  // namespace

@@ -96,7 +96,8 @@ std::vector<std::map<std::string, Tensor>> load_calibration_samples(const Graph&
 //  Int8MaxPool(x)  MaxPool attributes; the output keeps the input's threshold.
 //  Int8AveragePool(x), Int8GlobalAveragePool(x)  y = sat(rshift_round(sum * m, rsw)), with
 //     m = threshold_x_quantized[0] folding 1/window and the threshold change.
-//  Int8Add(a, b)  y = sat(rshift_round(a * m0 + b * m1, rsw)), m = threshold_x_quantized.
+//  Int8Add(a, b)  y = sat(rshift_round(a * m0 + b * m1, rsw)), m = threshold_x_quantized; a
+//     Relu that is the sum's only use is folded in (act_min 0).
 //  Int8Concat(x...)  axis; each input is requantised by its multiplier and the shared shift.
 //  Int8Relu(x), Int8Clip(x)  integer clamps (act_min, act_max); thresholds kept.
 // Every Int8* node also carries threshold_x (floats, per input) and threshold_y (float).

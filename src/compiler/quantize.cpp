@@ -578,15 +578,7 @@ std::vector<Tensor> run_int8(const Node& node, const std::vector<const Tensor*>&
   if (op == "Int8Add") {
     const Tensor& a = input(node, inputs, 0, DType::i8);
     const Tensor& b = input(node, inputs, 1, DType::i8);
-    if (!(a.shape() == b.shape()))
-      throw_user_error("{}: operands {} and {} differ in shape", node.describe(),
-                       a.shape().to_string(), b.shape().to_string());
-    const auto& m = q.multipliers;
-    const std::int8_t* pa = a.data<std::int8_t>();
-    const std::int8_t* pb = b.data<std::int8_t>();
-    std::vector<std::int64_t> acc(static_cast<std::size_t>(a.element_count()));
-    for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = pa[i] * m[0] + pb[i] * m[1];
-    return {ops::requantize_rshift(Tensor::from_ints(DType::i32, a.shape(), acc), nullptr, 0,
+    return {ops::requantize_rshift(ops::weighted_sum_integer({&a, &b}, q.multipliers), nullptr, 0,
                                    rshift_params(q))};
   }
   if (op == "Int8Concat") {

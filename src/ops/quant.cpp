@@ -357,6 +357,27 @@ Tensor requantize_rshift(const Tensor& acc, const Tensor* bias, int bias_axis,
   return Tensor::from_ints(DType::i8, acc.shape(), out);
 }
 
+Tensor weighted_sum_integer(const std::vector<const Tensor*>& inputs,
+                            const std::vector<std::int64_t>& multipliers) {
+  if (inputs.empty() || inputs.size() != multipliers.size())
+    throw_user_error("weighted sum: {} inputs and {} multipliers; give one multiplier per input",
+                     inputs.size(), multipliers.size());
+  const Shape& shape = inputs[0]->shape();
+  std::vector<std::int64_t> acc(static_cast<std::size_t>(shape.element_count()), 0);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = *inputs[i];
+    if (is_floating(t.dtype()) || t.dtype() == DType::boolean)
+      throw_user_error("weighted sum: input {} is {}, not an integer tensor", i,
+                       dtype_name(t.dtype()));
+    if (!(t.shape() == shape))
+      throw_user_error("weighted sum: input {} has shape {}; input 0 has {}", i,
+                       t.shape().to_string(), shape.to_string());
+    const std::vector<std::int64_t> v = t.to_ints();
+    for (std::size_t k = 0; k < acc.size(); ++k) acc[k] += v[k] * multipliers[i];
+  }
+  return Tensor::from_ints(DType::i32, shape, acc);
+}
+
 Tensor sum_pool_integer(const Tensor& x, const PoolParams& params) {
   require_8bit("sum pool", x, "x");
   if (params.ceil_mode)

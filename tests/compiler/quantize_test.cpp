@@ -70,6 +70,17 @@ TEST(Int8Arithmetic, RequantiseAddsBiasPerChannelAppliesReluShiftsAndSaturates) 
             (std::vector<std::int64_t>{127, -128, 127, 5}));
 }
 
+TEST(Int8Arithmetic, WeightedSumIsExactAndChecksItsOperands) {
+  const Tensor a = Tensor::from_ints(DType::i8, Shape{3}, {127, -128, 5});
+  const Tensor b = Tensor::from_ints(DType::i8, Shape{3}, {127, -128, -7});
+  const Tensor s = ops::weighted_sum_integer({&a, &b}, {127, 100});
+  EXPECT_EQ(s.dtype(), DType::i32);
+  EXPECT_EQ(s.to_ints(), (std::vector<std::int64_t>{127 * 227, -128 * 227, 635 - 700}));
+  const Tensor c = Tensor::from_ints(DType::i8, Shape{2}, {1, 2});
+  EXPECT_THROW(ops::weighted_sum_integer({&a, &c}, {1, 1}), UserError);
+  EXPECT_THROW(ops::weighted_sum_integer({&a}, {1, 1}), UserError);
+}
+
 TEST(CalibrationTable, FormatsAndParsesBack) {
   CalibrationTable t;
   t.model = "m.onnx";

@@ -433,6 +433,10 @@ struct RshiftParams {
 // one value per channel) may be null.
 Tensor requantize_rshift(const Tensor& acc, const Tensor* bias, int bias_axis,
                          const RshiftParams& params);
+// sum_i inputs[i] * multipliers[i] elementwise over equally shaped integer tensors, exact, as
+// i32: the accumulator of an int8 element-wise add (UserError when shapes or counts differ).
+Tensor weighted_sum_integer(const std::vector<const Tensor*>& inputs,
+                            const std::vector<std::int64_t>& multipliers);
 // Exact i32 sums of each pooling window of an 8-bit N-C-spatial tensor (padding adds zeros;
 // ceil_mode is refused): the numerator of an integer average pool.
 Tensor sum_pool_integer(const Tensor& x, const PoolParams& params);

@@ -7,6 +7,9 @@
 // (TESSERA_THREADS) when PyTorch is installed (counters "vs_pytorch" on median wall times and
 // "vs_pytorch_cpu" on median process CPU times; skipped if not). The
 // networks are made on first use by scripts/make_models.py into the build tree.
+// The "<model>/int8-reference" cases run the network quantised to int8 (calibrated on 8 random
+// samples, max-abs) on the reference backend's integer executor, with the cosine similarity of
+// its first output to the f32 network as a counter.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -21,6 +24,8 @@
 
 #include "tessera/compiler/backend.h"
 #include "tessera/compiler/driver.h"
+#include "tessera/compiler/passes.h"
+#include "tessera/compiler/quantize.h"
 #include "tessera/core/log.h"
 #include "tessera/targets/registry.h"
 
@@ -31,8 +36,8 @@ using namespace tessera;
 using namespace tessera::compiler;
 
 std::string model_path(const std::string& name) {
-  if (name == "resnet_small")
-    return std::string(TESSERA_SOURCE_DIR) + "/examples/models/resnet_small.onnx";
+  if (name == "resnet_small" || name == "mobilenet_small")
+    return std::string(TESSERA_SOURCE_DIR) + "/examples/models/" + name + ".onnx";
   const std::string path = std::string(TESSERA_BINARY_DIR) + "/models/" + name + ".onnx";
   if (!fs::exists(path)) {
     const std::string cmd = "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) +
@@ -114,6 +119,36 @@ void run_model(benchmark::State& state, const std::string& name, const std::stri
   }
 }
 
+void run_int8_model(benchmark::State& state, const std::string& name) {
+  const std::string path = model_path(name);
+  Graph graph = import_onnx_file(path);
+  PassOptions passes;
+  passes.choose_layouts = false;
+  const auto reference = create_backend("reference");
+  run_passes(graph, *reference, passes);
+  std::vector<std::map<std::string, Tensor>> samples;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) samples.push_back(random_inputs(graph, seed));
+  LoadOptions options;
+  options.target = "reference";
+  const Plan f32 = load_plan(path, options);
+  options.passes.int8_table = std::make_shared<const CalibrationTable>(calibrate(graph, samples));
+  const Plan plan = load_plan(path, options);
+  auto device = runtime::Device::open(plan.device);
+  PlanRunner runner(plan, *device), f32_runner(f32, *device);
+  const auto inputs = random_inputs(plan.graph, 0);
+  RunResult last = runner.run(inputs);
+  for (auto _ : state) {
+    last = runner.run(inputs);
+    benchmark::DoNotOptimize(last.outputs.size());
+  }
+  const auto want = f32_runner.run(inputs).outputs;
+  const auto& [out, tensor] = *want.begin();
+  state.counters["cosine"] = compare_int8(out, last.outputs.at(out), tensor).cosine_similarity;
+  state.counters["int8_nodes"] = plan.passes.int8_nodes;
+  state.counters["peak_MiB"] =
+      static_cast<double>(plan.memory.arena_bytes + plan.memory.weights_bytes) / (1024.0 * 1024.0);
+}
+
 void register_all() {
   targets::register_all_backends();
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
@@ -127,6 +162,11 @@ void register_all() {
           [model, target = info.name](benchmark::State& s) { run_model(s, model, target); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
+  for (const std::string model : {"resnet_small", "mobilenet_small"})
+    benchmark::RegisterBenchmark((model + "/int8-reference").c_str(),
+                                 [model](benchmark::State& s) { run_int8_model(s, model); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
 }
 
 }  // namespace

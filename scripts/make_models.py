@@ -3,7 +3,10 @@
 
 resnet_small.onnx: a small ResNet-style network (conv, batchnorm, relu, maxpool, residual add,
 global average pooling, gemm) on 1x3x32x32 inputs; separable_small.onnx: MobileNet-style
-depthwise-separable blocks and SqueezeNet-style fire modules on 1x3x32x32 inputs. The benchmark networks of bench/bench_models
+depthwise-separable blocks and SqueezeNet-style fire modules on 1x3x32x32 inputs;
+mobilenet_small.onnx: a small MobileNet-style network (conv, batchnorm, relu6 as Clip,
+depthwise-separable blocks, global average pooling, gemm, softmax) on 1x3x32x32 inputs. The
+benchmark networks of bench/bench_models
 (not checked in; the architectures of torchvision's models of the same names, random weights,
 1x3x224x224 inputs): resnet18.onnx (--resnet18, about 45 MB), mobilenet_v2.onnx (--mobilenet_v2,
 depthwise-separable inverted residuals), squeezenet1_1.onnx (--squeezenet1_1, fire modules with
@@ -72,6 +75,27 @@ class Builder:
         y = self.name(op.lower())
         self.nodes.append(helper.make_node(op, inputs, [y], name=y, **attrs))
         return y
+
+    def head(self, x, cin, classes):
+        """Global average pooling, flatten and a Gemm to the class logits ("logits")."""
+        y = self.op("Flatten", [self.op("GlobalAveragePool", [x])], axis=1)
+        w = self.weight("fc_w", (classes, cin), np.sqrt(1.0 / cin))
+        bias = self.weight("fc_b", (classes,), 0.01)
+        self.nodes.append(helper.make_node("Gemm", [y, w, bias], ["logits"], name="fc", transB=1))
+        return "logits"
+
+    def model(self, name, size, outputs, classes):
+        """The checked opset-13 model with input "input" (1x3xSIZExSIZE) and (1, classes) outputs."""
+        graph = helper.make_graph(
+            self.nodes, name,
+            [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, size, size])],
+            [helper.make_tensor_value_info(o, TensorProto.FLOAT, [1, classes]) for o in outputs],
+            self.inits)
+        model = helper.make_model(graph, producer_name="tessera scripts/make_models.py",
+                                  opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        return model
 
     def basic_block(self, x, cin, cout, stride):
         y = self.op("Relu", [self.bn(self.conv(x, cin, cout, 3, stride, 1), cout)])
@@ -198,21 +222,33 @@ def resnet(name, size, stem, widths, blocks, classes, seed):
         for i in range(count):
             y = b.basic_block(y, cin, width, 2 if (i == 0 and stage > 0) else 1)
             cin = width
-    y = b.op("GlobalAveragePool", [y])
-    y = b.op("Flatten", [y], axis=1)
-    w = b.weight("fc_w", (classes, cin), np.sqrt(1.0 / cin))
-    bias = b.weight("fc_b", (classes,), 0.01)
-    b.nodes.append(helper.make_node("Gemm", [y, w, bias], ["logits"], name="fc", transB=1))
-    graph = helper.make_graph(
-        b.nodes, name,
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, size, size])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, classes])],
-        b.inits)
-    model = helper.make_model(graph, producer_name="tessera scripts/make_models.py",
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    b.head(y, cin, classes)
+    return b.model(name, size, ["logits"], classes)
+
+
+def mobilenet(name, size, widths, strides, classes, seed):
+    b = Builder(seed)
+
+    def conv_bn_relu6(x, cin, cout, k, stride, group=1):
+        w = b.weight("w", (cout, cin // group, k, k), np.sqrt(2.0 / (cin // group * k * k)))
+        y = b.name("conv")
+        b.nodes.append(helper.make_node("Conv", [x, w], [y], name=y, kernel_shape=[k, k],
+                                        strides=[stride, stride], pads=[k // 2] * 4, group=group))
+        lo = b.name("clip_min")
+        hi = b.name("clip_max")
+        b.inits += [numpy_helper.from_array(np.array(0.0, np.float32), lo),
+                    numpy_helper.from_array(np.array(6.0, np.float32), hi)]
+        return b.op("Clip", [b.bn(y, cout), lo, hi])
+
+    y = conv_bn_relu6("input", 3, widths[0], 3, 2)
+    cin = widths[0]
+    for width, stride in zip(widths[1:], strides):
+        y = conv_bn_relu6(y, cin, cin, 3, stride, group=cin)  # depthwise
+        y = conv_bn_relu6(y, cin, width, 1, 1)                # pointwise
+        cin = width
+    b.nodes.append(helper.make_node("Softmax", [b.head(y, cin, classes)], ["probs"], name="softmax",
+                                    axis=1))
+    return b.model(name, size, ["logits", "probs"], classes)
 
 
 def main():
@@ -229,6 +265,9 @@ def main():
     print("wrote", os.path.join(args.out, "resnet_small.onnx"))
     onnx.save(separable_small(seed=3), os.path.join(args.out, "separable_small.onnx"))
     print("wrote", os.path.join(args.out, "separable_small.onnx"))
+    mobile = mobilenet("mobilenet_small", 32, [16, 32, 64, 64], [1, 2, 2], 10, seed=2)
+    onnx.save(mobile, os.path.join(args.out, "mobilenet_small.onnx"))
+    print("wrote", os.path.join(args.out, "mobilenet_small.onnx"))
     if args.resnet18:
         r18 = resnet("resnet18", 224, 64, [64, 128, 256, 512], [2, 2, 2, 2], 1000, seed=18)
         onnx.save(r18, os.path.join(args.out, "resnet18.onnx"))

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tessera/compiler/onnx_import.h"
+#include "tessera/compiler/quantize.h"
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
 
@@ -50,7 +51,7 @@ class ReferenceBackend final : public Backend {
   }
   std::string default_device() const override { return default_device_; }
   std::optional<std::string> unsupported_reason(const Node& node, const Graph&) const override {
-    if (!supported_ops().count(node.op))
+    if (!supported_ops().count(node.op) && !is_int8_op(node.op))
       return fmt::format("op {} is outside the supported op list", node.op);
     return std::nullopt;
   }

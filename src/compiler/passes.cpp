@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "tessera/compiler/backend.h"
+#include "tessera/compiler/quantize.h"
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
@@ -378,7 +379,8 @@ int choose_layouts(Graph& g, const Backend& backend, PassReport* report) {
     Node node = g.nodes[n];
     const bool has_io = !node.inputs.empty() && node.inputs[0] != kNoValue &&
                         !node.outputs.empty() && node.outputs[0] != kNoValue;
-    Layout layout = has_io ? backend.preferred_layout(node, g) : Layout{};
+    // Int8 nodes keep ONNX's order: their weights and parameters are laid out for it.
+    Layout layout = has_io && !is_int8_op(node.op) ? backend.preferred_layout(node, g) : Layout{};
     const auto rank = static_cast<int>(layout.perm.size());
     if (layout.is_default() || g.value(node.inputs[0]).shape.rank() != rank ||
         g.value(node.outputs[0]).shape.rank() != rank) {
@@ -593,6 +595,12 @@ PassReport run_passes(Graph& g, const Backend& backend, const PassOptions& optio
   if (options.fold_batchnorm) fold_batchnorm(g, &report);
   if (options.fuse) fuse_bias_and_activation(g, &report);
   if (options.eliminate_dead_code) eliminate_dead_code(g, &report);
+  if (options.int8_table) {
+    const QuantizeReport q = quantize_int8(g, *options.int8_table);
+    report.int8_nodes += q.quantized;
+    report.int8_host_float += q.host_float;
+    for (const auto& line : q.log) note(&report, line);
+  }
   if (options.choose_layouts) choose_layouts(g, backend, &report);
   return report;
 }

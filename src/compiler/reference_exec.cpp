@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/compiler/quantize.h"
 #include "tessera/core/error.h"
 #include "tessera/ops/reference.h"
 
@@ -999,6 +1000,7 @@ std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tens
     plain.attrs.erase("tessera.weights_perm");
     return run_reference(plain, ins, opset);
   }
+  if (is_int8_op(node.op)) return run_int8(node, inputs);
   Ctx c{node, inputs, opset, node.describe()};
   std::vector<Tensor> out = dispatch(c);
   if (out.size() < node.outputs.size()) out.resize(node.outputs.size());

@@ -315,3 +315,88 @@ Tensor qlinear_conv(const Tensor& x, const Tensor& x_scale, const Tensor& x_zero
 }
 
 }  // namespace tessera::ops
+
+namespace tessera::ops {
+
+std::int64_t rshift_round(std::int64_t v, int rshift) {
+  if (rshift < 0 || rshift > 31)
+    throw_user_error("right shift {} is outside 0..31 (the BM1880 rshift_width range)", rshift);
+  if (rshift == 0) return v;
+  return (v + (std::int64_t{1} << (rshift - 1))) >> rshift;  // >> of a negative is arithmetic
+}
+
+Tensor requantize_rshift(const Tensor& acc, const Tensor* bias, int bias_axis,
+                         const RshiftParams& params) {
+  if (is_floating(acc.dtype()) || acc.dtype() == DType::boolean)
+    throw_user_error("requantize: the accumulator must be an integer tensor, got {}",
+                     dtype_name(acc.dtype()));
+  if (params.lo > params.hi || params.lo < -128 || params.hi > 127)
+    throw_user_error("requantize: saturation bounds [{}, {}] are not inside the int8 range",
+                     params.lo, params.hi);
+  rshift_round(0, params.rshift);  // range check
+  const std::vector<std::int64_t> a = acc.to_ints();
+  std::vector<std::int64_t> b;
+  std::int64_t inner = 1, channels = 1;
+  if (bias) {
+    const int ax = detail::normalize_axis("requantize", bias_axis, acc.rank(), acc.shape());
+    channels = acc.dim(ax);
+    inner = detail::dims_product(acc.shape(), 0, ax);
+    b = bias->to_ints();
+    if (static_cast<std::int64_t>(b.size()) != channels)
+      throw_user_error("requantize: bias has {} values; the accumulator {} has {} channels",
+                       b.size(), acc.shape().to_string(), channels);
+  }
+  std::vector<std::int64_t> out(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    std::int64_t v = a[i];
+    if (bias) v += b[static_cast<std::size_t>((static_cast<std::int64_t>(i) / inner) % channels)];
+    if (params.relu && v < 0) v = 0;
+    v = rshift_round(v * params.multiplier, params.rshift);
+    out[i] = std::clamp(v, params.lo, params.hi);
+  }
+  return Tensor::from_ints(DType::i8, acc.shape(), out);
+}
+
+Tensor weighted_sum_integer(const std::vector<const Tensor*>& inputs,
+                            const std::vector<std::int64_t>& multipliers) {
+  if (inputs.empty() || inputs.size() != multipliers.size())
+    throw_user_error("weighted sum: {} inputs and {} multipliers; give one multiplier per input",
+                     inputs.size(), multipliers.size());
+  const Shape& shape = inputs[0]->shape();
+  std::vector<std::int64_t> acc(static_cast<std::size_t>(shape.element_count()), 0);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = *inputs[i];
+    if (is_floating(t.dtype()) || t.dtype() == DType::boolean)
+      throw_user_error("weighted sum: input {} is {}, not an integer tensor", i,
+                       dtype_name(t.dtype()));
+    if (!(t.shape() == shape))
+      throw_user_error("weighted sum: input {} has shape {}; input 0 has {}", i,
+                       t.shape().to_string(), shape.to_string());
+    const std::vector<std::int64_t> v = t.to_ints();
+    for (std::size_t k = 0; k < acc.size(); ++k) acc[k] += v[k] * multipliers[i];
+  }
+  return Tensor::from_ints(DType::i32, shape, acc);
+}
+
+Tensor sum_pool_integer(const Tensor& x, const PoolParams& params) {
+  require_8bit("sum pool", x, "x");
+  if (params.ceil_mode)
+    throw_user_error("sum pool: ceil_mode is not supported by the integer pool; use floor mode");
+  if (x.rank() < 3)
+    throw_user_error("sum pool: input {} must have rank >= 3 (N, C, spatial...)",
+                     x.shape().to_string());
+  // A depthwise integer convolution with all-one kernels: exact, and padding is zero.
+  const std::int64_t channels = x.dim(x.rank() - 2);
+  std::vector<std::int64_t> wdims = {channels, 1};
+  wdims.insert(wdims.end(), params.kernel_shape.begin(), params.kernel_shape.end());
+  const Tensor ones = Tensor::full(DType::i8, Shape::from_outer_first(wdims), 1.0);
+  ConvParams cp;
+  cp.kernel_shape = params.kernel_shape;
+  cp.strides = params.strides;
+  cp.pads = params.pads;
+  cp.dilations = params.dilations;
+  cp.group = channels;
+  return conv_integer(x, ones, nullptr, nullptr, cp);
+}
+
+}  // namespace tessera::ops

@@ -312,8 +312,6 @@ std::string chrome_trace(const Profile& p) {
   return doc.dump();
 }
 
-namespace {
-
 std::string escape_html(std::string_view text) {
   std::string out;
   for (char c : text) {
@@ -336,6 +334,8 @@ std::string escape_html(std::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 double percent(std::uint64_t part, std::uint64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;

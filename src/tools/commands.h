@@ -11,7 +11,10 @@ namespace tessera::tools {
 // `tessera arch list|show`: the machine presets (src/tools/arch_commands.cpp).
 void register_arch_commands(CLI::App& app);
 
-// `tessera targets|compile|run|conformance`: the compiler (src/tools/run_commands.cpp).
+// `tessera targets|compile|calibrate|run|conformance`: the compiler (src/tools/run_commands.cpp).
 void register_run_commands(CLI::App& app);
+
+// `tessera compare`: one network on several targets side by side (src/tools/compare_commands.cpp).
+void register_compare_commands(CLI::App& app);
 
 }  // namespace tessera::tools

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   tessera::tools::register_arch_commands(app);
   tessera::tools::register_run_commands(app);
+  tessera::tools::register_compare_commands(app);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,5 @@
-// `tessera targets`, `tessera compile`, `tessera run` and `tessera conformance`: the compiler's
-// commands (docs/compiler.md is their user guide).
+// `tessera targets`, `tessera compile`, `tessera calibrate`, `tessera run` and
+// `tessera conformance`: the compiler's commands (docs/compiler.md is their user guide).
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,10 +15,13 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli_util.h"
 #include "commands.h"
 #include "tessera/compiler/backend.h"
 #include "tessera/compiler/driver.h"
 #include "tessera/compiler/model_file.h"
+#include "tessera/compiler/passes.h"
+#include "tessera/compiler/quantize.h"
 #include "tessera/core/error.h"
 #include "tessera/core/tensor.h"
 #include "tessera/profile/writers.h"
@@ -30,55 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace tessera::compiler;
-
-std::pair<std::string, std::string> split_assignment(const std::string& text, const char* option) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw_user_error("{} '{}': expected NAME=VALUE", option, text);
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
-std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& dims) {
-  std::map<std::string, std::int64_t> out;
-  for (const auto& d : dims) {
-    auto [name, value] = split_assignment(d, "--dim");
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(value, &used);
-      if (used != value.size() || v <= 0) throw std::invalid_argument("not positive");
-      out[name] = v;
-    } catch (const std::exception&) {
-      throw_user_error("--dim {}: '{}' is not a positive integer", name, value);
-    }
-  }
-  return out;
-}
-
-std::map<std::string, Tensor> parse_inputs(const std::vector<std::string>& inputs) {
-  std::map<std::string, Tensor> out;
-  for (const auto& i : inputs) {
-    auto [name, file] = split_assignment(i, "--input");
-    out[name] = load_tensor_file(file);
-  }
-  return out;
-}
-
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u])
-                : fmt::format("{:.2f} {}", bytes, units[u]);
-}
-
-std::string human_seconds(double s) {
-  if (s >= 1.0) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.3f} us", s * 1e6);
-}
 
 std::string safe_file_name(const std::string& name) {
   std::string out;
@@ -97,6 +51,9 @@ void print_compile_report(const Plan& plan) {
       "nodes removed, {} layout transposes\n",
       p.folded_nodes, p.folded_batchnorms, p.fused_biases, p.fused_activations, p.removed_nodes,
       p.layout_transposes);
+  if (p.int8_nodes > 0 || p.int8_host_float > 0)
+    fmt::print("int8: {} nodes quantised, {} left in f32 on the host\n", p.int8_nodes,
+               p.int8_host_float);
   fmt::print("memory plan: activations {} peak (without reuse {}), weights {}\n",
              human_bytes(static_cast<double>(plan.memory.arena_bytes)),
              human_bytes(static_cast<double>(plan.memory.unplanned_bytes)),
@@ -110,6 +67,18 @@ void print_fallbacks(const Plan& plan) {
     if (info.fallback)
       fmt::print("  {}: {}\n", plan.graph.nodes[static_cast<std::size_t>(info.node)].describe(),
                  info.reason);
+}
+
+// --int8 TABLE: quantise with the calibration table while compiling an ONNX model.
+void apply_int8_option(const std::string& table, const std::string& model, LoadOptions& options) {
+  if (table.empty()) return;
+  if (is_model_file(model))
+    throw_user_error(
+        "--int8: {} is already compiled; quantise the ONNX model instead (`tessera compile "
+        "MODEL.onnx --int8 TABLE`)",
+        model);
+  options.passes.int8_table =
+      std::make_shared<const CalibrationTable>(read_calibration_table(table));
 }
 
 // ---- tessera targets ----
@@ -128,7 +97,7 @@ void register_targets(CLI::App& app) {
 // ---- tessera compile ----
 
 struct CompileArgs {
-  std::string model, target = "reference", device, output;
+  std::string model, target = "reference", device, output, int8;
   std::vector<std::string> dims, inputs;
 };
 
@@ -144,12 +113,15 @@ void register_compile(CLI::App& app) {
   cmd->add_option(
       "--input", args->inputs,
       "bind an input feeding a shape operand to data, NAME=FILE.npy|FILE.pb (repeatable)");
+  cmd->add_option("--int8", args->int8,
+                  "quantise to int8 with this calibration table (from `tessera calibrate`)");
   cmd->callback([args] {
     LoadOptions options;
     options.target = args->target;
     options.device = args->device;
     options.import.dims = parse_dims(args->dims);
     options.import.constant_inputs = parse_inputs(args->inputs);
+    apply_int8_option(args->int8, args->model, options);
     if (is_model_file(args->model))
       throw_user_error("{} is already a compiled Tessera model; compile the ONNX file instead",
                        args->model);
@@ -164,10 +136,74 @@ void register_compile(CLI::App& app) {
   });
 }
 
+// ---- tessera calibrate ----
+
+struct CalibrateArgs {
+  std::string model, inputs_dir, output, method = "max";
+  int random = 0;
+  std::uint64_t seed = 1;
+  double percentile = 99.99;
+  std::vector<std::string> dims;
+};
+
+void register_calibrate(CLI::App& app) {
+  auto args = std::make_shared<CalibrateArgs>();
+  auto* cmd = app.add_subcommand(
+      "calibrate",
+      "Run the f32 network on sample inputs and write the int8 calibration table (a threshold "
+      "per tensor) that `compile --int8` and `run --int8` read");
+  cmd->add_option("model", args->model, "ONNX model")->required();
+  auto* inputs = cmd->add_option(
+      "--inputs", args->inputs_dir,
+      "directory of samples: one .npy/.pb per sample (one-input models) or one directory per "
+      "sample holding <input>.npy or input_K.pb");
+  auto* random = cmd->add_option("--random", args->random,
+                                 "calibrate on N seeded random inputs (uniform in [-1, 1))");
+  inputs->excludes(random);
+  cmd->add_option("-o,--output", args->output, "calibration table to write")->required();
+  cmd->add_option("--method", args->method,
+                  "max (default: largest |x|), kl (TensorRT-style KL divergence over a 2048-bin "
+                  "histogram) or percentile");
+  cmd->add_option("--percentile", args->percentile,
+                  "percentile of |x| for --method percentile (default 99.99)");
+  cmd->add_option("--seed", args->seed,
+                  "first seed of --random samples (default 1; `run` uses seed 0, so the checked "
+                  "inputs are not among the calibration samples)");
+  cmd->add_option("--dim", args->dims, "value of a symbolic dimension, NAME=VALUE (repeatable)");
+  cmd->callback([args] {
+    if (is_model_file(args->model))
+      throw_user_error("calibrate needs the ONNX model, not the compiled {}", args->model);
+    if (args->inputs_dir.empty() && args->random <= 0)
+      throw_user_error("calibrate needs sample inputs: --inputs DIR or --random N (N >= 1)");
+    CalibrationOptions copt;
+    copt.method = parse_calibration_method(args->method);
+    copt.percentile = args->percentile;
+    ImportOptions import;
+    import.dims = parse_dims(args->dims);
+    Graph graph = import_onnx_file(args->model, import);
+    // The passes `compile --int8` runs before quantising, so the tensor names match.
+    PassOptions passes;
+    passes.choose_layouts = false;
+    run_passes(graph, *create_backend("reference"), passes);
+    std::vector<std::map<std::string, Tensor>> samples;
+    if (!args->inputs_dir.empty()) {
+      samples = load_calibration_samples(graph, args->inputs_dir);
+    } else {
+      for (int i = 0; i < args->random; ++i)
+        samples.push_back(random_inputs(graph, args->seed + static_cast<std::uint64_t>(i)));
+    }
+    const CalibrationTable table = calibrate(graph, samples, copt);
+    write_calibration_table(table, args->output);
+    fmt::print("calibrated {} tensors of {} on {} samples (method {}); wrote {}\n",
+               table.thresholds.size(), args->model, table.samples,
+               calibration_method_name(table.method), args->output);
+  });
+}
+
 // ---- tessera run ----
 
 struct RunArgs {
-  std::string model, target, device, outputs_dir, profile_file, trace_file;
+  std::string model, target, device, outputs_dir, profile_file, trace_file, int8;
   std::vector<std::string> dims, inputs;
   bool check = false;
   std::uint64_t seed = 0;
@@ -256,6 +292,70 @@ void print_run_summary(const Plan& plan, const RunResult& run, const runtime::De
   if (plan.fallback_count() == 0) fmt::print("fallbacks to reference: 0\n");
 }
 
+// --check: the outputs against the reference backend running the same (compiled) graph.
+void check_against_reference(const Plan& plan, const std::map<std::string, Tensor>& outputs,
+                             const std::map<std::string, Tensor>& inputs, runtime::Device& device) {
+  Graph graph = plan.graph;
+  const auto reference = create_backend("reference");
+  Plan ref_plan = lower_graph(std::move(graph), *reference, plan.device);
+  PlanRunner ref_runner(ref_plan, device);
+  const RunResult ref = ref_runner.run(inputs);
+  std::vector<std::string> bad;
+  const DType compute = create_backend(plan.backend)->compute_precision();
+  if (compute == DType::f32)
+    fmt::print("check against the reference backend (conformance tolerances):\n");
+  else
+    fmt::print(
+        "check against the reference backend (conformance tolerances; target {} computes in "
+        "{}, so float outputs are held to the {} tolerance):\n",
+        plan.backend, dtype_name(compute), dtype_name(compute));
+  for (const auto& c : compare_outputs(outputs, ref.outputs, compute)) {
+    fmt::print("  {}\n", c.describe());
+    if (!c.ok) bad.push_back(c.describe());
+  }
+  if (!bad.empty())
+    throw_user_error(
+        "--check: {} output(s) of target {} differ from the reference backend beyond the "
+        "conformance tolerance: {}; run `tessera conformance` on the ops involved to find the "
+        "kernel at fault",
+        bad.size(), plan.backend, fmt::join(bad, "; "));
+}
+
+// --check of an int8 run: its outputs against the f32 network (the same ONNX model compiled
+// without quantisation, on the reference backend): cosine similarity and top-1 agreement.
+void check_int8_against_f32(const Plan& plan, const std::map<std::string, Tensor>& outputs,
+                            const LoadOptions& options, const std::string& model,
+                            const std::map<std::string, Tensor>& inputs, runtime::Device& device) {
+  if (is_model_file(model)) {
+    fmt::print(
+        "int8 check against f32: not available for a compiled model file (it holds no f32 "
+        "weights); run the ONNX model with --int8 TABLE --check\n");
+    return;
+  }
+  LoadOptions f32 = options;
+  f32.target = "reference";
+  f32.device = plan.device;
+  f32.passes.int8_table.reset();
+  const Plan f32_plan = load_plan(model, f32);
+  PlanRunner runner(f32_plan, device);
+  const RunResult ref = runner.run(inputs);
+  fmt::print("int8 check against the f32 network (cosine similarity >= {} required):\n",
+             kInt8MinCosine);
+  std::vector<std::string> bad;
+  for (const auto& [name, t] : outputs) {
+    auto it = ref.outputs.find(name);
+    if (it == ref.outputs.end()) continue;
+    const Int8Agreement a = compare_int8(name, t, it->second);
+    fmt::print("  {}\n", a.describe());
+    if (!a.shapes_match || a.cosine_similarity < kInt8MinCosine) bad.push_back(a.describe());
+  }
+  if (!bad.empty())
+    throw_user_error(
+        "--check: {} int8 output(s) fall below cosine similarity {} against f32: {}; calibrate "
+        "on more representative inputs (--inputs DIR) or try --method kl or percentile",
+        bad.size(), kInt8MinCosine, fmt::join(bad, "; "));
+}
+
 void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run an ONNX model or a compiled .tsm model on a target");
@@ -269,7 +369,11 @@ void register_run(CLI::App& app) {
   cmd->add_option("--outputs", args->outputs_dir, "directory to write the outputs to as .npy");
   cmd->add_option("--profile", args->profile_file, "write the run's profile as JSON");
   cmd->add_option("--trace", args->trace_file, "write a Chrome/Perfetto trace of the run");
-  cmd->add_flag("--check", args->check, "compare the outputs with the reference backend");
+  cmd->add_flag("--check", args->check,
+                "compare the outputs with the reference backend (an int8 run also with the f32 "
+                "network: cosine similarity and top-1 agreement)");
+  cmd->add_option("--int8", args->int8,
+                  "quantise to int8 with this calibration table (from `tessera calibrate`)");
   cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)");
   cmd->add_option("--top", args->top, "how many ops the summary lists (default 10)");
   cmd->callback([args] {
@@ -279,6 +383,7 @@ void register_run(CLI::App& app) {
     options.import.dims = parse_dims(args->dims);
     const auto given = parse_inputs(args->inputs);
     options.import.constant_inputs = given;
+    apply_int8_option(args->int8, args->model, options);
     Plan plan = load_plan(args->model, options);
     std::map<std::string, Tensor> inputs = random_inputs(plan.graph, args->seed);
     for (const auto& [name, t] : given) {
@@ -329,30 +434,11 @@ void register_run(CLI::App& app) {
                  args->trace_file);
     }
     if (args->check) {
-      Graph graph = plan.graph;
-      const auto reference = create_backend("reference");
-      Plan ref_plan = lower_graph(std::move(graph), *reference, plan.device);
-      PlanRunner ref_runner(ref_plan, *device);
-      const RunResult ref = ref_runner.run(inputs);
-      std::vector<std::string> bad;
-      const DType compute = create_backend(plan.backend)->compute_precision();
-      if (compute == DType::f32)
-        fmt::print("check against the reference backend (conformance tolerances):\n");
-      else
-        fmt::print(
-            "check against the reference backend (conformance tolerances; target {} computes in "
-            "{}, so float outputs are held to the {} tolerance):\n",
-            plan.backend, dtype_name(compute), dtype_name(compute));
-      for (const auto& c : compare_outputs(result.outputs, ref.outputs, compute)) {
-        fmt::print("  {}\n", c.describe());
-        if (!c.ok) bad.push_back(c.describe());
-      }
-      if (!bad.empty())
-        throw_user_error(
-            "--check: {} output(s) of target {} differ from the reference backend beyond the "
-            "conformance tolerance: {}; run `tessera conformance` on the ops involved to find the "
-            "kernel at fault",
-            bad.size(), plan.backend, fmt::join(bad, "; "));
+      const bool int8 = is_int8_graph(plan.graph);
+      // An int8 graph on the reference backend is its own reference: only the f32 check applies.
+      if (!(int8 && plan.backend == "reference"))
+        check_against_reference(plan, result.outputs, inputs, *device);
+      if (int8) check_int8_against_f32(plan, result.outputs, options, args->model, inputs, *device);
     }
   });
 }
@@ -439,6 +525,7 @@ void register_run_commands(CLI::App& app) {
   targets::register_all_backends();
   register_targets(app);
   register_compile(app);
+  register_calibrate(app);
   register_run(app);
   register_conformance(app);
 }

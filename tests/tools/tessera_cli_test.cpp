@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -209,6 +211,206 @@ TEST(TesseraCli, UsageErrorsExitWith2) {
   EXPECT_EQ(run("arch").code, 2);
   EXPECT_EQ(run("arch show").code, 2);
   EXPECT_EQ(run("frobnicate").code, 2);
+}
+
+// ---- int8: calibrate, run --int8 --check ----
+
+const std::string kModels = std::string(TESSERA_SOURCE_DIR_FOR_TESTS) + "/examples/models";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tessera_cli_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A float32 .npy file of shape (1, 3, 32, 32) with a ramp of values scaled by `scale`.
+void write_input_npy(const fs::path& path, float scale) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 32, 32), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const auto len = static_cast<std::uint16_t>(header.size());
+  out.put(static_cast<char>(len & 0xff));
+  out.put(static_cast<char>(len >> 8));
+  out << header;
+  for (int i = 0; i < 3 * 32 * 32; ++i) {
+    const float v = scale * static_cast<float>((i * 37) % 200 - 100) / 100.0f;
+    out.write(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+}
+
+TEST(TesseraCliInt8, CalibrateThenRunInt8CheckReportsCosineAndTop1) {
+  const fs::path dir = scratch("int8");
+  const std::string table = (dir / "mobilenet.table").string();
+  const Result cal = run("calibrate " + kModels + "/mobilenet_small.onnx --random 4 -o " + table);
+  ASSERT_EQ(cal.code, 0) << cal.err;
+  EXPECT_CONTAINS(cal.out, "on 4 samples (method max)");
+  EXPECT_CONTAINS(read_file(table), "tessera-calibration 1\n");
+  const Result r =
+      run("run " + kModels + "/mobilenet_small.onnx --int8 " + table + " --check --top 30");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_CONTAINS(r.out, "Int8Conv");
+  EXPECT_CONTAINS(r.out, "int8 check against the f32 network");
+  EXPECT_CONTAINS(r.out, "logits: cosine similarity 0.99");
+  EXPECT_CONTAINS(r.out, "top-1 agreement 1/1 rows ok");
+  const Result c = run("compile " + kModels + "/mobilenet_small.onnx --int8 " + table + " -o " +
+                       (dir / "m.tsm").string());
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_CONTAINS(c.out, "int8: 9 nodes quantised, 1 left in f32 on the host");
+  fs::remove_all(dir);
+}
+
+TEST(TesseraCliInt8, CalibrateFromAnInputsDirectory) {
+  const fs::path dir = scratch("int8_inputs");
+  fs::create_directories(dir / "samples");
+  write_input_npy(dir / "samples" / "a.npy", 1.0f);
+  write_input_npy(dir / "samples" / "b.npy", 0.5f);
+  const std::string table = (dir / "t").string();
+  const Result cal = run("calibrate " + kModels + "/resnet_small.onnx --inputs " +
+                         (dir / "samples").string() + " -o " + table);
+  ASSERT_EQ(cal.code, 0) << cal.err;
+  EXPECT_CONTAINS(cal.out, "on 2 samples (method max)");
+  // The input ramp's largest |x| is 1.0 (i*37 mod 200 reaches 0, i.e. -100/100).
+  EXPECT_CONTAINS(read_file(table), "\ninput 1\n");
+  fs::remove_all(dir);
+}
+
+TEST(TesseraCliInt8, BadCalibrationUseIsAUserError) {
+  const fs::path dir = scratch("int8_bad");
+  const std::string model = kModels + "/resnet_small.onnx";
+  const Result none = run("calibrate " + model + " -o " + (dir / "t").string());
+  EXPECT_EQ(none.code, 2);
+  EXPECT_CONTAINS(none.err, "--inputs DIR or --random N");
+  const Result method =
+      run("calibrate " + model + " --random 1 --method median -o " + (dir / "t").string());
+  EXPECT_EQ(method.code, 2);
+  EXPECT_CONTAINS(method.err, "max, kl, percentile");
+  std::ofstream(dir / "bad.table") << "tessera-calibration 1\ninput 1\nconv2 -3\n";
+  const Result bad = run("run " + model + " --int8 " + (dir / "bad.table").string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_CONTAINS(bad.err, "bad.table:3:");
+  EXPECT_CONTAINS(bad.err, "conv2");
+  std::ofstream(dir / "short.table") << "tessera-calibration 1\ninput 1\n";
+  const Result missing = run("run " + model + " --int8 " + (dir / "short.table").string());
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_CONTAINS(missing.err, "no threshold for tensor");
+  fs::remove_all(dir);
+}
+
+// Calibration and the integer executor give the same bytes with 1 and 8 host threads.
+TEST(TesseraCliInt8, DeterministicAcrossHostThreads) {
+  const fs::path dir = scratch("int8_threads");
+  const std::string model = kModels + "/resnet_small.onnx";
+  for (const char* threads : {"1", "8"}) {
+    const std::string env = std::string("TESSERA_THREADS=") + threads;
+    const fs::path sub = dir / threads;
+    const Result cal = run(
+        "calibrate " + model + " --random 3 --method percentile -o " + (sub.string() + ".table"),
+        env);
+    ASSERT_EQ(cal.code, 0) << cal.err;
+    const Result r = run(
+        "run " + model + " --int8 " + sub.string() + ".table --seed 4 --outputs " + sub.string(),
+        env);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  EXPECT_EQ(read_file(dir / "1.table"), read_file(dir / "8.table"));
+  EXPECT_EQ(read_file(dir / "1" / "logits.npy"), read_file(dir / "8" / "logits.npy"));
+  EXPECT_FALSE(read_file(dir / "1" / "logits.npy").empty());
+  fs::remove_all(dir);
+}
+
+// ---- tessera compare ----
+
+std::vector<std::string> registered_targets() {
+  std::vector<std::string> names;
+  for (const std::string& line : lines(run("targets").out))
+    names.push_back(line.substr(0, line.find(' ')));
+  return names;
+}
+
+TEST(TesseraCliCompare, CoversEveryRegisteredTargetAndWritesJsonAndHtml) {
+  const fs::path dir = scratch("compare");
+  const Result r = run("compare " + kModels + "/resnet_small.onnx --json " +
+                       (dir / "c.json").string() + " --html " + (dir / "c.html").string());
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  std::vector<std::string> expected;
+  for (const auto& t : registered_targets())
+    if (t != "reference") expected.push_back(t);
+  ASSERT_GE(static_cast<int>(expected.size()), TESSERA_TARGET_COUNT) << r.out;
+  for (const auto& t : expected) EXPECT_CONTAINS(r.out, "\n" + t + " ");
+  EXPECT_CONTAINS(r.out, "LATENCY");
+  EXPECT_CONTAINS(r.out, "MEMORY PEAK");
+  EXPECT_CONTAINS(r.out, "top ops by modeled cycles:");
+
+  const auto doc = nlohmann::json::parse(read_file(dir / "c.json"));
+  ASSERT_EQ(doc.at("targets").size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& t = doc.at("targets")[i];
+    EXPECT_EQ(t.at("target"), expected[i]);
+    ASSERT_EQ(t.at("status"), "ok") << t.dump();
+    EXPECT_GT(t.at("memory_peak_bytes").get<double>(), 0) << t.dump();
+    EXPECT_EQ(t.at("fallback_count").get<std::size_t>(), t.at("fallbacks").size());
+    EXPECT_GT(t.at("cosine_vs_reference").get<double>(), 0.999) << t.dump();
+    if (t.at("modeled").get<bool>()) {
+      EXPECT_GT(t.at("latency_seconds").get<double>(), 0);
+      EXPECT_NEAR(
+          t.at("throughput_per_second").get<double>() * t.at("latency_seconds").get<double>(), 1.0,
+          1e-9);
+      ASSERT_FALSE(t.at("top_ops").empty());
+      EXPECT_GE(t.at("top_ops")[0].at("cycles").get<double>(),
+                t.at("top_ops").back().at("cycles").get<double>());
+    }
+  }
+  const std::string html = read_file(dir / "c.html");
+  EXPECT_CONTAINS(html, "<svg");
+  EXPECT_CONTAINS(html, "<rect");
+  for (const auto& t : expected) EXPECT_CONTAINS(html, ">" + t + "<");
+  // Self-contained: nothing is fetched.
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("href="), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(TesseraCliCompare, ChosenTargetsInOrderAndUnknownOnesRefused) {
+  const Result r = run("compare " + kModels + "/mobilenet_small.onnx --targets template,reference");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto t = r.out.find("\ntemplate "), ref = r.out.find("\nreference ");
+  ASSERT_NE(t, std::string::npos) << r.out;
+  ASSERT_NE(ref, std::string::npos) << r.out;
+  EXPECT_LT(t, ref);
+  EXPECT_CONTAINS(r.out, "not modeled");  // reference has no device timing
+  EXPECT_CONTAINS(r.out, "fallbacks of template:");
+  const Result bad = run("compare " + kModels + "/mobilenet_small.onnx --targets reference,nosuch");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_CONTAINS(bad.err, "unknown target 'nosuch'");
+  const Result empty = run("compare " + kModels + "/mobilenet_small.onnx --targets ,");
+  EXPECT_EQ(empty.code, 2);
+}
+
+// A target that cannot run the model gets an error row; the others still run.
+TEST(TesseraCliCompare, ATargetThatCannotRunGetsAnErrorRow) {
+  const fs::path dir = scratch("compare_error");
+  const Result r = run("compare " + kModels + "/resnet_small.onnx --targets reference,template " +
+                       "--device gaudi --json " + (dir / "c.json").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "template   -             error: target 'template' cannot run on device");
+  const auto doc = nlohmann::json::parse(read_file(dir / "c.json"));
+  ASSERT_EQ(doc.at("targets").size(), 2u);
+  EXPECT_EQ(doc.at("targets")[0].at("status"), "ok");
+  EXPECT_EQ(doc.at("targets")[1].at("status"), "error");
+  EXPECT_CONTAINS(doc.at("targets")[1].at("error").get<std::string>(), "gaudi");
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // Each pass keeps results equal to the unoptimised graph within float rounding.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 namespace tessera::compiler {
 
 class Backend;
+struct CalibrationTable;
 
 struct PassOptions {
   bool fold_constants = true;
@@ -18,6 +20,9 @@ struct PassOptions {
   bool fuse = true;
   bool eliminate_dead_code = true;
   bool choose_layouts = true;
+  // When set, the int8 quantisation pass (compiler/quantize.h) runs with this table after
+  // dead-code elimination and before layout choice; quantised nodes keep the default layout.
+  std::shared_ptr<const CalibrationTable> int8_table;
 };
 
 // What the passes did, for the compile report.
@@ -28,6 +33,8 @@ struct PassReport {
   int fused_activations = 0;     // Relu/LeakyRelu/Clip/Sigmoid/Tanh merged into their producer
   int removed_nodes = 0;         // dead code
   int layout_transposes = 0;     // Transposes inserted (net, after cancelling) by layout choice
+  int int8_nodes = 0;            // nodes quantised to Int8* ops (PassOptions::int8_table)
+  int int8_host_float = 0;       // nodes left in f32 on the host in an int8 graph
   std::vector<std::string> log;  // one line per rewrite
 };
 
@@ -51,7 +58,7 @@ int eliminate_dead_code(Graph& graph, PassReport* report = nullptr);
 // around them, and back-to-back inverse Transposes cancel.
 int choose_layouts(Graph& graph, const Backend& backend, PassReport* report = nullptr);
 
-// The pipeline, in the order above.
+// The pipeline, in the order above (with quantisation before layout choice when asked).
 PassReport run_passes(Graph& graph, const Backend& backend, const PassOptions& options = {});
 
 }  // namespace tessera::compiler

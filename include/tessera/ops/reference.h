@@ -415,6 +415,32 @@ Tensor qlinear_conv(const Tensor& x, const Tensor& x_scale, const Tensor& x_zero
                     const Tensor& y_scale, const Tensor& y_zero_point, const Tensor* bias,
                     const ConvParams& params = {});
 
+// ---- Fixed-point requantisation of the compiler's int8 path (compiler/quantize.h), the
+// BM1880 scheme: 32-bit accumulation, a per-layer right shift, saturation (spec 002,
+// "Computation API") ----
+// v / 2^rshift rounded to nearest, halves upwards: (v + 2^(rshift-1)) >> rshift, an arithmetic
+// shift. Spec 002 names the shift but not its rounding; Tessera fixes this one (docs/compiler.md).
+std::int64_t rshift_round(std::int64_t v, int rshift);
+struct RshiftParams {
+  int rshift = 0;               // 0..31
+  std::int64_t multiplier = 1;  // applied before the shift (pooling, element-wise ops)
+  bool relu = false;            // after the bias, before the shift (spec 002 "bmk1880 tpu conv")
+  std::int64_t lo = -128;       // saturation bounds of the result
+  std::int64_t hi = 127;
+};
+// y = clamp(rshift_round(act(acc + bias[c]) * multiplier, rshift), lo, hi) as i8, where c is
+// the index along Tessera axis `bias_axis` of acc (an integer tensor); bias (any integer dtype,
+// one value per channel) may be null.
+Tensor requantize_rshift(const Tensor& acc, const Tensor* bias, int bias_axis,
+                         const RshiftParams& params);
+// sum_i inputs[i] * multipliers[i] elementwise over equally shaped integer tensors, exact, as
+// i32: the accumulator of an int8 element-wise add (UserError when shapes or counts differ).
+Tensor weighted_sum_integer(const std::vector<const Tensor*>& inputs,
+                            const std::vector<std::int64_t>& multipliers);
+// Exact i32 sums of each pooling window of an 8-bit N-C-spatial tensor (padding adds zeros;
+// ceil_mode is refused): the numerator of an integer average pool.
+Tensor sum_pool_integer(const Tensor& x, const PoolParams& params);
+
 // DFT-17 along Tessera `axis` of x, whose dim 0 (ONNX's last) is 1 (real) or 2 (complex); the
 // result has 2 components. dft_length pads with zeros or truncates; onesided keeps n/2 + 1 bins;
 // inverse uses e^{+i} and divides by n.

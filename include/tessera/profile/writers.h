@@ -29,6 +29,9 @@ std::string chrome_trace(const Profile& profile);
 // busy bars, and a timeline of the trace drawn as inline SVG when the profile has one.
 std::string html_report(const Profile& profile, std::size_t top_kernels = 20);
 
+// `text` with &, <, > and " replaced by their HTML entities, for pages built by hand.
+std::string escape_html(std::string_view text);
+
 enum class Format { json, text, chrome, html };
 // "json", "text" / "summary", "chrome" / "trace", "html"; UserError listing the names otherwise.
 Format format_from_name(std::string_view name);

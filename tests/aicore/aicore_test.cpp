@@ -873,3 +873,149 @@ TEST(AicoreKernels, EltwiseRowsBroadcastsTheSecondOperand) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every block reads the same 64 KiB of GM (a broadcast operand). The L2 in front of HBM
+// (ascend910's global_cache) serves all but the first reader in modeled time.
+void shared_read_kernel(GM_ADDR x) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 65536);
+  GlobalTensor<half> g;
+  g.SetGlobalBuffer((__gm__ half*)x, 32768);
+  DataCopy(buf.Get<half>(), g, 32768);
+}
+
+TEST(AicoreL2, CoresReadingTheSameBytesHitTheL2AndOnlyOneCopyComesFromHbm) {
+  const auto& spec = tessera::aicore::device().spec();
+  ASSERT_EQ(spec.global_cache, "L2");
+  Gm<half> x(32768);
+  fill(x, 5);
+  const auto rec = ICPU_RUN_KF(shared_read_kernel, 8, x.addr());
+  EXPECT_DOUBLE_EQ(rec.metrics.at("L2.miss_bytes"), 65536.0);
+  EXPECT_DOUBLE_EQ(rec.metrics.at("L2.hit_bytes"), 7.0 * 65536);
+  EXPECT_DOUBLE_EQ(rec.metrics.at("L2.global_bytes"), 65536.0);
+  EXPECT_DOUBLE_EQ(rec.metrics.at("gm_bytes"), 8.0 * 65536);
+}
+
+// The Cube GEMM over 16 blocks shares A and B strips through the L2; its cycles and what the
+// L2 served are the same for 1, 2 and 8 host threads.
+TEST(AicoreL2, GemmCyclesAndL2TrafficDoNotDependOnHostThreads) {
+  constexpr int m = 1024, k = 256, n = 1024;
+  std::vector<uint16_t> a(m * k, tessera::f32_to_f16_bits(0.5f)),
+      b(k * n, tessera::f32_to_f16_bits(0.25f)), c(m * n);
+  std::vector<std::vector<double>> seen;
+  for (unsigned threads : {1u, 2u, 8u}) {
+    tessera::aicore::set_threads(threads);
+    tessera::aicore::device().reset_profile();
+    const auto rec = tessera::aicore::kernels::matmul_f16(tessera::aicore::device(), a.data(),
+                                                          b.data(), c.data(), m, k, n);
+    std::vector<double> v(rec.cycles_per_core.begin(), rec.cycles_per_core.end());
+    v.push_back(rec.metrics.at("L2.hit_bytes"));
+    v.push_back(rec.metrics.at("L2.miss_bytes"));
+    seen.push_back(v);
+    EXPECT_GT(rec.metrics.at("L2.hit_bytes"), rec.metrics.at("L2.miss_bytes"));
+  }
+  tessera::aicore::set_threads(0);
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[0], seen[2]);
+  EXPECT_EQ(tessera::f16_bits_to_f32(c[0]), 0.5f * 0.25f * k);
+}
+
+}  // namespace
+
+namespace {
+
+// Transpose: every permutation of a 2 x 3 x 5 x 7 tensor, element by element against the index
+// arithmetic of the permutation (strided rows go through DataCopyPad and Gather).
+TEST(AicoreKernels, TransposeMovesEveryElementWhereThePermutationSays) {
+  const std::vector<std::int64_t> dims = {2, 3, 5, 7};
+  std::vector<float> x(2 * 3 * 5 * 7), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  std::vector<std::int64_t> perm = {0, 1, 2, 3};
+  int checked = 0;
+  do {
+    std::fill(y.begin(), y.end(), -1.0f);
+    tessera::aicore::kernels::transpose(tessera::aicore::device(), x.data(), y.data(), dims, perm);
+    std::int64_t od[4];
+    for (int j = 0; j < 4; ++j) od[j] = dims[static_cast<std::size_t>(perm[j])];
+    std::int64_t o = 0;
+    for (std::int64_t a = 0; a < od[0]; ++a)
+      for (std::int64_t b = 0; b < od[1]; ++b)
+        for (std::int64_t c = 0; c < od[2]; ++c)
+          for (std::int64_t d = 0; d < od[3]; ++d, ++o) {
+            std::int64_t idx[4];
+            const std::int64_t out_idx[4] = {a, b, c, d};
+            for (int j = 0; j < 4; ++j) idx[perm[j]] = out_idx[j];
+            const float want =
+                static_cast<float>(((idx[0] * 3 + idx[1]) * 5 + idx[2]) * 7 + idx[3]);
+            ASSERT_EQ(y[static_cast<std::size_t>(o)], want)
+                << "perm " << perm[0] << perm[1] << perm[2] << perm[3] << " at " << o;
+          }
+    ++checked;
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  EXPECT_EQ(checked, 24);
+  EXPECT_THROW(tessera::aicore::kernels::transpose(tessera::aicore::device(), x.data(), y.data(),
+                                                   dims, std::vector<std::int64_t>{0, 1, 1, 3}),
+               tessera::UserError);
+}
+
+// A strided copy with zero strides expands a (3, 1, 5) operand to (3, 4, 5) (outer first).
+TEST(AicoreKernels, StridedCopyExpandsABroadcastOperand) {
+  std::vector<float> x(15), y(60, -1.0f);
+  for (int i = 0; i < 15; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i) * 0.5f;
+  const std::vector<std::int64_t> out_dims = {5, 4, 3}, strides = {1, 0, 5};  // fastest first
+  tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15, y.data(),
+                                         out_dims, strides);
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 4; ++b)
+      for (int c = 0; c < 5; ++c)
+        ASSERT_EQ(y[static_cast<std::size_t>((a * 4 + b) * 5 + c)], x[static_cast<std::size_t>(a * 5 + c)]);
+  // The last axis broadcast (stride 0 on the fastest axis): the scalar unit and Duplicate.
+  const std::vector<std::int64_t> d2 = {4, 15}, s2 = {0, 1};
+  std::vector<float> z(60);
+  tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15, z.data(), d2, s2);
+  for (int i = 0; i < 60; ++i) ASSERT_EQ(z[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i / 4)]);
+  EXPECT_THROW(tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15,
+                                                      z.data(), d2,
+                                                      std::vector<std::int64_t>{0, 2}),
+               tessera::UserError);
+}
+
+// Gather packs the elements at byte offsets of its source; an offset outside it is a fault.
+void gather_kernel(GM_ADDR x, GM_ADDR y, uint32_t bad) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> src, dst, off;
+  pipe.InitBuffer(src, 256);
+  pipe.InitBuffer(dst, 64);
+  pipe.InitBuffer(off, 64);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x, 64);
+  gy.SetGlobalBuffer((__gm__ float*)y, 16);
+  LocalTensor<float> s = src.Get<float>(), d = dst.Get<float>();
+  LocalTensor<uint32_t> o = off.Get<uint32_t>();
+  DataCopy(s, gx, 64);
+  for (uint32_t i = 0; i < 16; ++i) o.SetValue(i, (63 - i * 4) * 4 + bad);
+  SetFlag<HardEvent::S_V>(EVENT_ID0);
+  WaitFlag<HardEvent::S_V>(EVENT_ID0);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  Gather(d, s, o, 0, 16);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(gy, d, 16);
+}
+
+TEST(AicoreVector, GatherPacksElementsAtByteOffsets) {
+  Gm<float> x(64), y(16);
+  for (int i = 0; i < 64; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 0u);
+  for (int i = 0; i < 16; ++i) ASSERT_EQ(y[static_cast<std::size_t>(i)], static_cast<float>(63 - i * 4));
+  expect_fault([&] { ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 2u); },
+               {"Gather", "not a whole element"});
+  expect_fault([&] { ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 16u); },
+               {"Gather", "past the end"});
+}
+
+}  // namespace

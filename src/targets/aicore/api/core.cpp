@@ -33,10 +33,15 @@ constexpr std::uint64_t kFractalBytes = 512;  // 16 x 16 fp16 (or 16 x 32 int8)
 struct GmBlock {
   runtime::Buffer buffer;
   std::uint64_t bytes = 0;
+  // Where the block lies in the device's address space, for the shared cache: the buffer's
+  // device address, or for memory lent by gm_register an address past the global memory given
+  // in registration order (so that cycles never depend on host pointer values).
+  std::uint64_t device_base = 0;
 };
 struct GlobalMemory {
   std::mutex mutex;
   std::map<std::uintptr_t, GmBlock> live;
+  std::uint64_t next_lent = std::uint64_t{1} << 52;
 };
 GlobalMemory& global_memory() {
   static GlobalMemory g;
@@ -165,6 +170,23 @@ std::byte* Core::data(Buf buf, std::uint64_t addr, std::uint64_t bytes, std::str
                     fmt::format("{}: GM address {:#x} ({} B) is in no GmAlloc allocation; pass "
                                 "kernels memory from GmAlloc",
                                 what, addr, bytes));
+}
+
+void Core::note_global(sim::Event e, std::uint64_t addr, std::uint64_t bytes, bool write) {
+  global_bytes_ += bytes;
+  timeline_.add_bytes_moved(device_.spec().global_memory, bytes);
+  std::uint64_t device_addr = addr;
+  {
+    GlobalMemory& gm = global_memory();
+    std::lock_guard lock(gm.mutex);
+    auto it = gm.live.upper_bound(static_cast<std::uintptr_t>(addr));
+    if (it != gm.live.begin()) {
+      --it;
+      device_addr = it->second.device_base + (addr - it->first);
+    }
+  }
+  accesses_.push_back(sim::GlobalAccess{timeline_.start_of(e), static_cast<std::uint32_t>(index_),
+                                        device_addr, bytes, write});
 }
 
 sim::Event Core::issue(Pipe pipe, std::string_view what, std::uint64_t cycles) {
@@ -322,8 +344,15 @@ void Core::copy(const Ref& dst, const Ref& src, const Burst& burst, std::string_
   record(e, src, src.addr, src.addr + src_span, false, what);
   record(e, dst, dst.addr, dst.addr + dst_span, true, what);
   if (src.buf == Buf::GM || dst.buf == Buf::GM) {
-    global_bytes_ += burst.count * burst.bytes;
-    timeline_.add_bytes_moved(device_.spec().global_memory, burst.count * burst.bytes);
+    const bool write = dst.buf == Buf::GM;
+    const Ref& g = write ? dst : src;
+    const std::uint64_t gap = write ? burst.dst_gap : burst.src_gap;
+    const std::uint64_t per = write ? out_bytes : burst.bytes;
+    if (gap == 0)
+      note_global(e, g.addr, burst.count * per, write);
+    else
+      for (std::uint64_t i = 0; i < burst.count; ++i)
+        note_global(e, g.addr + i * (per + gap), per, write);
   }
 }
 
@@ -367,7 +396,15 @@ void Core::load2d(const Ref& dst, const Ref& src, std::uint32_t start, std::uint
   const sim::Event e = issue(pipe, what, mte_cycles(src.buf, dst.buf, repeat * kFractalBytes));
   record(e, src, src.addr + start * kFractalBytes, src.addr + src_span, false, what);
   record(e, dst, dst.addr, dst.addr + dst_span, true, what);
-  if (src.buf == Buf::GM) global_bytes_ += repeat * kFractalBytes;
+  if (src.buf == Buf::GM) {
+    if (src_stride == 1)
+      note_global(e, src.addr + start * kFractalBytes, repeat * kFractalBytes, false);
+    else
+      for (std::uint32_t r = 0; r < repeat; ++r)
+        note_global(e, src.addr + (start + static_cast<std::uint64_t>(r) * src_stride) *
+                                      kFractalBytes,
+                    kFractalBytes, false);
+  }
 }
 
 void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
@@ -485,7 +522,9 @@ void Core::vector(std::string_view what, std::span<const VecOperand> operands,
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
   for (const VecOperand& o : operands) {
     std::uint64_t end = 0;
-    if (shape.count) {
+    if (o.span_bytes) {
+      end = o.ref.addr + o.span_bytes;
+    } else if (shape.count) {
       end = o.ref.addr + shape.count * o.elem_bytes;
     } else {
       const std::uint64_t lanes = kRepeatBytes / widest;
@@ -615,6 +654,7 @@ void Core::scalar(const Ref& ref, std::uint64_t bytes, bool write, std::string_v
   (void)data(ref.buf, ref.addr, bytes, what);
   const sim::Event e = issue(Pipe::S, what, scalar_cycles_);
   record(e, ref, ref.addr, ref.addr + bytes, write, what);
+  if (ref.buf == Buf::GM) note_global(e, ref.addr, bytes, write);
 }
 
 void Core::set_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
@@ -734,24 +774,25 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
     k.finish();
   });
   std::vector<sim::Timeline> timelines;
-  std::vector<std::uint64_t> bytes;
+  std::vector<sim::GlobalAccess> accesses;
   timelines.reserve(cores);
   profile::KernelRecord record;
+  std::uint64_t total = 0;
   for (auto& k : core) {
     for (int p = 0; p < kPipeCount; ++p)
       record.metrics[fmt::format("busy.{}.{}", k->name(), pipe_name(static_cast<Pipe>(p)))] =
           static_cast<double>(
               k->timeline().busy_cycles(k->timeline().pipe(pipe_name(static_cast<Pipe>(p)))));
     timelines.push_back(std::move(k->timeline()));
-    bytes.push_back(k->global_bytes());
+    total += k->global_bytes();
+    const auto& log = k->global_accesses();
+    accesses.insert(accesses.end(), log.begin(), log.end());
   }
   record.name = std::string(name);
   record.engine = dev.spec().core_name;
   record.metrics["block_dim"] = block_dim;
-  std::uint64_t total = 0;
-  for (auto b : bytes) total += b;
   record.metrics["gm_bytes"] = static_cast<double>(total);
-  last_record() = dev.record_kernel(std::move(record), timelines, bytes);
+  last_record() = dev.record_kernel(std::move(record), timelines, accesses);
   return last_record();
 }
 
@@ -769,7 +810,7 @@ void* gm_alloc(std::size_t bytes) {
   void* p = dev.data(b);
   GlobalMemory& gm = global_memory();
   std::lock_guard lock(gm.mutex);
-  gm.live[reinterpret_cast<std::uintptr_t>(p)] = GmBlock{b, bytes};
+  gm.live[reinterpret_cast<std::uintptr_t>(p)] = GmBlock{b, bytes, b.device_address};
   return p;
 }
 
@@ -790,7 +831,8 @@ void gm_free(void* ptr) {
 void gm_register(void* ptr, std::size_t bytes) {
   GlobalMemory& gm = global_memory();
   std::lock_guard lock(gm.mutex);
-  gm.live[reinterpret_cast<std::uintptr_t>(ptr)] = GmBlock{runtime::Buffer{}, bytes};
+  gm.live[reinterpret_cast<std::uintptr_t>(ptr)] = GmBlock{runtime::Buffer{}, bytes, gm.next_lent};
+  gm.next_lent += (bytes + (std::uint64_t{1} << 20)) >> 20 << 20;
 }
 
 void gm_unregister(void* ptr) {

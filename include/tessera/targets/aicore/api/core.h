@@ -20,6 +20,7 @@
 
 #include "tessera/core/dtype.h"
 #include "tessera/runtime/device.h"
+#include "tessera/sim/cache.h"
 #include "tessera/sim/memory.h"
 #include "tessera/sim/race.h"
 #include "tessera/sim/timeline.h"
@@ -63,6 +64,9 @@ struct VecOperand {
   std::uint32_t block_stride = 1;
   std::uint32_t repeat_stride = 8;
   bool write = false;
+  // When non-zero: the bytes from ref.addr the operand may touch, whatever the shape (the
+  // source of a Gather, read at offsets only known from data).
+  std::uint64_t span_bytes = 0;
 };
 
 // The shape of a vector instruction: either `count` contiguous elements (count > 0), or
@@ -98,6 +102,9 @@ class Core {
   sim::Timeline& timeline() { return timeline_; }
   const sim::Memory& memory(Buf buf) const;
   std::uint64_t global_bytes() const { return global_bytes_; }
+  // The core's global-memory accesses so far (device addresses, cycles of its timeline), for
+  // the device's shared cache (runtime::Device::record_kernel).
+  const std::vector<sim::GlobalAccess>& global_accesses() const { return accesses_; }
 
   // Host view of [addr, addr + bytes) of a buffer, bounds-checked (GM: inside one GmAlloc
   // allocation). `what` names the instruction for the fault message.
@@ -179,6 +186,8 @@ class Core {
               std::string_view what);
   [[noreturn]] void fault(Pipe pipe, std::string_view what, const std::string& message) const;
   std::uint64_t mte_cycles(Buf src, Buf dst, std::uint64_t bytes) const;
+  // Counts and logs a GM access of the instruction `e` (host address in CPU-debug mode).
+  void note_global(sim::Event e, std::uint64_t addr, std::uint64_t bytes, bool write);
 
   runtime::Device& device_;
   int index_;
@@ -197,6 +206,7 @@ class Core {
   double cube_cycles_per_step_ = 1;
   std::uint64_t scalar_cycles_ = 1, mte_setup_ = 0, barrier_cycles_ = 0;
   std::uint64_t global_bytes_ = 0;
+  std::vector<sim::GlobalAccess> accesses_;
   std::uint64_t flag_serial_ = 0;
 };
 

@@ -919,6 +919,41 @@ TESSERA_ASCENDC_SCALAR(Maxs, x > s ? x : s)
 TESSERA_ASCENDC_SCALAR(Mins, x < s ? x : s)
 #undef TESSERA_ASCENDC_SCALAR
 
+// Gather (count form): dst[i] = the element at byte srcBaseAddr + srcOffset[i] of src. An offset
+// that is not a multiple of the element size, or that reaches past src, is a DeviceFault.
+// (Ascend C API reference "Gather", CANN 8.0: offsets and base in bytes, relative to src.)
+template <typename T>
+void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+            const LocalTensor<std::uint32_t>& srcOffset, const std::uint32_t srcBaseAddr,
+            const std::uint32_t count) {
+  detail::Core& c = detail::core();
+  if (count == 0) c.fault_at("Gather", "count 0 must be positive");
+  const std::uint32_t* off = detail::host(srcOffset, count, "Gather");
+  const std::uint64_t src_bytes = static_cast<std::uint64_t>(src.GetSize()) * sizeof(T);
+  std::uint64_t span = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint64_t at = static_cast<std::uint64_t>(srcBaseAddr) + off[i];
+    if (at % sizeof(T) != 0 || (src_bytes && at + sizeof(T) > src_bytes))
+      c.fault_at("Gather",
+                 fmt::format("offset {} of element {} (base {}) is {} the {}-byte source; give "
+                             "byte offsets of whole elements inside src",
+                             off[i], i, srcBaseAddr,
+                             at % sizeof(T) ? "not a whole element of" : "past the end of",
+                             src_bytes));
+    span = std::max(span, at + sizeof(T));
+  }
+  detail::VecOperand ops[] = {detail::operand(dst, true), detail::operand(src, false),
+                      detail::operand(srcOffset, false)};
+  ops[1].span_bytes = span;
+  detail::VecShape shape;
+  shape.count = count;
+  c.vector("Gather", ops, shape);
+  T* d = detail::host(dst, count, "Gather");
+  const std::byte* base = c.data(src.ref_.buf, src.ref_.addr, span, "Gather");
+  for (std::uint32_t i = 0; i < count; ++i)
+    std::memcpy(d + i, base + srcBaseAddr + off[i], sizeof(T));
+}
+
 template <typename T>
 void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                const std::type_identity_t<T>& scalarValue, const std::int32_t& calCount) {

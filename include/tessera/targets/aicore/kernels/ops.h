@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "tessera/arch/machine_spec.h"
@@ -103,5 +104,19 @@ profile::KernelRecord batch_norm(runtime::Device& device, const float* x, float*
 profile::KernelRecord layer_norm(runtime::Device& device, const float* x, float* y,
                                  const float* gamma, const float* beta, std::int32_t rows,
                                  std::int32_t cols, float eps);
+
+// out[i] = in[sum_d idx_d(i) * in_strides[d]] over out_dims (fastest axis first, 1 to 5 axes;
+// a stride of 0 repeats an element: the expansion of a broadcast operand), f32 tensors of
+// `device` (in holds in_count elements). Rows of the fastest axis are dealt to the blocks:
+// contiguous rows through MTE2/V/MTE3, broadcast rows by the scalar unit and Duplicate,
+// strided rows by DataCopyPad (one element per 32-byte block) and Gather.
+profile::KernelRecord strided_copy(runtime::Device& device, const float* in,
+                                   std::int64_t in_count, float* out,
+                                   std::span<const std::int64_t> out_dims,
+                                   std::span<const std::int64_t> in_strides);
+// ONNX Transpose of an f32 tensor of `dims` (outer axis first): out axis j is in axis perm[j].
+profile::KernelRecord transpose(runtime::Device& device, const float* in, float* out,
+                                std::span<const std::int64_t> dims,
+                                std::span<const std::int64_t> perm);
 
 }  // namespace tessera::aicore::kernels

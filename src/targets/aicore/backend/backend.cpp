@@ -1,6 +1,9 @@
 #include "tessera/targets/aicore/backend/backend.h"
 
 #include <cmath>
+#include <numeric>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -44,6 +47,47 @@ bool broadcasts_over_rows(const Shape& b, const Shape& out) {
   return true;
 }
 
+float* value_ptr(ExecContext& ctx, ValueId v) {
+  const auto place = ctx.placement(v);
+  return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+}
+
+// A device buffer of the step's own, freed when the step is done with it.
+struct Scratch {
+  runtime::Device& device;
+  runtime::Buffer buffer;
+  Scratch(runtime::Device& d, std::int64_t floats)
+      : device(d), buffer(d.allocate(static_cast<std::size_t>(floats) * 4, "aicore:scratch")) {}
+  ~Scratch() { device.free(buffer); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  float* data() { return reinterpret_cast<float*>(device.data(buffer)); }
+};
+
+// Whether `in` broadcasts to `out` (NumPy rules, axes aligned at the fastest end).
+bool broadcasts_to(const Shape& in, const Shape& out) {
+  if (in.rank() > out.rank()) return false;
+  for (int d = 0; d < in.rank(); ++d)
+    if (in[d] != 1 && in[d] != out[d]) return false;
+  return true;
+}
+
+// `in` expanded to `out` on the device (strided_copy with stride 0 on the broadcast axes).
+void expand(runtime::Device& device, const float* in, const Shape& in_shape, float* out,
+            const Shape& out_shape) {
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(out_shape.rank())),
+      strides(dims.size());
+  std::int64_t stride = 1;
+  for (int d = 0; d < out_shape.rank(); ++d) {
+    dims[static_cast<std::size_t>(d)] = out_shape[d];
+    const std::int64_t here = in_shape.dim_or_one(d);
+    strides[static_cast<std::size_t>(d)] = here == 1 ? 0 : stride;
+    stride *= here;
+  }
+  kernels::strided_copy(device, in, std::max<std::int64_t>(in_shape.element_count(), 1), out,
+                        dims, strides);
+}
+
 class EltwiseStep final : public Step {
  public:
   EltwiseStep(int node, Eltwise op) : node_(node), op_(op) {}
@@ -55,8 +99,26 @@ class EltwiseStep final : public Step {
     };
     const float* a = ptr(n.inputs[0]);
     const float* b = kernels::is_binary(op_) ? ptr(n.inputs[1]) : nullptr;
-    const std::int64_t count = ctx.graph().value(n.outputs[0]).shape.element_count();
-    const std::int64_t b_count = b ? ctx.graph().value(n.inputs[1]).shape.element_count() : count;
+    const Shape& out = ctx.graph().value(n.outputs[0]).shape;
+    const std::int64_t count = out.element_count();
+    // Operands other than a bias over the trailing axes are expanded on the device first.
+    std::optional<Scratch> ea, eb;
+    const Shape& sa = ctx.graph().value(n.inputs[0]).shape;
+    if (!(sa == out)) {
+      ea.emplace(ctx.device(), count);
+      expand(ctx.device(), a, sa, ea->data(), out);
+      a = ea->data();
+    }
+    if (b) {
+      const Shape& sb = ctx.graph().value(n.inputs[1]).shape;
+      if (!(sb == out) && !broadcasts_over_rows(sb, out)) {
+        eb.emplace(ctx.device(), count);
+        expand(ctx.device(), b, sb, eb->data(), out);
+        b = eb->data();
+      }
+    }
+    const std::int64_t b_count =
+        b && !eb ? ctx.graph().value(n.inputs[1]).shape.element_count() : count;
     if (b_count != count)
       kernels::eltwise_rows(ctx.device(), op_, a, b, ptr(n.outputs[0]), count / b_count,
                             static_cast<std::int32_t>(b_count));
@@ -243,26 +305,96 @@ std::optional<std::string> max_pool_unsupported(const Node& n, const Graph& g,
   return kernels::pool_unsupported(s, spec);
 }
 
+// Softmax over one axis. Before opset 13 ONNX coerces the input to 2-D at `axis` (default 1):
+// rows of the trailing axes, contiguous. From 13 it is the single `axis` (default -1): the last
+// axis directly, any other through a Transpose that swaps it with the last and back.
+struct SoftmaxPlan {
+  std::int64_t rows = 1, cols = 1;
+  int swap = -1;  // fastest-first axis swapped with the fastest one; -1: none
+};
+
+std::optional<SoftmaxPlan> softmax_plan(const Node& n, const Graph& g) {
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const int r = x.rank();
+  SoftmaxPlan p;
+  if (g.opset != 0 && g.opset < 13) {
+    std::int64_t a = n.attr_int("axis", 1);
+    if (a < 0) a += r;
+    if (a < 0 || a > r) return std::nullopt;
+    for (int d = 0; d < r - static_cast<int>(a); ++d) p.cols *= x[d];
+  } else {
+    std::int64_t a = n.attr_int("axis", -1);
+    if (a < 0) a += r;
+    if (a < 0 || a >= r) return std::nullopt;
+    const int fastest = r - 1 - static_cast<int>(a);
+    p.cols = x[fastest];
+    if (fastest != 0) p.swap = fastest;
+  }
+  p.rows = x.element_count() / std::max<std::int64_t>(p.cols, 1);
+  return p;
+}
+
 class SoftmaxStep final : public Step {
  public:
   explicit SoftmaxStep(int node) : node_(node) {}
   void run(ExecContext& ctx) override {
     const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
-    auto ptr = [&](ValueId v) {
-      const auto place = ctx.placement(v);
-      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
-    };
     const Shape& x = ctx.graph().value(n.inputs[0]).shape;
-    const std::int64_t cols = x[0];
-    kernels::softmax(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
-                     static_cast<std::int32_t>(x.element_count() / cols),
-                     static_cast<std::int32_t>(cols));
+    const SoftmaxPlan p = *softmax_plan(n, ctx.graph());
+    const float* in = value_ptr(ctx, n.inputs[0]);
+    float* out = value_ptr(ctx, n.outputs[0]);
+    if (p.swap < 0) {
+      kernels::softmax(ctx.device(), in, out, static_cast<std::int32_t>(p.rows),
+                       static_cast<std::int32_t>(p.cols));
+    } else {
+      std::vector<std::int64_t> dims = x.outer_first(), perm(dims.size());
+      std::iota(perm.begin(), perm.end(), std::int64_t{0});
+      const auto axis = static_cast<std::size_t>(x.rank() - 1 - p.swap);
+      std::swap(perm[axis], perm.back());
+      std::vector<std::int64_t> swapped = dims;
+      std::swap(swapped[axis], swapped.back());
+      Scratch t(ctx.device(), x.element_count()), u(ctx.device(), x.element_count());
+      kernels::transpose(ctx.device(), in, t.data(), dims, perm);
+      kernels::softmax(ctx.device(), t.data(), u.data(), static_cast<std::int32_t>(p.rows),
+                       static_cast<std::int32_t>(p.cols));
+      kernels::transpose(ctx.device(), u.data(), out, swapped, perm);
+    }
     ctx.invalidate(n.outputs[0]);
   }
 
  private:
   int node_;
 };
+
+class TransposeStep final : public Step {
+ public:
+  explicit TransposeStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    const Shape& x = ctx.graph().value(n.inputs[0]).shape;
+    std::vector<std::int64_t> perm = n.attr_ints("perm");
+    if (perm.empty()) {  // ONNX: reverse the axes
+      perm.resize(static_cast<std::size_t>(x.rank()));
+      for (int j = 0; j < x.rank(); ++j) perm[static_cast<std::size_t>(j)] = x.rank() - 1 - j;
+    }
+    kernels::transpose(ctx.device(), value_ptr(ctx, n.inputs[0]), value_ptr(ctx, n.outputs[0]),
+                       x.outer_first(), perm);
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
+// LayerNormalization normalises over the axes from `axis` (default -1) to the last: in memory,
+// rows of their product.
+std::int64_t layer_norm_cols(const Node& n, const Shape& x) {
+  std::int64_t a = n.attr_int("axis", -1);
+  if (a < 0) a += x.rank();
+  std::int64_t cols = 1;
+  for (int d = 0; d < x.rank() - static_cast<int>(a) && d < x.rank(); ++d) cols *= x[d];
+  return cols;
+}
 
 class NormStep final : public Step {
  public:
@@ -285,9 +417,10 @@ class NormStep final : public Step {
           static_cast<std::int32_t>(x[x.rank() - 2]), static_cast<std::int32_t>(size), eps);
     } else {
       const ValueId bias = n.inputs.size() > 2 ? n.inputs[2] : kNoValue;
+      const std::int64_t cols = layer_norm_cols(n, x);
       kernels::layer_norm(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]), ptr(n.inputs[1]),
-                          ptr(bias), static_cast<std::int32_t>(x.element_count() / x[0]),
-                          static_cast<std::int32_t>(x[0]), eps);
+                          ptr(bias), static_cast<std::int32_t>(x.element_count() / cols),
+                          static_cast<std::int32_t>(cols), eps);
     }
     ctx.invalidate(n.outputs[0]);
   }
@@ -313,15 +446,16 @@ std::optional<std::string> norm_unsupported(const Node& n, const Graph& g) {
     if (size * 16 > 240 * 1024) return std::string("planes too large for the Unified Buffer");
     return std::nullopt;
   }
-  const std::int64_t axis = n.attr_int("axis", -1);
-  if (axis != -1 && axis != x.rank() - 1)
-    return std::string("a LayerNormalization over more than the last axis");
-  if (x[0] * 32 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
-  if (g.value(n.inputs[1]).shape.element_count() != x[0])
-    return std::string("a scale that is not one value per element of the last axis");
+  std::int64_t axis = n.attr_int("axis", -1);
+  if (axis < 0) axis += x.rank();
+  if (axis < 0 || axis >= x.rank()) return std::string("an axis outside the input's rank");
+  const std::int64_t cols = layer_norm_cols(n, x);
+  if (cols * 32 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
+  if (g.value(n.inputs[1]).shape.element_count() != cols)
+    return std::string("a scale that does not hold one value per normalised element");
   if (n.inputs.size() > 2 && n.inputs[2] != kNoValue &&
-      g.value(n.inputs[2]).shape.element_count() != x[0])
-    return std::string("a bias that is not one value per element of the last axis");
+      g.value(n.inputs[2]).shape.element_count() != cols)
+    return std::string("a bias that does not hold one value per normalised element");
   return std::nullopt;
 }
 
@@ -438,11 +572,20 @@ class AicoreBackend final : public compiler::Backend {
       const auto& x = g.value(n.inputs[0]);
       if (x.dtype != DType::f32 || x.shape.rank() < 1 || x.shape.element_count() == 0)
         return std::string("a Softmax that is not over f32");
-      const std::int64_t rank = x.shape.rank();
-      const std::int64_t axis = n.attr_int("axis", -1);
-      if (axis != -1 && axis != rank - 1)
-        return std::string("a Softmax over an axis other than the last");
-      if (x.shape[0] * 20 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
+      const auto p = softmax_plan(n, g);
+      if (!p) return std::string("an axis outside the input's rank");
+      if (p->cols * 20 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
+      if (x.shape.rank() > 5) return std::string("more than 5 axes");
+      return std::nullopt;
+    }
+    if (n.op == "Transpose") {
+      const auto& x = g.value(n.inputs[0]);
+      if (x.dtype != DType::f32 && x.dtype != DType::i32 && x.dtype != DType::u32)
+        return fmt::format("a Transpose of {} (the kernel moves 4-byte elements)",
+                           dtype_name(x.dtype));
+      if (x.shape.rank() < 1 || x.shape.rank() > 5) return std::string("rank outside 1..5");
+      if (x.shape.element_count() == 0) return std::string("an empty tensor");
+      if (x.shape[0] > 0xffff) return std::string("a last axis above 65,535");
       return std::nullopt;
     }
     if (n.op == "GlobalAveragePool") {
@@ -468,11 +611,9 @@ class AicoreBackend final : public compiler::Backend {
     for (ValueId v : n.inputs) {
       if (v == kNoValue) return std::string("an omitted input");
       if (g.value(v).dtype != DType::f32) return std::string("inputs of mixed dtypes");
-      if (!(g.value(v).shape == out.shape) && !(v == n.inputs.back() && n.inputs.size() == 2 &&
-                                                g.value(n.inputs[0]).shape == out.shape &&
-                                                broadcasts_over_rows(g.value(v).shape, out.shape)))
-        return std::string(
-            "broadcasting other than a second operand over the trailing axes (a bias)");
+      if (!broadcasts_to(g.value(v).shape, out.shape))
+        return std::string("operands that do not broadcast to the output");
+      if (out.shape.rank() > 5) return std::string("more than 5 axes");
     }
     return std::nullopt;
   }
@@ -486,6 +627,7 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "BatchNormalization" || n.op == "LayerNormalization")
       return std::make_unique<NormStep>(node_index);
     if (n.op == "Softmax") return std::make_unique<SoftmaxStep>(node_index);
+    if (n.op == "Transpose") return std::make_unique<TransposeStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
     return std::make_unique<EltwiseStep>(node_index, *op);

@@ -15,7 +15,7 @@ using namespace AscendC;
 constexpr int32_t kChunk = 2048;  // output elements per step (one 32-byte block each when strided)
 
 // One output row (the fastest output axis, `len` elements, input stride `step`) at a time, rows
-// dealt to the blocks. step 1: MTE2 brings the row, MTE3 writes it. step 0 (broadcast): the
+// dealt to the blocks. step 1: MTE2 brings the row, MTE3 writes it from the same buffer. step 0 (broadcast): the
 // scalar unit reads the element and Duplicate fills the row. Otherwise DataCopyPad brings one
 // element per 32-byte block (a burst of 4 bytes every `step` elements) and Gather packs them.
 void strided_rows(GM_ADDR in, uint64_t in_count, GM_ADDR out, int64_t rows, int32_t len,
@@ -50,32 +50,34 @@ void strided_rows(GM_ADDR in, uint64_t in_count, GM_ADDR out, int64_t rows, int3
     for (int32_t at = 0; at < len; at += chunk) {
       const int32_t n = std::min(chunk, len - at);
       const uint64_t src = static_cast<uint64_t>(base + at * step);
+      const DataCopyExtParams row{1, static_cast<uint32_t>(n) * 4, 0, 0, 0};
+      if (step == 1) {  // MTE2 in, MTE3 out of the same buffer: the bits move unchanged
+        LocalTensor<float> i = qin.AllocTensor<float>();
+        DataCopyPad(i, gin[src], row, DataCopyPadExtParams<float>{});
+        qin.EnQue(i);
+        i = qin.DeQue<float>();
+        DataCopyPad(gout[static_cast<uint64_t>(r) * len + at], i, row);
+        qin.FreeTensor(i);
+        continue;
+      }
       LocalTensor<float> o = qout.AllocTensor<float>();
       if (step == 0) {
         const float v = gin.GetValue(src);
         Duplicate(o, v, n);
       } else {
         LocalTensor<float> i = qin.AllocTensor<float>();
-        if (step == 1)
-          DataCopyPad(i, gin[src], DataCopyExtParams{1, static_cast<uint32_t>(n) * 4, 0, 0, 0},
-                      DataCopyPadExtParams<float>{});
-        else
-          DataCopyPad(i, gin[src],
-                      DataCopyExtParams{static_cast<uint16_t>(n), 4,
-                                        static_cast<uint32_t>((step - 1) * 4), 0, 0},
-                      DataCopyPadExtParams<float>{});
+        DataCopyPad(i, gin[src],
+                    DataCopyExtParams{static_cast<uint16_t>(n), 4,
+                                      static_cast<uint32_t>((step - 1) * 4), 0, 0},
+                    DataCopyPadExtParams<float>{});
         qin.EnQue(i);
         i = qin.DeQue<float>();
-        if (step == 1)
-          Adds(o, i, 0.0f, n);  // the row moves UB -> UB through the Vector unit unchanged
-        else
-          Gather(o, i, off, 0, static_cast<uint32_t>(n));
+        Gather(o, i, off, 0, static_cast<uint32_t>(n));
         qin.FreeTensor(i);
       }
       qout.EnQue(o);
       o = qout.DeQue<float>();
-      DataCopyPad(gout[static_cast<uint64_t>(r) * len + at], o,
-                  DataCopyExtParams{1, static_cast<uint32_t>(n) * 4, 0, 0, 0});
+      DataCopyPad(gout[static_cast<uint64_t>(r) * len + at], o, row);
       qout.FreeTensor(o);
     }
   }

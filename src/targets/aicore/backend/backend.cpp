@@ -145,6 +145,10 @@ class MatmulStep final : public Step {
     };
     const Shape& a = ctx.graph().value(n.inputs[0]).shape;  // fastest first: (k, m)
     const Shape& b = ctx.graph().value(n.inputs[1]).shape;  // (n, k), or (k, n) with transB
+    if (n.op == "MatMul" && (a.rank() != 2 || b.rank() != 2)) {
+      run_batched(ctx, n, a, b);
+      return;
+    }
     const bool trans_b = n.op == "Gemm" && n.attr_int("transB", 0) != 0;
     const auto m = static_cast<std::int32_t>(a[1]), k = static_cast<std::int32_t>(a[0]);
     const auto cols = static_cast<std::int32_t>(trans_b ? b[1] : b[0]);
@@ -161,6 +165,49 @@ class MatmulStep final : public Step {
   }
 
  private:
+  // NumPy matmul: a 1-D A is a row (1 x k), a 1-D B a column (k x 1); the axes before the
+  // last two broadcast. One Cube GEMM per output matrix, each operand matrix where the
+  // broadcast puts it (BatchMatMul as a loop over the batch).
+  void run_batched(ExecContext& ctx, const Node& n, const Shape& a, const Shape& b) {
+    const Shape& y = ctx.graph().value(n.outputs[0]).shape;
+    const std::int64_t k = a[0];
+    const std::int64_t m = a.rank() >= 2 ? a[1] : 1;
+    const std::int64_t cols = b.rank() >= 2 ? b[0] : 1;
+    const int a_batch = std::max(a.rank() - 2, 0), b_batch = std::max(b.rank() - 2, 0);
+    const int batch_rank = std::max(a_batch, b_batch);
+    std::vector<std::int64_t> dims(static_cast<std::size_t>(batch_rank)),
+        a_stride(dims.size()), b_stride(dims.size());
+    std::int64_t as = m * k, bs = k * cols, batches = 1;
+    for (int d = 0; d < batch_rank; ++d) {  // batch axis d, fastest first
+      const std::int64_t ad = d < a_batch ? a[d + 2] : 1, bd = d < b_batch ? b[d + 2] : 1;
+      dims[static_cast<std::size_t>(d)] = std::max(ad, bd);
+      a_stride[static_cast<std::size_t>(d)] = ad == 1 ? 0 : as;
+      b_stride[static_cast<std::size_t>(d)] = bd == 1 ? 0 : bs;
+      as *= ad;
+      bs *= bd;
+      batches *= dims[static_cast<std::size_t>(d)];
+    }
+    float* pa = value_ptr(ctx, n.inputs[0]);
+    float* pb = value_ptr(ctx, n.inputs[1]);
+    float* out = value_ptr(ctx, n.outputs[0]);
+    if (y.element_count() != batches * m * cols)
+      throw_internal_error("aicore batched MatMul: output of {} elements for {} x {} x {}",
+                           y.element_count(), batches, m, cols);
+    for (std::int64_t i = 0; i < batches; ++i) {
+      std::int64_t ao = 0, bo = 0, rest = i;
+      for (int d = 0; d < batch_rank; ++d) {
+        const std::int64_t at = rest % dims[static_cast<std::size_t>(d)];
+        rest /= dims[static_cast<std::size_t>(d)];
+        ao += at * a_stride[static_cast<std::size_t>(d)];
+        bo += at * b_stride[static_cast<std::size_t>(d)];
+      }
+      kernels::matmul(ctx.device(), pa + ao, pb + bo, out + i * m * cols,
+                      static_cast<std::int32_t>(m), static_cast<std::int32_t>(k),
+                      static_cast<std::int32_t>(cols));
+    }
+    ctx.invalidate(n.outputs[0]);
+  }
+
   int node_;
 };
 
@@ -228,7 +275,7 @@ class ConvStep final : public Step {
   int node_;
 };
 
-// MaxPool's window as a ConvShape (cout = c).
+// A MaxPool or AveragePool window as a ConvShape (cout = c).
 kernels::ConvShape pool_shape(const Node& n, const Graph& g) {
   const Shape& x = g.value(n.inputs[0]).shape;   // (w, h, c, n)
   const Shape& y = g.value(n.outputs[0]).shape;  // (wo, ho, c, n)
@@ -264,17 +311,21 @@ kernels::ConvShape pool_shape(const Node& n, const Graph& g) {
   return s;
 }
 
-class MaxPoolStep final : public Step {
+class PoolStep final : public Step {
  public:
-  explicit MaxPoolStep(int node) : node_(node) {}
+  explicit PoolStep(int node) : node_(node) {}
   void run(ExecContext& ctx) override {
     const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
     auto ptr = [&](ValueId v) {
       const auto place = ctx.placement(v);
       return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
     };
-    kernels::max_pool2d(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
-                        pool_shape(n, ctx.graph()));
+    if (n.op == "AveragePool")
+      kernels::average_pool2d(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
+                              pool_shape(n, ctx.graph()), n.attr_int("count_include_pad", 0) != 0);
+    else
+      kernels::max_pool2d(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
+                          pool_shape(n, ctx.graph()));
     ctx.invalidate(n.outputs[0]);
   }
 
@@ -286,14 +337,14 @@ std::optional<std::string> max_pool_unsupported(const Node& n, const Graph& g,
                                                 const arch::MachineSpec& spec) {
   const auto& x = g.value(n.inputs[0]);
   if (x.dtype != DType::f32 || x.shape.rank() != 4)
-    return std::string("a MaxPool that is not 2-D f32");
+    return fmt::format("a {} that is not 2-D f32", n.op);
   if (n.outputs.size() > 1 && n.outputs[1] != kNoValue)
     return std::string("MaxPool's Indices output");
   if (n.attr_int("ceil_mode", 0) != 0) return std::string("ceil_mode");
   if (n.attr_int("storage_order", 0) != 0) return std::string("storage_order");
   const std::string pad = n.attr_string("auto_pad", "NOTSET");
   if (pad != "NOTSET" && pad != "VALID") return fmt::format("auto_pad {}", pad);
-  if (n.attr_ints("kernel_shape").size() != 2) return std::string("a MaxPool that is not 2-D");
+  if (n.attr_ints("kernel_shape").size() != 2) return fmt::format("a {} that is not 2-D", n.op);
   const kernels::ConvShape s = pool_shape(n, g);
   // The window must produce the graph's output shape (floor division, as Img2Col computes).
   const std::int64_t ho =
@@ -536,9 +587,10 @@ std::optional<std::string> matmul_unsupported(const Node& n, const Graph& g) {
   for (int i = 0; i < 2; ++i) {
     const auto& v = g.value(n.inputs[static_cast<std::size_t>(i)]);
     if (v.dtype != DType::f32) return fmt::format("{} operands, not f32", dtype_name(v.dtype));
-    if (v.shape.rank() != 2) return std::string("operands that are not matrices (batched MatMul)");
+    if (v.shape.rank() < 1 || v.shape.rank() > 5 || (n.op == "Gemm" && v.shape.rank() != 2))
+      return std::string("operands of rank outside 1..5");
     if (v.shape.element_count() == 0) return std::string("an empty operand");
-    if (v.shape[0] > 20000 || v.shape[1] > 20000)
+    if (v.shape[0] > 20000 || v.shape.dim_or_one(1) > 20000)
       return std::string("a dimension above 20,000 (rows must fit the Unified Buffer)");
   }
   return std::nullopt;
@@ -566,7 +618,7 @@ class AicoreBackend final : public compiler::Backend {
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
     if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);
     if (n.op == "Conv") return conv_unsupported(n, g, spec());
-    if (n.op == "MaxPool") return max_pool_unsupported(n, g, spec());
+    if (n.op == "MaxPool" || n.op == "AveragePool") return max_pool_unsupported(n, g, spec());
     if (n.op == "BatchNormalization" || n.op == "LayerNormalization") return norm_unsupported(n, g);
     if (n.op == "Softmax") {
       const auto& x = g.value(n.inputs[0]);
@@ -623,7 +675,8 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "MatMul" || n.op == "Gemm") return std::make_unique<MatmulStep>(node_index);
     if (n.op == "Conv") return std::make_unique<ConvStep>(node_index);
     if (n.op == "GlobalAveragePool") return std::make_unique<GlobalAveragePoolStep>(node_index);
-    if (n.op == "MaxPool") return std::make_unique<MaxPoolStep>(node_index);
+    if (n.op == "MaxPool" || n.op == "AveragePool")
+      return std::make_unique<PoolStep>(node_index);
     if (n.op == "BatchNormalization" || n.op == "LayerNormalization")
       return std::make_unique<NormStep>(node_index);
     if (n.op == "Softmax") return std::make_unique<SoftmaxStep>(node_index);

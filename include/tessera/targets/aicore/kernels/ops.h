@@ -81,6 +81,11 @@ profile::KernelRecord global_average_pool(runtime::Device& device, const float* 
 std::optional<std::string> pool_unsupported(const ConvShape& shape, const arch::MachineSpec& spec);
 profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float* y,
                                  const ConvShape& shape);
+// AveragePool the same way: the window summed with Add in f32 (padding reads 0), then scaled
+// by 1 / window, or, with padding and count_include_pad false, by each output pixel's own
+// count of real elements (factors computed on the host, as Ascend's AvgPool assist matrix).
+profile::KernelRecord average_pool2d(runtime::Device& device, const float* x, float* y,
+                                     const ConvShape& shape, bool count_include_pad);
 
 // Depthwise convolution (one filter of kh x kw per channel, cout = c) over NCHW f32: 5HD fp16
 // input, Img2Col windows into UB, multiply-accumulate in f32 on the Vector unit with the bias,

@@ -247,6 +247,13 @@ kernels::ConvShape conv_shape(const Node& n, const Graph& g) {
   return s;
 }
 
+bool is_depthwise(const Node& n, const Graph& g) {
+  const std::int64_t group = n.attr_int("group", 1);
+  const auto& xs = g.value(n.inputs[0]).shape;
+  return group != 1 && xs.rank() == 4 && group == xs[2] &&
+         g.value(n.outputs[0]).shape.rank() == 4 && g.value(n.outputs[0]).shape[2] == group;
+}
+
 class ConvStep final : public Step {
  public:
   explicit ConvStep(int node) : node_(node) {}
@@ -258,7 +265,10 @@ class ConvStep final : public Step {
     };
     const bool bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
     const kernels::ConvShape s = conv_shape(n, ctx.graph());
-    if (n.attr_int("group", 1) != 1) {
+    const std::int64_t group = n.attr_int("group", 1);
+    if (group != 1 && !is_depthwise(n, ctx.graph())) {
+      run_grouped(ctx, n, s, group, bias);
+    } else if (group != 1) {
       const bool clip = n.activation.kind == compiler::Activation::Kind::clip;
       kernels::depthwise_conv2d(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]),
                                 bias ? ptr(n.inputs[2]) : nullptr, ptr(n.outputs[0]), s,
@@ -272,6 +282,34 @@ class ConvStep final : public Step {
   }
 
  private:
+  // A grouped Conv as `group` convolutions on the Cube: the input's channel groups gathered
+  // group-major on the device (strided_copy), one conv2d per group with its slice of the
+  // filters and bias, and the group-major results put back in channel order.
+  void run_grouped(ExecContext& ctx, const Node& n, const kernels::ConvShape& s,
+                   std::int64_t group, bool bias) {
+    const std::int64_t cg = s.c / group, og = s.cout / group;
+    const std::int64_t hw = static_cast<std::int64_t>(s.h) * s.w;
+    const std::int64_t p = static_cast<std::int64_t>(s.ho) * s.wo;
+    runtime::Device& dev = ctx.device();
+    Scratch xg(dev, s.n * s.c * hw), yg(dev, s.n * s.cout * p);
+    const std::vector<std::int64_t> in_dims = {hw, cg, s.n, group},
+                                     in_strides = {1, hw, s.c * hw, cg * hw};
+    kernels::strided_copy(dev, value_ptr(ctx, n.inputs[0]), s.n * s.c * hw, xg.data(), in_dims,
+                          in_strides);
+    kernels::ConvShape one = s;
+    one.c = static_cast<std::int32_t>(cg);
+    one.cout = static_cast<std::int32_t>(og);
+    const float* w = value_ptr(ctx, n.inputs[1]);
+    const float* b = bias ? value_ptr(ctx, n.inputs[2]) : nullptr;
+    for (std::int64_t g = 0; g < group; ++g)
+      kernels::conv2d(dev, xg.data() + g * s.n * cg * hw, w + g * og * cg * s.kh * s.kw,
+                      b ? b + g * og : nullptr, yg.data() + g * s.n * og * p, one);
+    const std::vector<std::int64_t> out_dims = {p, og, group, s.n},
+                                     out_strides = {1, p, s.n * og * p, og * p};
+    kernels::strided_copy(dev, yg.data(), s.n * s.cout * p, value_ptr(ctx, n.outputs[0]),
+                          out_dims, out_strides);
+  }
+
   int node_;
 };
 
@@ -533,12 +571,7 @@ class GlobalAveragePoolStep final : public Step {
 std::optional<std::string> conv_unsupported(const Node& n, const Graph& g,
                                             const arch::MachineSpec& spec) {
   const std::int64_t group = n.attr_int("group", 1);
-  const auto& xs = g.value(n.inputs[0]).shape;
-  const bool depthwise = group != 1 && xs.rank() == 4 && group == xs[2] &&
-                         g.value(n.outputs[0]).shape.rank() == 4 &&
-                         g.value(n.outputs[0]).shape[2] == group;
-  if (group != 1 && !depthwise)
-    return std::string("a grouped Conv other than depthwise with one filter per channel");
+  const bool depthwise = is_depthwise(n, g);
   if (n.activation.kind == compiler::Activation::Kind::clip && !depthwise)
     return std::string("a fused clip on a Conv that is not depthwise");
   const std::string pad = n.attr_string("auto_pad", "NOTSET");
@@ -562,7 +595,16 @@ std::optional<std::string> conv_unsupported(const Node& n, const Graph& g,
     if (ho != s.ho) return std::string("an output shape other than the floor of the window");
     return kernels::pool_unsupported(s, spec);
   }
-  return kernels::conv_unsupported(conv_shape(n, g), spec);
+  kernels::ConvShape s = conv_shape(n, g);
+  if (group != 1) {
+    if (group < 1 || s.c % group != 0 || s.cout % group != 0)
+      return std::string("a group count that does not divide the channels");
+    if (static_cast<std::int64_t>(s.h) * s.w > 0xffff || s.ho * s.wo > 0xffff)
+      return std::string("a grouped Conv with planes above 65,535 pixels");
+    s.c = static_cast<std::int32_t>(s.c / group);
+    s.cout = static_cast<std::int32_t>(s.cout / group);
+  }
+  return kernels::conv_unsupported(s, spec);
 }
 
 std::optional<std::string> matmul_unsupported(const Node& n, const Graph& g) {

@@ -112,6 +112,7 @@ Core::Core(runtime::Device& device, int index)
   cube_k_int8_ = static_cast<std::uint64_t>(cost.param("aicore.cube_k_int8", 32));
   cube_cycles_per_step_ = cost.param("aicore.cube_cycles_per_step", 1);
   scalar_cycles_ = static_cast<std::uint64_t>(cost.param("aicore.scalar_op_cycles", 1));
+  dispatch_cycles_ = static_cast<std::uint64_t>(cost.param("aicore.scalar_dispatch_cycles", 0));
   mte_setup_ = static_cast<std::uint64_t>(cost.param("aicore.mte_setup_cycles", 0));
   barrier_cycles_ = static_cast<std::uint64_t>(cost.param("aicore.barrier_cycles", 0));
   if (vector_bytes_per_cycle_ <= 0 || cube_cycles_per_step_ <= 0 || cube_m_ == 0 || cube_k_ == 0 ||
@@ -190,6 +191,13 @@ void Core::note_global(sim::Event e, std::uint64_t addr, std::uint64_t bytes, bo
 }
 
 sim::Event Core::issue(Pipe pipe, std::string_view what, std::uint64_t cycles) {
+  // Spec 003 "Control Units": the Scalar PSQ computes each Cube, Vector and MTE instruction's
+  // addresses and parameters before Instruction Dispatch sends it to its pipe, in program
+  // order; the instruction cannot start before that.
+  if (pipe != Pipe::S && dispatch_cycles_ > 0) {
+    const sim::Event d = timeline_.issue(pid(Pipe::S), "dispatch", dispatch_cycles_);
+    return timeline_.issue(pid(pipe), what, cycles, {d});
+  }
   return timeline_.issue(pid(pipe), what, cycles);
 }
 

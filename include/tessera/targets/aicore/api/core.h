@@ -204,7 +204,7 @@ class Core {
   double vector_bytes_per_cycle_ = 256;
   std::uint64_t cube_m_ = 16, cube_k_ = 16, cube_n_ = 16, cube_k_int8_ = 32;
   double cube_cycles_per_step_ = 1;
-  std::uint64_t scalar_cycles_ = 1, mte_setup_ = 0, barrier_cycles_ = 0;
+  std::uint64_t scalar_cycles_ = 1, mte_setup_ = 0, barrier_cycles_ = 0, dispatch_cycles_ = 0;
   std::uint64_t global_bytes_ = 0;
   std::vector<sim::GlobalAccess> accesses_;
   std::uint64_t flag_serial_ = 0;

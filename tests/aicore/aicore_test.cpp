@@ -1045,3 +1045,33 @@ TEST(AicoreCycles, EveryInstructionIsDispatchedByTheScalarUnit) {
 }
 
 }  // namespace
+
+namespace {
+
+// UB bank groups (ascend910: 16 groups of 32-byte rows): a repeat whose 8 destination blocks
+// all fall in one group (block stride 16 = 512 bytes) takes 8 cycles instead of 1; two sources
+// in the same groups take 2; sources 256 bytes apart, in different groups, take 1.
+template <int Case>
+void bank_kernel() {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 8192);
+  LocalTensor<float> t = buf.Get<float>();
+  if (Case == 0) Adds(t, t[2048], 1.0f, 64, 1, UnaryRepeatParams{1, 1, 8, 8});
+  if (Case == 1) Adds(t, t[2048], 1.0f, 64, 1, UnaryRepeatParams{16, 1, 8, 8});
+  if (Case == 2) Add(t, t[1024], t[1024 + 128], 64);  // sources 512 bytes apart
+  if (Case == 3) Add(t, t[1024], t[1024 + 64], 64);   // sources 256 bytes apart
+}
+
+TEST(AicoreCycles, VectorRepeatsPayForUbBankGroupConflicts) {
+  auto v = [](auto kernel) {
+    return ICPU_RUN_KF(kernel, 1).metrics.at("busy.aicore0.V");
+  };
+  const double plain = v(bank_kernel<0>), strided = v(bank_kernel<1>);
+  EXPECT_EQ(strided - plain, 7.0);  // eight rows of one group, written one a cycle
+  const double same = v(bank_kernel<2>), apart = v(bank_kernel<3>);
+  EXPECT_EQ(same - apart, 1.0);     // the two sources' rows share their groups
+  EXPECT_EQ(apart, plain);
+}
+
+}  // namespace

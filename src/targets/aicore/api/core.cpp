@@ -551,9 +551,43 @@ void Core::vector(std::string_view what, std::span<const VecOperand> operands,
   const sim::Event e =
       issue(pipe, what,
             device_.cost_model().op_cycles("V", static_cast<double>(repeats * kRepeatBytes),
-                                           vector_bytes_per_cycle_));
+                                           vector_bytes_per_cycle_) +
+                bank_conflict_cycles(operands, shape, repeats, widest));
   for (std::size_t i = 0; i < operands.size(); ++i)
     record(e, operands[i].ref, spans[i].first, spans[i].second, operands[i].write, what);
+}
+
+std::uint64_t Core::bank_conflict_cycles(std::span<const VecOperand> operands,
+                                         const VecShape& shape, std::uint64_t repeats,
+                                         unsigned widest) const {
+  const sim::Memory& ub = *memories_[static_cast<int>(Buf::UB)];
+  if (ub.banks() <= 1) return 0;
+  // Each repeat reads its operands' 32-byte blocks and writes its destination's; a bank group
+  // serves one row a cycle for reads and one for writes (sim::Memory's banks are the groups).
+  // The group pattern of repeat r depends on r only modulo the number of groups, so the first
+  // `banks` repeats price all of them.
+  const std::uint64_t period = std::min<std::uint64_t>(repeats, ub.banks());
+  std::vector<std::uint64_t> per(period, 0);
+  std::vector<sim::Access> reads, writes;
+  for (std::uint64_t r = 0; r < period; ++r) {
+    reads.clear();
+    writes.clear();
+    for (const VecOperand& o : operands) {
+      if (o.span_bytes) continue;  // a gather's reads follow its data, not a block pattern
+      const std::uint64_t blocks = kRepeatBytes / kBlockBytes * o.elem_bytes / widest;
+      for (std::uint64_t b = 0; b < blocks; ++b) {
+        const std::uint64_t at =
+            shape.count ? o.ref.addr + r * blocks * kBlockBytes + b * kBlockBytes
+                        : o.ref.addr + (r * o.repeat_stride + b * o.block_stride) * kBlockBytes;
+        (o.write ? writes : reads).push_back({ub.base() + at, kBlockBytes});
+      }
+    }
+    per[r] = std::max(ub.bank_conflict_cycles(reads), ub.bank_conflict_cycles(writes));
+  }
+  std::uint64_t total = 0;
+  for (std::uint64_t r = 0; r < period; ++r)
+    total += per[r] * (repeats / period + (r < repeats % period ? 1 : 0));
+  return total;
 }
 
 void Core::mmad(const Ref& c, const Ref& a, const Ref& b, std::uint32_t m, std::uint32_t k,

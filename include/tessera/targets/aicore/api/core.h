@@ -186,6 +186,9 @@ class Core {
               std::string_view what);
   [[noreturn]] void fault(Pipe pipe, std::string_view what, const std::string& message) const;
   std::uint64_t mte_cycles(Buf src, Buf dst, std::uint64_t bytes) const;
+  // Extra cycles a vector instruction's repeats spend on UB bank-group conflicts.
+  std::uint64_t bank_conflict_cycles(std::span<const VecOperand> operands, const VecShape& shape,
+                                     std::uint64_t repeats, unsigned widest) const;
   // Counts and logs a GM access of the instruction `e` (host address in CPU-debug mode).
   void note_global(sim::Event e, std::uint64_t addr, std::uint64_t bytes, bool write);
 

@@ -1075,3 +1075,132 @@ TEST(AicoreCycles, VectorRepeatsPayForUbBankGroupConflicts) {
 }
 
 }  // namespace
+
+#include "register/tilingdata_base.h"
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(ScaleTilingData)
+TILING_DATA_FIELD_DEF(uint32_t, totalLength);
+TILING_DATA_FIELD_DEF(float, scale);
+TILING_DATA_FIELD_DEF_ARR(uint16_t, 3, tiles);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(ScaleCustom, ScaleTilingData)
+}  // namespace optiling
+
+namespace {
+
+// The CANN tiling flow: the host fills the tiling class and saves it into GM; the kernel reads
+// it with GET_TILING_DATA and uses its fields by name.
+void scale_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling) {
+  (void)workspace;
+  GET_TILING_DATA(t, tiling);
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, t.totalLength * 4);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x, t.totalLength);
+  gy.SetGlobalBuffer((__gm__ float*)y, t.totalLength);
+  LocalTensor<float> b = buf.Get<float>();
+  DataCopy(b, gx, t.totalLength);
+  PipeBarrier<PIPE_ALL>();
+  Muls(b, b, t.scale + static_cast<float>(t.tiles[2]), static_cast<int32_t>(t.totalLength));
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(gy, b, t.totalLength);
+}
+
+TEST(AicoreAscendC, TilingDataGoesFromTheHostToTheKernel) {
+  optiling::ScaleTilingData tiling;
+  tiling.set_totalLength(64);
+  tiling.set_scale(1.5f);
+  const uint16_t tiles[3] = {1, 2, 3};
+  tiling.set_tiles(tiles);
+  EXPECT_EQ(tiling.get_totalLength(), 64u);
+  EXPECT_EQ(tiling.GetDataSize(), sizeof(optiling::ScaleTilingData));
+  Gm<uint8_t> raw(tiling.GetDataSize());
+  tiling.SaveToBuffer(raw.p, raw.n);
+  EXPECT_THROW(tiling.SaveToBuffer(raw.p, 4), tessera::UserError);
+  Gm<float> x(64), y(64);
+  for (int i = 0; i < 64; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  ICPU_RUN_KF(scale_kernel, 1, x.addr(), y.addr(), nullptr, raw.addr());
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(y[static_cast<std::size_t>(i)], 4.5f * static_cast<float>(i));
+  // A tiling argument shorter than the class is a fault, not a read past the allocation.
+  Gm<uint8_t> small(4);
+  expect_fault([&] { ICPU_RUN_KF(scale_kernel, 1, x.addr(), y.addr(), nullptr, small.addr()); },
+               {"GET_TILING_DATA", "past the end"});
+}
+
+// TBufPool: two stages carve their buffers from one pool; Reset hands it back. A request
+// beyond the pool is a fault.
+void pool_kernel(GM_ADDR x, GM_ADDR y, uint32_t second) {
+  TPipe pipe;
+  TBufPool<TPosition::VECCALC> pool;
+  pipe.InitBufPool(pool, 4096);
+  TBuf<TPosition::VECCALC> a, b;
+  pool.InitBuffer(a, 2048);
+  pool.InitBuffer(b, 2048);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x, 512);
+  gy.SetGlobalBuffer((__gm__ float*)y, 512);
+  DataCopy(a.Get<float>(), gx, 512);
+  PipeBarrier<PIPE_ALL>();
+  Adds(b.Get<float>(), a.Get<float>(), 1.0f, 512);
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(gy, b.Get<float>(), 512);
+  pool.Reset();
+  TQue<QuePosition::VECCALC, 1> q;
+  pool.InitBuffer(q, 1, second);  // the second stage reuses the pool's bytes
+  LocalTensor<float> t = q.AllocTensor<float>();
+  Duplicate(t, 0.0f, 8);
+  q.FreeTensor(t);
+}
+
+TEST(AicoreAscendC, TBufPoolStagesReuseItsMemory) {
+  Gm<float> x(512), y(512);
+  for (int i = 0; i < 512; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  ICPU_RUN_KF(pool_kernel, 1, x.addr(), y.addr(), 4096u);
+  for (int i = 0; i < 512; ++i) ASSERT_EQ(y[static_cast<std::size_t>(i)], static_cast<float>(i + 1));
+  expect_fault([&] { ICPU_RUN_KF(pool_kernel, 1, x.addr(), y.addr(), 8192u); },
+               {"TBufPool", "do not fit"});
+}
+
+// SetAtomicAdd: 16 blocks add their rows into one GM row; the sum is the same for 1, 2 and 8
+// host threads, and a later plain copy (SetAtomicNone) overwrites again.
+void atomic_kernel(GM_ADDR x, GM_ADDR y) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> q;
+  pipe.InitBuffer(q, 1, 256);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x + 64 * GetBlockIdx(), 64);
+  gy.SetGlobalBuffer((__gm__ float*)y, 64);
+  LocalTensor<float> t = q.AllocTensor<float>();
+  DataCopy(t, gx, 64);
+  q.EnQue(t);
+  t = q.DeQue<float>();
+  SetAtomicAdd<float>();
+  DataCopy(gy, t, 64);
+  SetAtomicNone();
+  q.FreeTensor(t);
+}
+
+TEST(AicoreAscendC, SetAtomicAddAccumulatesEveryBlockIntoGm) {
+  Gm<float> x(16 * 64);
+  for (std::size_t i = 0; i < x.n; ++i) x[i] = 0.1f * static_cast<float>(i % 97) - 2.0f;
+  std::vector<std::vector<float>> seen;
+  for (unsigned threads : {1u, 2u, 8u}) {
+    tessera::aicore::set_threads(threads);
+    Gm<float> y(64);
+    for (int i = 0; i < 64; ++i) y[static_cast<std::size_t>(i)] = 1.0f;
+    ICPU_RUN_KF(atomic_kernel, 16, x.addr(), y.addr());
+    seen.emplace_back(y.p, y.p + 64);
+  }
+  tessera::aicore::set_threads(0);
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[0], seen[2]);
+  for (int i = 0; i < 64; ++i) {
+    float want = 1.0f;
+    for (int b = 0; b < 16; ++b) want += x[static_cast<std::size_t>(b * 64 + i)];
+    ASSERT_NEAR(seen[0][static_cast<std::size_t>(i)], want, 1e-4f) << i;
+  }
+}
+
+}  // namespace

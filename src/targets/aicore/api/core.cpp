@@ -338,7 +338,9 @@ void Core::copy(const Ref& dst, const Ref& src, const Burst& burst, std::string_
   for (std::uint64_t i = 0; i < burst.count; ++i) {
     std::byte* di = d + i * (out_bytes + burst.dst_gap);
     const std::byte* si = s + i * (burst.bytes + burst.src_gap);
-    if (convert)
+    if (dst.buf == Buf::GM && atomic_add)
+      pending_adds_.push_back({di, std::vector<std::byte>(si, si + burst.bytes), *atomic_add});
+    else if (convert)
       convert(di, si, burst.bytes);
     else
       std::memmove(di, si, burst.bytes);
@@ -750,6 +752,36 @@ void Core::barrier_all() {
   timeline_.barrier();
 }
 
+namespace {
+
+template <typename T>
+void add_into(std::byte* dst, const std::vector<std::byte>& values) {
+  for (std::size_t i = 0; i + sizeof(T) <= values.size(); i += sizeof(T)) {
+    T a, b;
+    std::memcpy(&a, dst + i, sizeof(T));
+    std::memcpy(&b, values.data() + i, sizeof(T));
+    a = static_cast<T>(a + b);
+    std::memcpy(dst + i, &a, sizeof(T));
+  }
+}
+
+}  // namespace
+
+void Core::apply_atomics() {
+  for (const PendingAdd& p : pending_adds_) {
+    switch (p.type) {
+      case DType::f32: add_into<float>(p.dst, p.values); break;
+      case DType::f16: add_into<_Float16>(p.dst, p.values); break;
+      case DType::i32: add_into<std::int32_t>(p.dst, p.values); break;
+      case DType::i16: add_into<std::int16_t>(p.dst, p.values); break;
+      case DType::i8: add_into<std::int8_t>(p.dst, p.values); break;
+      default:
+        throw_internal_error("aicore: atomic add of {} elements", dtype_name(p.type));
+    }
+  }
+  pending_adds_.clear();
+}
+
 void Core::finish() {
   timeline_.finish();
   races_.check(timeline_);
@@ -810,11 +842,13 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
       if (b != c) k.barrier_all();  // the next block starts on a drained core
       k.block_idx = b;
       k.block_num = block_dim;
+      k.atomic_add.reset();
       body();
       k.release_all();
     }
     k.finish();
   });
+  for (auto& k : core) k->apply_atomics();  // core by core: sums independent of host threads
   std::vector<sim::Timeline> timelines;
   std::vector<sim::GlobalAccess> accesses;
   timelines.reserve(cores);

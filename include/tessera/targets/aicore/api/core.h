@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -169,6 +170,13 @@ class Core {
   // DeviceFault at this core and block for an API rule (queue misuse, bad parameters).
   [[noreturn]] void fault_at(std::string_view what, const std::string& message) const;
 
+  // SetAtomicAdd<T>: UB -> GM copies add T elements into GM instead of overwriting (unset:
+  // plain writes). The adds of all cores land when the kernel ends, core by core in program
+  // order (apply_atomics), so sums do not depend on host threads; a kernel does not read its
+  // own atomic sums back.
+  std::optional<DType> atomic_add;
+  void apply_atomics();
+
   // Block index/count of the kernel now running on this core (GetBlockIdx / GetBlockNum).
   std::uint32_t block_idx = 0;
   std::uint32_t block_num = 1;
@@ -210,6 +218,12 @@ class Core {
   std::uint64_t scalar_cycles_ = 1, mte_setup_ = 0, barrier_cycles_ = 0, dispatch_cycles_ = 0;
   std::uint64_t global_bytes_ = 0;
   std::vector<sim::GlobalAccess> accesses_;
+  struct PendingAdd {
+    std::byte* dst;
+    std::vector<std::byte> values;
+    DType type;
+  };
+  std::vector<PendingAdd> pending_adds_;
   std::uint64_t flag_serial_ = 0;
 };
 

@@ -648,9 +648,9 @@ class AicoreBackend final : public compiler::Backend {
 
   std::string name() const override { return "aicore"; }
   std::string description() const override {
-    return "Huawei Ascend AI Core: element-wise ops on the Vector unit, Conv and MatMul/Gemm on "
-           "the "
-           "Cube, as Ascend C kernels in fp16 with f32 accumulation (docs/targets/aicore.md)";
+    return "Huawei Ascend AI Core: Conv (grouped, depthwise) and MatMul/Gemm on the Cube; "
+           "element-wise, pooling, softmax, norms and Transpose on the Vector unit and MTEs; "
+           "Ascend C kernels in fp16 with f32 accumulation (docs/targets/aicore.md)";
   }
   std::string default_device() const override { return "ascend910"; }
   std::vector<std::string> device_targets() const override { return {"aicore"}; }

@@ -335,6 +335,18 @@ const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
   if (!global_bytes.empty() && global_bytes.size() != cores.size())
     throw_user_error("record_kernel '{}': {} global byte counts for {} cores", record.name,
                      global_bytes.size(), cores.size());
+  return record_cores(std::move(record), cores, [&](std::uint64_t start, profile::KernelRecord&) {
+    std::vector<sim::ChannelDemand> demands;
+    for (std::size_t i = 0; i < cores.size(); ++i)
+      demands.push_back({global_bytes.empty() ? 0 : global_bytes[i], cores[i].end_cycle()});
+    return impl_->channel.reserve(start, demands);
+  });
+}
+
+const profile::KernelRecord& Device::record_cores(
+    profile::KernelRecord record, std::span<sim::Timeline> cores,
+    const std::function<std::vector<std::uint64_t>(std::uint64_t, profile::KernelRecord&)>&
+        ends_of) {
   for (const auto& core : cores)
     core.finish();  // before anything is recorded, so a deadlock leaves the profile untouched
   std::uint64_t start = 0;
@@ -342,10 +354,7 @@ const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
     std::lock_guard<std::mutex> lock(impl_->mutex);
     const sim::PipeId engine = impl_->engine_locked(record.engine);
     start = impl_->start_locked(engine);
-    std::vector<sim::ChannelDemand> demands;
-    for (std::size_t i = 0; i < cores.size(); ++i)
-      demands.push_back({global_bytes.empty() ? 0 : global_bytes[i], cores[i].end_cycle()});
-    const std::vector<std::uint64_t> ends = impl_->channel.reserve(start, demands);
+    const std::vector<std::uint64_t> ends = ends_of(start, record);
     record.cycles_per_core.clear();
     std::uint64_t end = start;
     for (std::size_t i = 0; i < cores.size(); ++i) {
@@ -407,12 +416,8 @@ const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
     for (const auto& a : accesses) bytes[a.agent] += a.bytes;
     return record_kernel(std::move(record), cores, bytes);
   }
-  for (const auto& core : cores) core.finish();
-  std::uint64_t start = 0;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    const sim::PipeId engine = impl_->engine_locked(record.engine);
-    start = impl_->start_locked(engine);
+  return record_cores(std::move(record), cores, [&](std::uint64_t start,
+                                                    profile::KernelRecord& rec) {
     const std::vector<sim::CacheTraffic> traffic = impl_->cache->serve(accesses, cores.size());
     // Every byte comes through the cache's bandwidth; what it does not hold, through global
     // memory's as well, no sooner than the cache could deliver it.
@@ -429,24 +434,13 @@ const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
         impl_->cache_channel->reserve(start, through_cache);
     for (std::size_t i = 0; i < cores.size(); ++i)
       through_global.push_back({traffic[i].global_bytes, cache_ends[i] - start});
-    const std::vector<std::uint64_t> ends = impl_->channel.reserve(start, through_global);
     const std::string& name = impl_->cache->name();
-    record.metrics[name + ".hit_bytes"] = static_cast<double>(hit);
-    record.metrics[name + ".miss_bytes"] = static_cast<double>(miss);
-    record.metrics[name + ".global_bytes"] = static_cast<double>(global);
+    rec.metrics[name + ".hit_bytes"] = static_cast<double>(hit);
+    rec.metrics[name + ".miss_bytes"] = static_cast<double>(miss);
+    rec.metrics[name + ".global_bytes"] = static_cast<double>(global);
     impl_->profile.bytes_moved[name] += hit + miss;
-    record.cycles_per_core.clear();
-    std::uint64_t end = start;
-    for (std::size_t i = 0; i < cores.size(); ++i) {
-      cores[i].extend_to(ends[i] - start);
-      record.cycles_per_core.push_back(cores[i].end_cycle());
-      end = std::max(end, ends[i]);
-    }
-    impl_->place_locked(std::move(record), engine, start, end);
-  }
-  for (const auto& core : cores) record_timeline(core, start);
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->profile.kernels.back();
+    return impl_->channel.reserve(start, through_global);
+  });
 }
 
 void Device::synchronize() {

@@ -6,10 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tessera/arch/machine_spec.h"
 #include "tessera/profile/profile.h"
@@ -144,6 +146,13 @@ class Device {
   sim::SharedCache* global_cache();
 
  private:
+  // The common part of recording a kernel of cores: `ends_of(start, record)` gives each core's
+  // end on the device (called with the device locked).
+  const profile::KernelRecord& record_cores(
+      profile::KernelRecord record, std::span<sim::Timeline> cores,
+      const std::function<std::vector<std::uint64_t>(std::uint64_t, profile::KernelRecord&)>&
+          ends_of);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -186,16 +186,33 @@ void Core::note_global(sim::Event e, std::uint64_t addr, std::uint64_t bytes, bo
       device_addr = it->second.device_base + (addr - it->first);
     }
   }
-  accesses_.push_back(sim::GlobalAccess{timeline_.start_of(e), static_cast<std::uint32_t>(index_),
-                                        device_addr, bytes, write});
+  // The cycle is read once the program has ended: the instruction may wait on a flag set later.
+  accesses_.push_back({e, sim::GlobalAccess{0, static_cast<std::uint32_t>(index_), device_addr,
+                                            bytes, write}});
+}
+
+std::vector<sim::GlobalAccess> Core::global_accesses() const {
+  timeline_.finish();
+  std::vector<sim::GlobalAccess> out;
+  out.reserve(accesses_.size());
+  for (const auto& [e, a] : accesses_) {
+    out.push_back(a);
+    out.back().cycle = timeline_.start_of(e);
+  }
+  return out;
 }
 
 sim::Event Core::issue(Pipe pipe, std::string_view what, std::uint64_t cycles) {
   // Spec 003 "Control Units": the Scalar PSQ computes each Cube, Vector and MTE instruction's
   // addresses and parameters before Instruction Dispatch sends it to its pipe, in program
   // order; the instruction cannot start before that.
+  // The dispatch is a floor on the start, not an order: a scalar store to UB still needs its
+  // S -> V flag before a vector read, as on the hardware, or the race detector reports it. Only
+  // when S itself waits on a flag is the start not known yet; then it is a dependency.
   if (pipe != Pipe::S && dispatch_cycles_ > 0) {
     const sim::Event d = timeline_.issue(pid(Pipe::S), "dispatch", dispatch_cycles_);
+    if (timeline_.resolved(d))
+      return timeline_.issue_at(pid(pipe), what, timeline_.end_of(d), cycles);
     return timeline_.issue(pid(pipe), what, cycles, {d});
   }
   return timeline_.issue(pid(pipe), what, cycles);
@@ -859,10 +876,10 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
       record.metrics[fmt::format("busy.{}.{}", k->name(), pipe_name(static_cast<Pipe>(p)))] =
           static_cast<double>(
               k->timeline().busy_cycles(k->timeline().pipe(pipe_name(static_cast<Pipe>(p)))));
-    timelines.push_back(std::move(k->timeline()));
     total += k->global_bytes();
-    const auto& log = k->global_accesses();
+    const auto log = k->global_accesses();
     accesses.insert(accesses.end(), log.begin(), log.end());
+    timelines.push_back(std::move(k->timeline()));
   }
   record.name = std::string(name);
   record.engine = dev.spec().core_name;

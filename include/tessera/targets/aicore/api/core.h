@@ -103,9 +103,9 @@ class Core {
   sim::Timeline& timeline() { return timeline_; }
   const sim::Memory& memory(Buf buf) const;
   std::uint64_t global_bytes() const { return global_bytes_; }
-  // The core's global-memory accesses so far (device addresses, cycles of its timeline), for
-  // the device's shared cache (runtime::Device::record_kernel).
-  const std::vector<sim::GlobalAccess>& global_accesses() const { return accesses_; }
+  // The core's global-memory accesses (device addresses, cycles of its timeline) once its
+  // program has ended, for the device's shared cache (runtime::Device::record_kernel).
+  std::vector<sim::GlobalAccess> global_accesses() const;
 
   // Host view of [addr, addr + bytes) of a buffer, bounds-checked (GM: inside one GmAlloc
   // allocation). `what` names the instruction for the fault message.
@@ -217,7 +217,7 @@ class Core {
   double cube_cycles_per_step_ = 1;
   std::uint64_t scalar_cycles_ = 1, mte_setup_ = 0, barrier_cycles_ = 0, dispatch_cycles_ = 0;
   std::uint64_t global_bytes_ = 0;
-  std::vector<sim::GlobalAccess> accesses_;
+  std::vector<std::pair<sim::Event, sim::GlobalAccess>> accesses_;
   struct PendingAdd {
     std::byte* dst;
     std::vector<std::byte> values;

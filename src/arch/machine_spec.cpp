@@ -460,8 +460,7 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
   } else {
     v.check_keys(doc, "",
                  {"schema", "name", "description", "target", "clock_hz", "core_count", "core_name",
-                  "pipes", "memories", "global_memory", "global_cache", "host_link",
-                  "params"});
+                  "pipes", "memories", "global_memory", "global_cache", "host_link", "params"});
 
     const std::string schema = v.text(doc, "", "schema", true);
     if (doc.contains("schema") && doc["schema"].is_string() && schema != kSchemaId)

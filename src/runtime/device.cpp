@@ -416,31 +416,32 @@ const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
     for (const auto& a : accesses) bytes[a.agent] += a.bytes;
     return record_kernel(std::move(record), cores, bytes);
   }
-  return record_cores(std::move(record), cores, [&](std::uint64_t start,
-                                                    profile::KernelRecord& rec) {
-    const std::vector<sim::CacheTraffic> traffic = impl_->cache->serve(accesses, cores.size());
-    // Every byte comes through the cache's bandwidth; what it does not hold, through global
-    // memory's as well, no sooner than the cache could deliver it.
-    std::vector<sim::ChannelDemand> through_cache, through_global;
-    std::uint64_t hit = 0, miss = 0, global = 0;
-    for (std::size_t i = 0; i < cores.size(); ++i) {
-      const sim::CacheTraffic& t = traffic[i];
-      through_cache.push_back({t.hit_bytes + t.miss_bytes + t.write_bytes, cores[i].end_cycle()});
-      hit += t.hit_bytes;
-      miss += t.miss_bytes;
-      global += t.global_bytes;
-    }
-    const std::vector<std::uint64_t> cache_ends =
-        impl_->cache_channel->reserve(start, through_cache);
-    for (std::size_t i = 0; i < cores.size(); ++i)
-      through_global.push_back({traffic[i].global_bytes, cache_ends[i] - start});
-    const std::string& name = impl_->cache->name();
-    rec.metrics[name + ".hit_bytes"] = static_cast<double>(hit);
-    rec.metrics[name + ".miss_bytes"] = static_cast<double>(miss);
-    rec.metrics[name + ".global_bytes"] = static_cast<double>(global);
-    impl_->profile.bytes_moved[name] += hit + miss;
-    return impl_->channel.reserve(start, through_global);
-  });
+  return record_cores(
+      std::move(record), cores, [&](std::uint64_t start, profile::KernelRecord& rec) {
+        const std::vector<sim::CacheTraffic> traffic = impl_->cache->serve(accesses, cores.size());
+        // Every byte comes through the cache's bandwidth; what it does not hold, through global
+        // memory's as well, no sooner than the cache could deliver it.
+        std::vector<sim::ChannelDemand> through_cache, through_global;
+        std::uint64_t hit = 0, miss = 0, global = 0;
+        for (std::size_t i = 0; i < cores.size(); ++i) {
+          const sim::CacheTraffic& t = traffic[i];
+          through_cache.push_back(
+              {t.hit_bytes + t.miss_bytes + t.write_bytes, cores[i].end_cycle()});
+          hit += t.hit_bytes;
+          miss += t.miss_bytes;
+          global += t.global_bytes;
+        }
+        const std::vector<std::uint64_t> cache_ends =
+            impl_->cache_channel->reserve(start, through_cache);
+        for (std::size_t i = 0; i < cores.size(); ++i)
+          through_global.push_back({traffic[i].global_bytes, cache_ends[i] - start});
+        const std::string& name = impl_->cache->name();
+        rec.metrics[name + ".hit_bytes"] = static_cast<double>(hit);
+        rec.metrics[name + ".miss_bytes"] = static_cast<double>(miss);
+        rec.metrics[name + ".global_bytes"] = static_cast<double>(global);
+        impl_->profile.bytes_moved[name] += hit + miss;
+        return impl_->channel.reserve(start, through_global);
+      });
 }
 
 void Device::synchronize() {

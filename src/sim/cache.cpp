@@ -10,13 +10,15 @@ namespace tessera::sim {
 SharedCache::SharedCache(std::string name, std::uint64_t capacity_bytes, std::uint64_t line_bytes)
     : name_(std::move(name)), line_(line_bytes), lines_cap_(0) {
   if (line_bytes == 0 || (line_bytes & (line_bytes - 1)) != 0)
-    throw_user_error("cache '{}': line of {} B is not a power of two; give its line size as a "
-                     "power of two (the memory's alignment_bytes)",
-                     name_, line_bytes);
+    throw_user_error(
+        "cache '{}': line of {} B is not a power of two; give its line size as a "
+        "power of two (the memory's alignment_bytes)",
+        name_, line_bytes);
   if (capacity_bytes < line_bytes || capacity_bytes % line_bytes != 0)
-    throw_user_error("cache '{}': capacity of {} B is not a positive multiple of its {}-byte "
-                     "line; give a capacity in whole lines",
-                     name_, capacity_bytes, line_bytes);
+    throw_user_error(
+        "cache '{}': capacity of {} B is not a positive multiple of its {}-byte "
+        "line; give a capacity in whole lines",
+        name_, capacity_bytes, line_bytes);
   lines_cap_ = capacity_bytes / line_bytes;
   where_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(lines_cap_, 1 << 20)));
 }

@@ -130,7 +130,7 @@ TEST_F(AicoreModels, LayoutAndBroadcastOpsRunOnTheDeviceAndAgreeWithReference) {
       {"w", random_tensor(Shape::nchw(32, 4, 3, 3), 0.3f, 11)},
       {"b", random_tensor(Shape{32}, 0.1f, 12)},
       {"s", random_tensor(Shape::nchw(1, 32, 1, 1), 1.0f, 13)},
-      {"g", random_tensor(Shape{32, 6}, 1.0f, 14)},  // (6, 32) outermost first
+      {"g", random_tensor(Shape{32, 6}, 1.0f, 14)},   // (6, 32) outermost first
       {"wm", random_tensor(Shape{8, 32}, 0.5f, 15)},  // (32, 8)
   };
   std::vector<OnnxNode> nodes = {

@@ -971,16 +971,18 @@ TEST(AicoreKernels, StridedCopyExpandsABroadcastOperand) {
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 4; ++b)
       for (int c = 0; c < 5; ++c)
-        ASSERT_EQ(y[static_cast<std::size_t>((a * 4 + b) * 5 + c)], x[static_cast<std::size_t>(a * 5 + c)]);
+        ASSERT_EQ(y[static_cast<std::size_t>((a * 4 + b) * 5 + c)],
+                  x[static_cast<std::size_t>(a * 5 + c)]);
   // The last axis broadcast (stride 0 on the fastest axis): the scalar unit and Duplicate.
   const std::vector<std::int64_t> d2 = {4, 15}, s2 = {0, 1};
   std::vector<float> z(60);
   tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15, z.data(), d2, s2);
-  for (int i = 0; i < 60; ++i) ASSERT_EQ(z[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i / 4)]);
-  EXPECT_THROW(tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15,
-                                                      z.data(), d2,
-                                                      std::vector<std::int64_t>{0, 2}),
-               tessera::UserError);
+  for (int i = 0; i < 60; ++i)
+    ASSERT_EQ(z[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i / 4)]);
+  EXPECT_THROW(
+      tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15, z.data(), d2,
+                                             std::vector<std::int64_t>{0, 2}),
+      tessera::UserError);
 }
 
 // Gather packs the elements at byte offsets of its source; an offset outside it is a fault.
@@ -1011,7 +1013,8 @@ TEST(AicoreVector, GatherPacksElementsAtByteOffsets) {
   Gm<float> x(64), y(16);
   for (int i = 0; i < 64; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
   ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 0u);
-  for (int i = 0; i < 16; ++i) ASSERT_EQ(y[static_cast<std::size_t>(i)], static_cast<float>(63 - i * 4));
+  for (int i = 0; i < 16; ++i)
+    ASSERT_EQ(y[static_cast<std::size_t>(i)], static_cast<float>(63 - i * 4));
   expect_fault([&] { ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 2u); },
                {"Gather", "not a whole element"});
   expect_fault([&] { ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 16u); },
@@ -1064,13 +1067,11 @@ void bank_kernel() {
 }
 
 TEST(AicoreCycles, VectorRepeatsPayForUbBankGroupConflicts) {
-  auto v = [](auto kernel) {
-    return ICPU_RUN_KF(kernel, 1).metrics.at("busy.aicore0.V");
-  };
+  auto v = [](auto kernel) { return ICPU_RUN_KF(kernel, 1).metrics.at("busy.aicore0.V"); };
   const double plain = v(bank_kernel<0>), strided = v(bank_kernel<1>);
   EXPECT_EQ(strided - plain, 7.0);  // eight rows of one group, written one a cycle
   const double same = v(bank_kernel<2>), apart = v(bank_kernel<3>);
-  EXPECT_EQ(same - apart, 1.0);     // the two sources' rows share their groups
+  EXPECT_EQ(same - apart, 1.0);  // the two sources' rows share their groups
   EXPECT_EQ(apart, plain);
 }
 
@@ -1122,7 +1123,8 @@ TEST(AicoreAscendC, TilingDataGoesFromTheHostToTheKernel) {
   Gm<float> x(64), y(64);
   for (int i = 0; i < 64; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
   ICPU_RUN_KF(scale_kernel, 1, x.addr(), y.addr(), nullptr, raw.addr());
-  for (int i = 0; i < 64; ++i) ASSERT_EQ(y[static_cast<std::size_t>(i)], 4.5f * static_cast<float>(i));
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(y[static_cast<std::size_t>(i)], 4.5f * static_cast<float>(i));
   // A tiling argument shorter than the class is a fault, not a read past the allocation.
   Gm<uint8_t> small(4);
   expect_fault([&] { ICPU_RUN_KF(scale_kernel, 1, x.addr(), y.addr(), nullptr, small.addr()); },
@@ -1158,7 +1160,8 @@ TEST(AicoreAscendC, TBufPoolStagesReuseItsMemory) {
   Gm<float> x(512), y(512);
   for (int i = 0; i < 512; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
   ICPU_RUN_KF(pool_kernel, 1, x.addr(), y.addr(), 4096u);
-  for (int i = 0; i < 512; ++i) ASSERT_EQ(y[static_cast<std::size_t>(i)], static_cast<float>(i + 1));
+  for (int i = 0; i < 512; ++i)
+    ASSERT_EQ(y[static_cast<std::size_t>(i)], static_cast<float>(i + 1));
   expect_fault([&] { ICPU_RUN_KF(pool_kernel, 1, x.addr(), y.addr(), 8192u); },
                {"TBufPool", "do not fit"});
 }

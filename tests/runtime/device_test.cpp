@@ -220,7 +220,6 @@ TEST(Device, SchedulerIsTheSharedPool) {
   EXPECT_EQ(&device.scheduler(), &sim::WorkScheduler::shared());
 }
 
-
 // Four cores read the same 4 KiB. With a shared cache in front of global memory only the first
 // reader's misses reach global memory (16 B/cycle); without one, every core's bytes do.
 TEST(Device, AGlobalCacheServesSharedReadsAndOnlyMissesReachGlobalMemory) {

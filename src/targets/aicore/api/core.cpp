@@ -187,8 +187,8 @@ void Core::note_global(sim::Event e, std::uint64_t addr, std::uint64_t bytes, bo
     }
   }
   // The cycle is read once the program has ended: the instruction may wait on a flag set later.
-  accesses_.push_back({e, sim::GlobalAccess{0, static_cast<std::uint32_t>(index_), device_addr,
-                                            bytes, write}});
+  accesses_.push_back(
+      {e, sim::GlobalAccess{0, static_cast<std::uint32_t>(index_), device_addr, bytes, write}});
 }
 
 std::vector<sim::GlobalAccess> Core::global_accesses() const {
@@ -428,8 +428,8 @@ void Core::load2d(const Ref& dst, const Ref& src, std::uint32_t start, std::uint
       note_global(e, src.addr + start * kFractalBytes, repeat * kFractalBytes, false);
     else
       for (std::uint32_t r = 0; r < repeat; ++r)
-        note_global(e, src.addr + (start + static_cast<std::uint64_t>(r) * src_stride) *
-                                      kFractalBytes,
+        note_global(e,
+                    src.addr + (start + static_cast<std::uint64_t>(r) * src_stride) * kFractalBytes,
                     kFractalBytes, false);
   }
 }
@@ -787,11 +787,21 @@ void add_into(std::byte* dst, const std::vector<std::byte>& values) {
 void Core::apply_atomics() {
   for (const PendingAdd& p : pending_adds_) {
     switch (p.type) {
-      case DType::f32: add_into<float>(p.dst, p.values); break;
-      case DType::f16: add_into<_Float16>(p.dst, p.values); break;
-      case DType::i32: add_into<std::int32_t>(p.dst, p.values); break;
-      case DType::i16: add_into<std::int16_t>(p.dst, p.values); break;
-      case DType::i8: add_into<std::int8_t>(p.dst, p.values); break;
+      case DType::f32:
+        add_into<float>(p.dst, p.values);
+        break;
+      case DType::f16:
+        add_into<_Float16>(p.dst, p.values);
+        break;
+      case DType::i32:
+        add_into<std::int32_t>(p.dst, p.values);
+        break;
+      case DType::i16:
+        add_into<std::int16_t>(p.dst, p.values);
+        break;
+      case DType::i8:
+        add_into<std::int8_t>(p.dst, p.values);
+        break;
       default:
         throw_internal_error("aicore: atomic add of {} elements", dtype_name(p.type));
     }

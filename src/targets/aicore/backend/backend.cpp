@@ -75,8 +75,7 @@ bool broadcasts_to(const Shape& in, const Shape& out) {
 // `in` expanded to `out` on the device (strided_copy with stride 0 on the broadcast axes).
 void expand(runtime::Device& device, const float* in, const Shape& in_shape, float* out,
             const Shape& out_shape) {
-  std::vector<std::int64_t> dims(static_cast<std::size_t>(out_shape.rank())),
-      strides(dims.size());
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(out_shape.rank())), strides(dims.size());
   std::int64_t stride = 1;
   for (int d = 0; d < out_shape.rank(); ++d) {
     dims[static_cast<std::size_t>(d)] = out_shape[d];
@@ -84,8 +83,8 @@ void expand(runtime::Device& device, const float* in, const Shape& in_shape, flo
     strides[static_cast<std::size_t>(d)] = here == 1 ? 0 : stride;
     stride *= here;
   }
-  kernels::strided_copy(device, in, std::max<std::int64_t>(in_shape.element_count(), 1), out,
-                        dims, strides);
+  kernels::strided_copy(device, in, std::max<std::int64_t>(in_shape.element_count(), 1), out, dims,
+                        strides);
 }
 
 class EltwiseStep final : public Step {
@@ -175,8 +174,8 @@ class MatmulStep final : public Step {
     const std::int64_t cols = b.rank() >= 2 ? b[0] : 1;
     const int a_batch = std::max(a.rank() - 2, 0), b_batch = std::max(b.rank() - 2, 0);
     const int batch_rank = std::max(a_batch, b_batch);
-    std::vector<std::int64_t> dims(static_cast<std::size_t>(batch_rank)),
-        a_stride(dims.size()), b_stride(dims.size());
+    std::vector<std::int64_t> dims(static_cast<std::size_t>(batch_rank)), a_stride(dims.size()),
+        b_stride(dims.size());
     std::int64_t as = m * k, bs = k * cols, batches = 1;
     for (int d = 0; d < batch_rank; ++d) {  // batch axis d, fastest first
       const std::int64_t ad = d < a_batch ? a[d + 2] : 1, bd = d < b_batch ? b[d + 2] : 1;
@@ -285,15 +284,15 @@ class ConvStep final : public Step {
   // A grouped Conv as `group` convolutions on the Cube: the input's channel groups gathered
   // group-major on the device (strided_copy), one conv2d per group with its slice of the
   // filters and bias, and the group-major results put back in channel order.
-  void run_grouped(ExecContext& ctx, const Node& n, const kernels::ConvShape& s,
-                   std::int64_t group, bool bias) {
+  void run_grouped(ExecContext& ctx, const Node& n, const kernels::ConvShape& s, std::int64_t group,
+                   bool bias) {
     const std::int64_t cg = s.c / group, og = s.cout / group;
     const std::int64_t hw = static_cast<std::int64_t>(s.h) * s.w;
     const std::int64_t p = static_cast<std::int64_t>(s.ho) * s.wo;
     runtime::Device& dev = ctx.device();
     Scratch xg(dev, s.n * s.c * hw), yg(dev, s.n * s.cout * p);
     const std::vector<std::int64_t> in_dims = {hw, cg, s.n, group},
-                                     in_strides = {1, hw, s.c * hw, cg * hw};
+                                    in_strides = {1, hw, s.c * hw, cg * hw};
     kernels::strided_copy(dev, value_ptr(ctx, n.inputs[0]), s.n * s.c * hw, xg.data(), in_dims,
                           in_strides);
     kernels::ConvShape one = s;
@@ -305,9 +304,9 @@ class ConvStep final : public Step {
       kernels::conv2d(dev, xg.data() + g * s.n * cg * hw, w + g * og * cg * s.kh * s.kw,
                       b ? b + g * og : nullptr, yg.data() + g * s.n * og * p, one);
     const std::vector<std::int64_t> out_dims = {p, og, group, s.n},
-                                     out_strides = {1, p, s.n * og * p, og * p};
-    kernels::strided_copy(dev, yg.data(), s.n * s.cout * p, value_ptr(ctx, n.outputs[0]),
-                          out_dims, out_strides);
+                                    out_strides = {1, p, s.n * og * p, og * p};
+    kernels::strided_copy(dev, yg.data(), s.n * s.cout * p, value_ptr(ctx, n.outputs[0]), out_dims,
+                          out_strides);
   }
 
   int node_;
@@ -717,8 +716,7 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "MatMul" || n.op == "Gemm") return std::make_unique<MatmulStep>(node_index);
     if (n.op == "Conv") return std::make_unique<ConvStep>(node_index);
     if (n.op == "GlobalAveragePool") return std::make_unique<GlobalAveragePoolStep>(node_index);
-    if (n.op == "MaxPool" || n.op == "AveragePool")
-      return std::make_unique<PoolStep>(node_index);
+    if (n.op == "MaxPool" || n.op == "AveragePool") return std::make_unique<PoolStep>(node_index);
     if (n.op == "BatchNormalization" || n.op == "LayerNormalization")
       return std::make_unique<NormStep>(node_index);
     if (n.op == "Softmax") return std::make_unique<SoftmaxStep>(node_index);

@@ -295,8 +295,7 @@ void pool(GM_ADDR x5, GM_ADDR y, ConvShape s, bool average, GM_ADDR assist) {
     } else {
       for (int32_t rb = 0; rb < PT / F; ++rb) {
         DataCopy(r[rb * FB], win[rb * kk * FB], static_cast<uint32_t>(FB));
-        for (int32_t k = 1; k < kk; ++k)
-          Max(r[rb * FB], r[rb * FB], win[(rb * kk + k) * FB], FB);
+        for (int32_t k = 1; k < kk; ++k) Max(r[rb * FB], r[rb * FB], win[(rb * kk + k) * FB], FB);
       }
     }
     qwin.FreeTensor(win);

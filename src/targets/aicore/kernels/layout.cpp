@@ -15,9 +15,10 @@ using namespace AscendC;
 constexpr int32_t kChunk = 2048;  // output elements per step (one 32-byte block each when strided)
 
 // One output row (the fastest output axis, `len` elements, input stride `step`) at a time, rows
-// dealt to the blocks. step 1: MTE2 brings the row, MTE3 writes it from the same buffer. step 0 (broadcast): the
-// scalar unit reads the element and Duplicate fills the row. Otherwise DataCopyPad brings one
-// element per 32-byte block (a burst of 4 bytes every `step` elements) and Gather packs them.
+// dealt to the blocks. step 1: MTE2 brings the row, MTE3 writes it from the same buffer. step 0
+// (broadcast): the scalar unit reads the element and Duplicate fills the row. Otherwise DataCopyPad
+// brings one element per 32-byte block (a burst of 4 bytes every `step` elements) and Gather packs
+// them.
 void strided_rows(GM_ADDR in, uint64_t in_count, GM_ADDR out, int64_t rows, int32_t len,
                   int64_t step, std::array<int64_t, 4> outer_dims,
                   std::array<int64_t, 4> outer_strides) {
@@ -85,9 +86,8 @@ void strided_rows(GM_ADDR in, uint64_t in_count, GM_ADDR out, int64_t rows, int3
 
 }  // namespace
 
-profile::KernelRecord strided_copy(runtime::Device& device, const float* in,
-                                   std::int64_t in_count, float* out,
-                                   std::span<const std::int64_t> out_dims,
+profile::KernelRecord strided_copy(runtime::Device& device, const float* in, std::int64_t in_count,
+                                   float* out, std::span<const std::int64_t> out_dims,
                                    std::span<const std::int64_t> in_strides) {
   if (out_dims.empty() || out_dims.size() > 5 || out_dims.size() != in_strides.size())
     throw_user_error("aicore strided_copy: {} output dims and {} strides; give 1 to 5 of each",
@@ -95,16 +95,18 @@ profile::KernelRecord strided_copy(runtime::Device& device, const float* in,
   std::int64_t count = 1, last = 0;
   for (std::size_t d = 0; d < out_dims.size(); ++d) {
     if (out_dims[d] <= 0 || in_strides[d] < 0)
-      throw_user_error("aicore strided_copy: dim {} is {} with stride {}; dims must be positive "
-                       "and strides not negative",
-                       d, out_dims[d], in_strides[d]);
+      throw_user_error(
+          "aicore strided_copy: dim {} is {} with stride {}; dims must be positive "
+          "and strides not negative",
+          d, out_dims[d], in_strides[d]);
     count *= out_dims[d];
     last += (out_dims[d] - 1) * in_strides[d];
   }
   if (last >= in_count)
-    throw_user_error("aicore strided_copy: the strides reach element {} of an input of {}; "
-                     "check the strides",
-                     last, in_count);
+    throw_user_error(
+        "aicore strided_copy: the strides reach element {} of an input of {}; "
+        "check the strides",
+        last, in_count);
   if (out_dims[0] > 0xffff && in_strides[0] > 1)
     throw_user_error("aicore strided_copy: {} elements on the fastest axis", out_dims[0]);
   std::array<std::int64_t, 4> outer_dims{1, 1, 1, 1}, outer_strides{0, 0, 0, 0};

@@ -1006,16 +1006,16 @@ void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::uint64_t at = static_cast<std::uint64_t>(srcBaseAddr) + off[i];
     if (at % sizeof(T) != 0 || (src_bytes && at + sizeof(T) > src_bytes))
-      c.fault_at("Gather",
-                 fmt::format("offset {} of element {} (base {}) is {} the {}-byte source; give "
-                             "byte offsets of whole elements inside src",
-                             off[i], i, srcBaseAddr,
-                             at % sizeof(T) ? "not a whole element of" : "past the end of",
-                             src_bytes));
+      c.fault_at(
+          "Gather",
+          fmt::format("offset {} of element {} (base {}) is {} the {}-byte source; give "
+                      "byte offsets of whole elements inside src",
+                      off[i], i, srcBaseAddr,
+                      at % sizeof(T) ? "not a whole element of" : "past the end of", src_bytes));
     span = std::max(span, at + sizeof(T));
   }
   detail::VecOperand ops[] = {detail::operand(dst, true), detail::operand(src, false),
-                      detail::operand(srcOffset, false)};
+                              detail::operand(srcOffset, false)};
   ops[1].span_bytes = span;
   detail::VecShape shape;
   shape.count = count;

@@ -115,9 +115,8 @@ profile::KernelRecord layer_norm(runtime::Device& device, const float* x, float*
 // `device` (in holds in_count elements). Rows of the fastest axis are dealt to the blocks:
 // contiguous rows through MTE2/V/MTE3, broadcast rows by the scalar unit and Duplicate,
 // strided rows by DataCopyPad (one element per 32-byte block) and Gather.
-profile::KernelRecord strided_copy(runtime::Device& device, const float* in,
-                                   std::int64_t in_count, float* out,
-                                   std::span<const std::int64_t> out_dims,
+profile::KernelRecord strided_copy(runtime::Device& device, const float* in, std::int64_t in_count,
+                                   float* out, std::span<const std::int64_t> out_dims,
                                    std::span<const std::int64_t> in_strides);
 // ONNX Transpose of an f32 tensor of `dims` (outer axis first): out axis j is in axis perm[j].
 profile::KernelRecord transpose(runtime::Device& device, const float* in, float* out,

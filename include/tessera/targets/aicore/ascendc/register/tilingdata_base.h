@@ -35,28 +35,39 @@ class TilingDef {
 
 }  // namespace optiling
 
-#define BEGIN_TILING_DATA_DEF(class_name) \
+#define BEGIN_TILING_DATA_DEF(class_name)                       \
   class class_name : public ::optiling::TilingDef<class_name> { \
    public:
 
-#define TILING_DATA_FIELD_DEF(data_type, field_name)                                    \
-  static_assert(std::is_arithmetic_v<data_type>, "TILING_DATA_FIELD_DEF takes integer " \
-                                                 "or float fields");                    \
-  data_type field_name{};                                                               \
-  void set_##field_name(data_type value) { field_name = value; }                        \
-  data_type get_##field_name() const { return field_name; }
+#define TILING_DATA_FIELD_DEF(data_type, field_name)   \
+  static_assert(std::is_arithmetic_v<data_type>,       \
+                "TILING_DATA_FIELD_DEF takes integer " \
+                "or float fields");                    \
+  data_type field_name{};                              \
+  void set_##field_name(data_type value) {             \
+    field_name = value;                                \
+  }                                                    \
+  data_type get_##field_name() const {                 \
+    return field_name;                                 \
+  }
 
-#define TILING_DATA_FIELD_DEF_ARR(arr_type, arr_size, field_name)                          \
-  arr_type field_name[arr_size]{};                                                         \
-  void set_##field_name(const arr_type* value) {                                           \
-    std::memcpy(field_name, value, sizeof(field_name));                                    \
-  }                                                                                        \
-  const arr_type* get_##field_name() const { return field_name; }
+#define TILING_DATA_FIELD_DEF_ARR(arr_type, arr_size, field_name) \
+  arr_type field_name[arr_size]{};                                \
+  void set_##field_name(const arr_type* value) {                  \
+    std::memcpy(field_name, value, sizeof(field_name));           \
+  }                                                               \
+  const arr_type* get_##field_name() const {                      \
+    return field_name;                                            \
+  }
 
 #define TILING_DATA_FIELD_DEF_STRUCT(struct_type, field_name) \
   struct_type field_name{};                                   \
-  void set_##field_name(const struct_type& value) { field_name = value; } \
-  const struct_type& get_##field_name() const { return field_name; }
+  void set_##field_name(const struct_type& value) {           \
+    field_name = value;                                       \
+  }                                                           \
+  const struct_type& get_##field_name() const {               \
+    return field_name;                                        \
+  }
 
 #define END_TILING_DATA_DEF }
 

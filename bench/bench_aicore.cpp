@@ -2,7 +2,8 @@
 // cores against a plain C++ loop over the same halves on the host (host speed of the
 // simulator), and the Cube GEMM of the op library (fp16, f32 accumulation, double-buffered
 // queues) at 1024^3 to 4096^3 with its fraction of the modeled Cube peak (cube_peak_frac:
-// 2 m n k flops over cycles x cores x 2 x 16^3) and modeled time.
+// 2 m n k flops over cycles x cores x 2 x 16^3), modeled time and the share of the cores' reads
+// the L2 served.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -109,6 +110,11 @@ void BM_CubeGemmF16(benchmark::State& state) {
   state.counters["modeled_us"] = static_cast<double>(rec.cycles) / spec.clock_hz.value * 1e6;
   state.counters["modeled_tflops"] =
       flops / (static_cast<double>(rec.cycles) / spec.clock_hz.value) / 1e12;
+  if (!spec.global_cache.empty()) {  // how much of what the cores read the L2 served
+    const double hit = rec.metrics.at(spec.global_cache + ".hit_bytes");
+    const double miss = rec.metrics.at(spec.global_cache + ".miss_bytes");
+    state.counters["l2_hit_frac"] = hit / (hit + miss);
+  }
 }
 BENCHMARK(BM_CubeGemmF16)
     ->Arg(1024)

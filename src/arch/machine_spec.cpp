@@ -460,7 +460,7 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
   } else {
     v.check_keys(doc, "",
                  {"schema", "name", "description", "target", "clock_hz", "core_count", "core_name",
-                  "pipes", "memories", "global_memory", "host_link", "params"});
+                  "pipes", "memories", "global_memory", "global_cache", "host_link", "params"});
 
     const std::string schema = v.text(doc, "", "schema", true);
     if (doc.contains("schema") && doc["schema"].is_string() && schema != kSchemaId)
@@ -555,6 +555,22 @@ MachineSpec parse_machine_spec(std::string_view json_text, std::string_view orig
         v.add("global_memory",
               fmt::format("names \"{}\", whose scope is \"{}\"; it must name a device memory: {}",
                           spec.global_memory, g->scope, list_names(device_names)));
+    }
+
+    if (doc.contains("global_cache")) {
+      spec.global_cache = v.text(doc, "", "global_cache", true);
+      const MemorySpec* c = spec.find_memory(spec.global_cache);
+      if (!spec.global_cache.empty() && doc.contains("memories") && doc["memories"].is_array()) {
+        if (c == nullptr)
+          v.add("global_cache", fmt::format("names \"{}\", which is not in \"memories\"; name "
+                                            "the device memory that caches \"{}\"",
+                                            spec.global_cache, spec.global_memory));
+        else if (c->scope != "device" || spec.global_cache == spec.global_memory)
+          v.add("global_cache",
+                fmt::format("names \"{}\"; it must name a device memory other than the global "
+                            "memory \"{}\"",
+                            spec.global_cache, spec.global_memory));
+      }
     }
 
     if (const json* link = v.object(doc, "", "host_link")) {

@@ -11,6 +11,7 @@
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
 #include "tessera/sim/bandwidth.h"
+#include "tessera/sim/cache.h"
 #include "tessera/sim/cost_model.h"
 #include "tessera/sim/dma.h"
 #include "tessera/sim/memory.h"
@@ -42,6 +43,14 @@ struct Device::Impl {
         global(global_spec(spec), "device"),
         allocator(global),
         channel(global.name(), global_spec(spec).bandwidth_bytes_per_cycle.value) {
+    if (!spec.global_cache.empty()) {
+      const arch::MemorySpec& c = spec.memory(spec.global_cache);
+      cache = std::make_unique<sim::SharedCache>(
+          c.name, static_cast<std::uint64_t>(c.capacity_bytes.value),
+          static_cast<std::uint64_t>(c.alignment_bytes.value));
+      cache_channel =
+          std::make_unique<sim::BandwidthChannel>(c.name, c.bandwidth_bytes_per_cycle.value);
+    }
     reset_profile_locked();
   }
 
@@ -60,6 +69,8 @@ struct Device::Impl {
   sim::Timeline queues{"device", std::vector<std::string>{"host-link"}};
   std::map<std::string, sim::PipeId, std::less<>> engines;
   sim::BandwidthChannel channel;
+  std::unique_ptr<sim::SharedCache> cache;  // the preset's global_cache, if any
+  std::unique_ptr<sim::BandwidthChannel> cache_channel;
   std::uint64_t host_floor = 0;  // end of the last host copy: nothing on the device precedes it
   bool scoped = false;
   std::vector<sim::Event> scope_after;
@@ -76,6 +87,10 @@ struct Device::Impl {
     engines.clear();
     engines.emplace("host-link", 0);
     channel.clear();
+    if (cache) {  // a run starts with a cold cache
+      cache->clear();
+      cache_channel->clear();
+    }
     scoped = false;
     scope_after.clear();
     scope_last = {};
@@ -193,6 +208,7 @@ void Device::free(const Buffer& buffer) {
   Impl::Entry& e = impl_->entry(buffer, "free");
   impl_->bytes_by_tag[e.tag] -= impl_->allocator.size_of(buffer.device_address);
   impl_->allocator.free(buffer.device_address);
+  if (impl_->cache) impl_->cache->invalidate(buffer.device_address, buffer.bytes);
   impl_->buffers.erase(buffer.id);
 }
 
@@ -207,6 +223,7 @@ void Device::copy_to_device(const Buffer& dst, const void* src, std::size_t byte
         bytes, dst_offset, dst.id, dst.bytes, dst_offset > dst.bytes ? 0 : dst.bytes - dst_offset);
   if (bytes > 0 && src == nullptr) throw_user_error("copy_to_device: source pointer is null");
   if (bytes > 0) std::memcpy(impl_->storage(e) + dst_offset, src, bytes);
+  if (impl_->cache) impl_->cache->invalidate(dst.device_address + dst_offset, bytes);
   impl_->advance_host_link_locked("copy_to_device", bytes);
 }
 
@@ -318,6 +335,18 @@ const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
   if (!global_bytes.empty() && global_bytes.size() != cores.size())
     throw_user_error("record_kernel '{}': {} global byte counts for {} cores", record.name,
                      global_bytes.size(), cores.size());
+  return record_cores(std::move(record), cores, [&](std::uint64_t start, profile::KernelRecord&) {
+    std::vector<sim::ChannelDemand> demands;
+    for (std::size_t i = 0; i < cores.size(); ++i)
+      demands.push_back({global_bytes.empty() ? 0 : global_bytes[i], cores[i].end_cycle()});
+    return impl_->channel.reserve(start, demands);
+  });
+}
+
+const profile::KernelRecord& Device::record_cores(
+    profile::KernelRecord record, std::span<sim::Timeline> cores,
+    const std::function<std::vector<std::uint64_t>(std::uint64_t, profile::KernelRecord&)>&
+        ends_of) {
   for (const auto& core : cores)
     core.finish();  // before anything is recorded, so a deadlock leaves the profile untouched
   std::uint64_t start = 0;
@@ -325,10 +354,7 @@ const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
     std::lock_guard<std::mutex> lock(impl_->mutex);
     const sim::PipeId engine = impl_->engine_locked(record.engine);
     start = impl_->start_locked(engine);
-    std::vector<sim::ChannelDemand> demands;
-    for (std::size_t i = 0; i < cores.size(); ++i)
-      demands.push_back({global_bytes.empty() ? 0 : global_bytes[i], cores[i].end_cycle()});
-    const std::vector<std::uint64_t> ends = impl_->channel.reserve(start, demands);
+    const std::vector<std::uint64_t> ends = ends_of(start, record);
     record.cycles_per_core.clear();
     std::uint64_t end = start;
     for (std::size_t i = 0; i < cores.size(); ++i) {
@@ -372,6 +398,50 @@ std::uint64_t Device::next_start(std::string_view engine) {
 
 sim::BandwidthChannel& Device::global_channel() {
   return impl_->channel;
+}
+
+sim::SharedCache* Device::global_cache() {
+  return impl_->cache.get();
+}
+
+const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,
+                                                   std::span<sim::Timeline> cores,
+                                                   std::span<const sim::GlobalAccess> accesses) {
+  for (const auto& a : accesses)
+    if (a.agent >= cores.size())
+      throw_user_error("record_kernel '{}': an access names core {} of {}", record.name, a.agent,
+                       cores.size());
+  if (!impl_->cache) {
+    std::vector<std::uint64_t> bytes(cores.size(), 0);
+    for (const auto& a : accesses) bytes[a.agent] += a.bytes;
+    return record_kernel(std::move(record), cores, bytes);
+  }
+  return record_cores(
+      std::move(record), cores, [&](std::uint64_t start, profile::KernelRecord& rec) {
+        const std::vector<sim::CacheTraffic> traffic = impl_->cache->serve(accesses, cores.size());
+        // Every byte comes through the cache's bandwidth; what it does not hold, through global
+        // memory's as well, no sooner than the cache could deliver it.
+        std::vector<sim::ChannelDemand> through_cache, through_global;
+        std::uint64_t hit = 0, miss = 0, global = 0;
+        for (std::size_t i = 0; i < cores.size(); ++i) {
+          const sim::CacheTraffic& t = traffic[i];
+          through_cache.push_back(
+              {t.hit_bytes + t.miss_bytes + t.write_bytes, cores[i].end_cycle()});
+          hit += t.hit_bytes;
+          miss += t.miss_bytes;
+          global += t.global_bytes;
+        }
+        const std::vector<std::uint64_t> cache_ends =
+            impl_->cache_channel->reserve(start, through_cache);
+        for (std::size_t i = 0; i < cores.size(); ++i)
+          through_global.push_back({traffic[i].global_bytes, cache_ends[i] - start});
+        const std::string& name = impl_->cache->name();
+        rec.metrics[name + ".hit_bytes"] = static_cast<double>(hit);
+        rec.metrics[name + ".miss_bytes"] = static_cast<double>(miss);
+        rec.metrics[name + ".global_bytes"] = static_cast<double>(global);
+        impl_->profile.bytes_moved[name] += hit + miss;
+        return impl_->channel.reserve(start, through_global);
+      });
 }
 
 void Device::synchronize() {

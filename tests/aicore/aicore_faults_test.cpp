@@ -69,6 +69,36 @@ TEST(AicoreFaults, ScalarReadRacesWithTheVectorWrite) {
                {"race on UB", "pipe V (Duplicate)", "pipe S (LocalTensor::GetValue)"});
 }
 
+// The other direction: a vector read of what the scalar unit stored needs an S -> V flag. The
+// scalar unit also dispatches the vector instruction, but dispatch does not order its stores.
+template <bool Flag>
+void scalar_store_kernel(GM_ADDR z) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> a, b;
+  pipe.InitBuffer(a, 64);
+  pipe.InitBuffer(b, 64);
+  LocalTensor<float> s = a.Get<float>(), d = b.Get<float>();
+  for (int i = 0; i < 16; ++i) s.SetValue(i, static_cast<float>(i));
+  if constexpr (Flag) {
+    SetFlag<HardEvent::S_V>(EVENT_ID0);
+    WaitFlag<HardEvent::S_V>(EVENT_ID0);
+  }
+  Muls(d, s, 2.0f, 16);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer((__gm__ float*)z, 16);
+  DataCopy(g, d, 16);
+}
+
+TEST(AicoreFaults, VectorReadRacesWithTheScalarStore) {
+  Gm<float> z(16);
+  EXPECT_NO_THROW(ICPU_RUN_KF(scalar_store_kernel<true>, 1, z.addr()));
+  EXPECT_EQ(z[15], 30.0f);
+  expect_fault([&] { ICPU_RUN_KF(scalar_store_kernel<false>, 1, z.addr()); },
+               {"race on UB", "pipe S (LocalTensor::SetValue)", "pipe V (Muls)"});
+}
+
 template <int Mode>
 void flag_kernel() {
   if constexpr (Mode == 0) {  // a wait with no set: deadlock

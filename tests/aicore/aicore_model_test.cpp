@@ -120,5 +120,56 @@ TEST_F(AicoreModels, MobileNetStyleRunsWithoutFallbacksAndAgreesWithReference) {
   }
 }
 
+// The layout and broadcast ops of the backend in one network: a grouped Conv, AveragePool with
+// padding excluded from the count, a channel scale broadcast over N, H and W, Transpose,
+// Softmax over an inner axis, LayerNormalization over the last two axes and a batched MatMul.
+// Every node runs on the device; the output is within 1e-2 of the f32 reference's range.
+TEST_F(AicoreModels, LayoutAndBroadcastOpsRunOnTheDeviceAndAgreeWithReference) {
+  using testing::OnnxNode;
+  std::vector<std::pair<std::string, Tensor>> init = {
+      {"w", random_tensor(Shape::nchw(32, 4, 3, 3), 0.3f, 11)},
+      {"b", random_tensor(Shape{32}, 0.1f, 12)},
+      {"s", random_tensor(Shape::nchw(1, 32, 1, 1), 1.0f, 13)},
+      {"g", random_tensor(Shape{32, 6}, 1.0f, 14)},   // (6, 32) outermost first
+      {"wm", random_tensor(Shape{8, 32}, 0.5f, 15)},  // (32, 8)
+  };
+  std::vector<OnnxNode> nodes = {
+      {"Conv", {"x", "w", "b"}, {"c"}, {{"group", {4}}, {"pads", {1, 1, 1, 1}}}},
+      {"Relu", {"c"}, {"r"}},
+      {"AveragePool",
+       {"r"},
+       {"a"},
+       {{"kernel_shape", {3, 3}},
+        {"pads", {1, 1, 1, 1}},
+        {"strides", {2, 2}},
+        {"count_include_pad", {0}}}},
+      {"Mul", {"a", "s"}, {"m"}},
+      {"Transpose", {"m"}, {"t"}, {{"perm", {0, 2, 3, 1}}}},
+      {"Softmax", {"t"}, {"sm"}, {{"axis", {2}}}},
+      {"LayerNormalization", {"sm", "g"}, {"ln"}, {{"axis", {-2}}}},
+      {"MatMul", {"ln", "wm"}, {"y"}},
+  };
+  nodes[0].scalar_attrs = true;
+  nodes[2].scalar_attrs = true;
+  nodes[5].scalar_attrs = true;
+  nodes[6].scalar_attrs = true;
+  const auto bytes = testing::make_model({{"x", {"2", "16", "12", "12"}}}, init, nodes,
+                                         {{"y", {"2", "6", "6", "8"}}}, 17);
+  const Plan plan = compile(import_onnx_bytes(bytes, "layout.onnx"), *create_backend("aicore"));
+  EXPECT_EQ(plan.fallback_count(), 0);
+  for (const auto& info : plan.info) EXPECT_FALSE(info.fallback) << info.reason;
+  const Plan ref = compile(import_onnx_bytes(bytes, "layout.onnx"), *create_backend("reference"));
+  const RunResult a = run(plan, 5), b = run(ref, 5);
+  const auto got = a.outputs.at("y").to_doubles(), want = b.outputs.at("y").to_doubles();
+  ASSERT_EQ(got.size(), want.size());
+  double scale = 0, err = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    scale = std::max(scale, std::fabs(want[i]));
+    err = std::max(err, std::fabs(got[i] - want[i]));
+  }
+  EXPECT_GT(scale, 0.1);
+  EXPECT_LE(err, 1e-2 * scale) << "max abs error " << err << " over outputs up to " << scale;
+}
+
 }  // namespace
 }  // namespace tessera::compiler

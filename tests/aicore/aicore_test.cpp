@@ -873,3 +873,337 @@ TEST(AicoreKernels, EltwiseRowsBroadcastsTheSecondOperand) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every block reads the same 64 KiB of GM (a broadcast operand). The L2 in front of HBM
+// (ascend910's global_cache) serves all but the first reader in modeled time.
+void shared_read_kernel(GM_ADDR x) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 65536);
+  GlobalTensor<half> g;
+  g.SetGlobalBuffer((__gm__ half*)x, 32768);
+  DataCopy(buf.Get<half>(), g, 32768);
+}
+
+TEST(AicoreL2, CoresReadingTheSameBytesHitTheL2AndOnlyOneCopyComesFromHbm) {
+  const auto& spec = tessera::aicore::device().spec();
+  ASSERT_EQ(spec.global_cache, "L2");
+  Gm<half> x(32768);
+  fill(x, 5);
+  const auto rec = ICPU_RUN_KF(shared_read_kernel, 8, x.addr());
+  EXPECT_DOUBLE_EQ(rec.metrics.at("L2.miss_bytes"), 65536.0);
+  EXPECT_DOUBLE_EQ(rec.metrics.at("L2.hit_bytes"), 7.0 * 65536);
+  EXPECT_DOUBLE_EQ(rec.metrics.at("L2.global_bytes"), 65536.0);
+  EXPECT_DOUBLE_EQ(rec.metrics.at("gm_bytes"), 8.0 * 65536);
+}
+
+// The Cube GEMM over 16 blocks shares A and B strips through the L2; its cycles and what the
+// L2 served are the same for 1, 2 and 8 host threads.
+TEST(AicoreL2, GemmCyclesAndL2TrafficDoNotDependOnHostThreads) {
+  constexpr int m = 1024, k = 256, n = 1024;
+  std::vector<uint16_t> a(m * k, tessera::f32_to_f16_bits(0.5f)),
+      b(k * n, tessera::f32_to_f16_bits(0.25f)), c(m * n);
+  std::vector<std::vector<double>> seen;
+  for (unsigned threads : {1u, 2u, 8u}) {
+    tessera::aicore::set_threads(threads);
+    tessera::aicore::device().reset_profile();
+    const auto rec = tessera::aicore::kernels::matmul_f16(tessera::aicore::device(), a.data(),
+                                                          b.data(), c.data(), m, k, n);
+    std::vector<double> v(rec.cycles_per_core.begin(), rec.cycles_per_core.end());
+    v.push_back(rec.metrics.at("L2.hit_bytes"));
+    v.push_back(rec.metrics.at("L2.miss_bytes"));
+    seen.push_back(v);
+    EXPECT_GT(rec.metrics.at("L2.hit_bytes"), rec.metrics.at("L2.miss_bytes"));
+  }
+  tessera::aicore::set_threads(0);
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[0], seen[2]);
+  EXPECT_EQ(tessera::f16_bits_to_f32(c[0]), 0.5f * 0.25f * k);
+}
+
+}  // namespace
+
+namespace {
+
+// Transpose: every permutation of a 2 x 3 x 5 x 7 tensor, element by element against the index
+// arithmetic of the permutation (strided rows go through DataCopyPad and Gather).
+TEST(AicoreKernels, TransposeMovesEveryElementWhereThePermutationSays) {
+  const std::vector<std::int64_t> dims = {2, 3, 5, 7};
+  std::vector<float> x(2 * 3 * 5 * 7), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  std::vector<std::int64_t> perm = {0, 1, 2, 3};
+  int checked = 0;
+  do {
+    std::fill(y.begin(), y.end(), -1.0f);
+    tessera::aicore::kernels::transpose(tessera::aicore::device(), x.data(), y.data(), dims, perm);
+    std::int64_t od[4];
+    for (int j = 0; j < 4; ++j) od[j] = dims[static_cast<std::size_t>(perm[j])];
+    std::int64_t o = 0;
+    for (std::int64_t a = 0; a < od[0]; ++a)
+      for (std::int64_t b = 0; b < od[1]; ++b)
+        for (std::int64_t c = 0; c < od[2]; ++c)
+          for (std::int64_t d = 0; d < od[3]; ++d, ++o) {
+            std::int64_t idx[4];
+            const std::int64_t out_idx[4] = {a, b, c, d};
+            for (int j = 0; j < 4; ++j) idx[perm[j]] = out_idx[j];
+            const float want =
+                static_cast<float>(((idx[0] * 3 + idx[1]) * 5 + idx[2]) * 7 + idx[3]);
+            ASSERT_EQ(y[static_cast<std::size_t>(o)], want)
+                << "perm " << perm[0] << perm[1] << perm[2] << perm[3] << " at " << o;
+          }
+    ++checked;
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  EXPECT_EQ(checked, 24);
+  EXPECT_THROW(tessera::aicore::kernels::transpose(tessera::aicore::device(), x.data(), y.data(),
+                                                   dims, std::vector<std::int64_t>{0, 1, 1, 3}),
+               tessera::UserError);
+}
+
+// A strided copy with zero strides expands a (3, 1, 5) operand to (3, 4, 5) (outer first).
+TEST(AicoreKernels, StridedCopyExpandsABroadcastOperand) {
+  std::vector<float> x(15), y(60, -1.0f);
+  for (int i = 0; i < 15; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i) * 0.5f;
+  const std::vector<std::int64_t> out_dims = {5, 4, 3}, strides = {1, 0, 5};  // fastest first
+  tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15, y.data(),
+                                         out_dims, strides);
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 4; ++b)
+      for (int c = 0; c < 5; ++c)
+        ASSERT_EQ(y[static_cast<std::size_t>((a * 4 + b) * 5 + c)],
+                  x[static_cast<std::size_t>(a * 5 + c)]);
+  // The last axis broadcast (stride 0 on the fastest axis): the scalar unit and Duplicate.
+  const std::vector<std::int64_t> d2 = {4, 15}, s2 = {0, 1};
+  std::vector<float> z(60);
+  tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15, z.data(), d2, s2);
+  for (int i = 0; i < 60; ++i)
+    ASSERT_EQ(z[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i / 4)]);
+  EXPECT_THROW(
+      tessera::aicore::kernels::strided_copy(tessera::aicore::device(), x.data(), 15, z.data(), d2,
+                                             std::vector<std::int64_t>{0, 2}),
+      tessera::UserError);
+}
+
+// Gather packs the elements at byte offsets of its source; an offset outside it is a fault.
+void gather_kernel(GM_ADDR x, GM_ADDR y, uint32_t bad) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> src, dst, off;
+  pipe.InitBuffer(src, 256);
+  pipe.InitBuffer(dst, 64);
+  pipe.InitBuffer(off, 64);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x, 64);
+  gy.SetGlobalBuffer((__gm__ float*)y, 16);
+  LocalTensor<float> s = src.Get<float>(), d = dst.Get<float>();
+  LocalTensor<uint32_t> o = off.Get<uint32_t>();
+  DataCopy(s, gx, 64);
+  for (uint32_t i = 0; i < 16; ++i) o.SetValue(i, (63 - i * 4) * 4 + bad);
+  SetFlag<HardEvent::S_V>(EVENT_ID0);
+  WaitFlag<HardEvent::S_V>(EVENT_ID0);
+  SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  Gather(d, s, o, 0, 16);
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(gy, d, 16);
+}
+
+TEST(AicoreVector, GatherPacksElementsAtByteOffsets) {
+  Gm<float> x(64), y(16);
+  for (int i = 0; i < 64; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 0u);
+  for (int i = 0; i < 16; ++i)
+    ASSERT_EQ(y[static_cast<std::size_t>(i)], static_cast<float>(63 - i * 4));
+  expect_fault([&] { ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 2u); },
+               {"Gather", "not a whole element"});
+  expect_fault([&] { ICPU_RUN_KF(gather_kernel, 1, x.addr(), y.addr(), 16u); },
+               {"Gather", "past the end"});
+}
+
+}  // namespace
+
+namespace {
+
+// 200 tiny vector instructions: each passes the scalar unit (address and parameter set-up,
+// spec 003 "Control Units") before its pipe, so the stream is bound by the S pipe's dispatch.
+void tiny_vector_kernel() {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  LocalTensor<half> t = buf.Get<half>();
+  for (int i = 0; i < 200; ++i) Adds(t, t, static_cast<half>(1.0f), 16);
+}
+
+TEST(AicoreCycles, EveryInstructionIsDispatchedByTheScalarUnit) {
+  const auto rec = ICPU_RUN_KF(tiny_vector_kernel, 1);
+  const auto& cost = tessera::aicore::device().cost_model();
+  const double dispatch = cost.param("aicore.scalar_dispatch_cycles", 0);
+  ASSERT_GT(dispatch, 0.0);
+  EXPECT_DOUBLE_EQ(rec.metrics.at("busy.aicore0.S"), 200 * dispatch);
+  // The V pipe waits on each dispatch: the core takes at least the dispatches and the V work.
+  EXPECT_GE(static_cast<double>(rec.cycles_per_core[0]),
+            std::max(200 * dispatch, rec.metrics.at("busy.aicore0.V")));
+  EXPECT_GT(rec.metrics.at("busy.aicore0.V"), 0.0);
+}
+
+}  // namespace
+
+namespace {
+
+// UB bank groups (ascend910: 16 groups of 32-byte rows): a repeat whose 8 destination blocks
+// all fall in one group (block stride 16 = 512 bytes) takes 8 cycles instead of 1; two sources
+// in the same groups take 2; sources 256 bytes apart, in different groups, take 1.
+template <int Case>
+void bank_kernel() {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 8192);
+  LocalTensor<float> t = buf.Get<float>();
+  if (Case == 0) Adds(t, t[2048], 1.0f, 64, 1, UnaryRepeatParams{1, 1, 8, 8});
+  if (Case == 1) Adds(t, t[2048], 1.0f, 64, 1, UnaryRepeatParams{16, 1, 8, 8});
+  if (Case == 2) Add(t, t[1024], t[1024 + 128], 64);  // sources 512 bytes apart
+  if (Case == 3) Add(t, t[1024], t[1024 + 64], 64);   // sources 256 bytes apart
+}
+
+TEST(AicoreCycles, VectorRepeatsPayForUbBankGroupConflicts) {
+  auto v = [](auto kernel) { return ICPU_RUN_KF(kernel, 1).metrics.at("busy.aicore0.V"); };
+  const double plain = v(bank_kernel<0>), strided = v(bank_kernel<1>);
+  EXPECT_EQ(strided - plain, 7.0);  // eight rows of one group, written one a cycle
+  const double same = v(bank_kernel<2>), apart = v(bank_kernel<3>);
+  EXPECT_EQ(same - apart, 1.0);  // the two sources' rows share their groups
+  EXPECT_EQ(apart, plain);
+}
+
+}  // namespace
+
+#include "register/tilingdata_base.h"
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(ScaleTilingData)
+TILING_DATA_FIELD_DEF(uint32_t, totalLength);
+TILING_DATA_FIELD_DEF(float, scale);
+TILING_DATA_FIELD_DEF_ARR(uint16_t, 3, tiles);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(ScaleCustom, ScaleTilingData)
+}  // namespace optiling
+
+namespace {
+
+// The CANN tiling flow: the host fills the tiling class and saves it into GM; the kernel reads
+// it with GET_TILING_DATA and uses its fields by name.
+void scale_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling) {
+  (void)workspace;
+  GET_TILING_DATA(t, tiling);
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, t.totalLength * 4);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x, t.totalLength);
+  gy.SetGlobalBuffer((__gm__ float*)y, t.totalLength);
+  LocalTensor<float> b = buf.Get<float>();
+  DataCopy(b, gx, t.totalLength);
+  PipeBarrier<PIPE_ALL>();
+  Muls(b, b, t.scale + static_cast<float>(t.tiles[2]), static_cast<int32_t>(t.totalLength));
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(gy, b, t.totalLength);
+}
+
+TEST(AicoreAscendC, TilingDataGoesFromTheHostToTheKernel) {
+  optiling::ScaleTilingData tiling;
+  tiling.set_totalLength(64);
+  tiling.set_scale(1.5f);
+  const uint16_t tiles[3] = {1, 2, 3};
+  tiling.set_tiles(tiles);
+  EXPECT_EQ(tiling.get_totalLength(), 64u);
+  EXPECT_EQ(tiling.GetDataSize(), sizeof(optiling::ScaleTilingData));
+  Gm<uint8_t> raw(tiling.GetDataSize());
+  tiling.SaveToBuffer(raw.p, raw.n);
+  EXPECT_THROW(tiling.SaveToBuffer(raw.p, 4), tessera::UserError);
+  Gm<float> x(64), y(64);
+  for (int i = 0; i < 64; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  ICPU_RUN_KF(scale_kernel, 1, x.addr(), y.addr(), nullptr, raw.addr());
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(y[static_cast<std::size_t>(i)], 4.5f * static_cast<float>(i));
+  // A tiling argument shorter than the class is a fault, not a read past the allocation.
+  Gm<uint8_t> small(4);
+  expect_fault([&] { ICPU_RUN_KF(scale_kernel, 1, x.addr(), y.addr(), nullptr, small.addr()); },
+               {"GET_TILING_DATA", "past the end"});
+}
+
+// TBufPool: two stages carve their buffers from one pool; Reset hands it back. A request
+// beyond the pool is a fault.
+void pool_kernel(GM_ADDR x, GM_ADDR y, uint32_t second) {
+  TPipe pipe;
+  TBufPool<TPosition::VECCALC> pool;
+  pipe.InitBufPool(pool, 4096);
+  TBuf<TPosition::VECCALC> a, b;
+  pool.InitBuffer(a, 2048);
+  pool.InitBuffer(b, 2048);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x, 512);
+  gy.SetGlobalBuffer((__gm__ float*)y, 512);
+  DataCopy(a.Get<float>(), gx, 512);
+  PipeBarrier<PIPE_ALL>();
+  Adds(b.Get<float>(), a.Get<float>(), 1.0f, 512);
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(gy, b.Get<float>(), 512);
+  pool.Reset();
+  TQue<QuePosition::VECCALC, 1> q;
+  pool.InitBuffer(q, 1, second);  // the second stage reuses the pool's bytes
+  LocalTensor<float> t = q.AllocTensor<float>();
+  Duplicate(t, 0.0f, 8);
+  q.FreeTensor(t);
+}
+
+TEST(AicoreAscendC, TBufPoolStagesReuseItsMemory) {
+  Gm<float> x(512), y(512);
+  for (int i = 0; i < 512; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  ICPU_RUN_KF(pool_kernel, 1, x.addr(), y.addr(), 4096u);
+  for (int i = 0; i < 512; ++i)
+    ASSERT_EQ(y[static_cast<std::size_t>(i)], static_cast<float>(i + 1));
+  expect_fault([&] { ICPU_RUN_KF(pool_kernel, 1, x.addr(), y.addr(), 8192u); },
+               {"TBufPool", "do not fit"});
+}
+
+// SetAtomicAdd: 16 blocks add their rows into one GM row; the sum is the same for 1, 2 and 8
+// host threads, and a later plain copy (SetAtomicNone) overwrites again.
+void atomic_kernel(GM_ADDR x, GM_ADDR y) {
+  TPipe pipe;
+  TQue<QuePosition::VECIN, 1> q;
+  pipe.InitBuffer(q, 1, 256);
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer((__gm__ float*)x + 64 * GetBlockIdx(), 64);
+  gy.SetGlobalBuffer((__gm__ float*)y, 64);
+  LocalTensor<float> t = q.AllocTensor<float>();
+  DataCopy(t, gx, 64);
+  q.EnQue(t);
+  t = q.DeQue<float>();
+  SetAtomicAdd<float>();
+  DataCopy(gy, t, 64);
+  SetAtomicNone();
+  q.FreeTensor(t);
+}
+
+TEST(AicoreAscendC, SetAtomicAddAccumulatesEveryBlockIntoGm) {
+  Gm<float> x(16 * 64);
+  for (std::size_t i = 0; i < x.n; ++i) x[i] = 0.1f * static_cast<float>(i % 97) - 2.0f;
+  std::vector<std::vector<float>> seen;
+  for (unsigned threads : {1u, 2u, 8u}) {
+    tessera::aicore::set_threads(threads);
+    Gm<float> y(64);
+    for (int i = 0; i < 64; ++i) y[static_cast<std::size_t>(i)] = 1.0f;
+    ICPU_RUN_KF(atomic_kernel, 16, x.addr(), y.addr());
+    seen.emplace_back(y.p, y.p + 64);
+  }
+  tessera::aicore::set_threads(0);
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[0], seen[2]);
+  for (int i = 0; i < 64; ++i) {
+    float want = 1.0f;
+    for (int b = 0; b < 16; ++b) want += x[static_cast<std::size_t>(b * 64 + i)];
+    ASSERT_NEAR(seen[0][static_cast<std::size_t>(i)], want, 1e-4f) << i;
+  }
+}
+
+}  // namespace

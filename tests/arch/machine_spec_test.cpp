@@ -349,6 +349,24 @@ TEST(Errors, GlobalMemoryMustNameADeviceMemory) {
   EXPECT_CONTAINS(msg, "dram");  // suggests the device memories there are
 }
 
+TEST(Errors, GlobalCacheMustNameAnotherDeviceMemory) {
+  json j = minimal();
+  j["global_cache"] = "local";
+  EXPECT_CONTAINS(problem_text(j), "global_cache: names \"local\"; it must name a device memory");
+  j["global_cache"] = "dram";
+  EXPECT_CONTAINS(problem_text(j), "other than the global memory");
+  j["global_cache"] = "l3";
+  EXPECT_CONTAINS(problem_text(j), "global_cache: names \"l3\", which is not in \"memories\"");
+  j["memories"].push_back({{"name", "l2"},
+                           {"scope", "device"},
+                           {"capacity_bytes", fig(65536)},
+                           {"alignment_bytes", fig(64)},
+                           {"bandwidth_bytes_per_cycle", fig(128)}});
+  j["global_cache"] = "l2";
+  EXPECT_EQ(parse(j).global_cache, "l2");
+  EXPECT_EQ(parse(minimal()).global_cache, "");
+}
+
 TEST(Errors, DuplicateNamesAndKeys) {
   json j = minimal();
   j["pipes"].push_back(j["pipes"][0]);

@@ -10,6 +10,7 @@
 
 #include "../sim/test_machine.h"
 #include "tessera/core/error.h"
+#include "tessera/sim/cache.h"
 #include "tessera/sim/cost_model.h"
 #include "tessera/sim/dma.h"
 #include "tessera/sim/scheduler.h"
@@ -217,6 +218,47 @@ TEST(Device, BuffersAreDmaEndpoints) {
 TEST(Device, SchedulerIsTheSharedPool) {
   Device device(testing::test_machine());
   EXPECT_EQ(&device.scheduler(), &sim::WorkScheduler::shared());
+}
+
+// Four cores read the same 4 KiB. With a shared cache in front of global memory only the first
+// reader's misses reach global memory (16 B/cycle); without one, every core's bytes do.
+TEST(Device, AGlobalCacheServesSharedReadsAndOnlyMissesReachGlobalMemory) {
+  auto spec = testing::test_machine();
+  auto run = [&](Device& device) {
+    std::vector<sim::Timeline> cores;
+    std::vector<sim::GlobalAccess> log;
+    for (std::uint32_t c = 0; c < 4; ++c) {
+      cores.emplace_back("core" + std::to_string(c), spec, &device.cost_model());
+      cores.back().issue(cores.back().pipe("ld"), "load", 100);
+      log.push_back({c * 10, c, 0x10000000, 4096, false});
+    }
+    return device.record_kernel(profile::KernelRecord{"shared", 0, 0, {}, {}, 0, 0}, cores, log);
+  };
+  Device plain(spec);
+  const auto k0 = run(plain);
+  EXPECT_EQ(k0.cycles, 4u * 4096 / 16);  // 16 KiB over the 16 B/cycle channel
+  EXPECT_EQ(plain.global_cache(), nullptr);
+
+  spec.memories.push_back(testing::memory_spec("l2", "device", 65536, 0, 64, 1, 0, 256, 10));
+  spec.global_cache = "l2";
+  Device cached(spec);
+  const auto k1 = run(cached);
+  EXPECT_EQ(k1.metrics.at("l2.miss_bytes"), 4096.0);
+  EXPECT_EQ(k1.metrics.at("l2.hit_bytes"), 3.0 * 4096);
+  EXPECT_EQ(k1.cycles_per_core, (std::vector<std::uint64_t>{256, 100, 100, 100}));
+  EXPECT_EQ(k1.cycles, 256u);
+  ASSERT_NE(cached.global_cache(), nullptr);
+  EXPECT_TRUE(cached.global_cache()->holds(0x10000000, 4096));
+  // Writing the memory from the host makes the cached lines stale: they are dropped.
+  Buffer b = cached.allocate(4096);
+  std::vector<std::byte> zeros(4096);
+  cached.copy_to_device(b, zeros.data(), zeros.size());
+  EXPECT_FALSE(cached.global_cache()->holds(b.device_address, 64));
+  // A run starts cold.
+  cached.reset_profile();
+  EXPECT_EQ(cached.global_cache()->resident_lines(), 0u);
+  const auto k2 = run(cached);
+  EXPECT_EQ(k2.cycles, k1.cycles);
 }
 
 }  // namespace

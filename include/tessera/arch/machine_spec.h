@@ -58,6 +58,10 @@ struct MachineSpec {
   std::vector<PipeSpec> pipes;       // per core
   std::vector<MemorySpec> memories;  // core-scope and device-scope memories
   std::string global_memory;         // name of the device memory that holds tensors
+  // Optional: name of a device memory that is a cache in front of global_memory, shared by
+  // all cores (sim::SharedCache): its capacity, its line (alignment_bytes), its bandwidth and
+  // latency. Empty: no cache; every global byte goes to global memory.
+  std::string global_cache;
   HostLinkSpec host_link;
   // Target-specific figures with dotted names, e.g. "tpc.vector_bytes", "mme.macs_per_cycle".
   std::map<std::string, Figure> params;

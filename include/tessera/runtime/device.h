@@ -6,10 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tessera/arch/machine_spec.h"
 #include "tessera/profile/profile.h"
@@ -19,7 +21,9 @@ namespace tessera::sim {
 class WorkScheduler;
 class CostModel;
 class BandwidthChannel;
+class SharedCache;
 struct DmaEndpoint;
+struct GlobalAccess;
 }  // namespace tessera::sim
 
 namespace tessera::runtime {
@@ -93,6 +97,15 @@ class Device {
   const profile::KernelRecord& record_kernel(profile::KernelRecord record,
                                              std::span<sim::Timeline> cores,
                                              std::span<const std::uint64_t> global_bytes = {});
+  // The same for a kernel that logged its global accesses (agent = core index, cycle on that
+  // core's timeline, device addresses). When the preset has a global_cache, the cache serves
+  // them: every core draws all its bytes through the cache's bandwidth, and only its misses
+  // (whole lines) and writes through the global memory's; the kernel's metrics get
+  // "<cache>.hit_bytes", "<cache>.miss_bytes" and "<cache>.global_bytes". Without a cache, as
+  // above with each core's bytes summed from its accesses.
+  const profile::KernelRecord& record_kernel(profile::KernelRecord record,
+                                             std::span<sim::Timeline> cores,
+                                             std::span<const sim::GlobalAccess> accesses);
   // Dependency scopes (how a graph runtime gives node dependencies): work recorded until
   // end_scope waits only for `after` (plus its engine and the scope's earlier work).
   // end_scope returns the event of the scope's completion. Scopes do not nest.
@@ -129,8 +142,17 @@ class Device {
   // The global memory's bandwidth over time, shared by every engine and core (used by
   // record_kernel; exposed for targets that move data outside kernels, e.g. DMA engines).
   sim::BandwidthChannel& global_channel();
+  // The cache in front of global memory (the preset's global_cache), or nullptr.
+  sim::SharedCache* global_cache();
 
  private:
+  // The common part of recording a kernel of cores: `ends_of(start, record)` gives each core's
+  // end on the device (called with the device locked).
+  const profile::KernelRecord& record_cores(
+      profile::KernelRecord record, std::span<sim::Timeline> cores,
+      const std::function<std::vector<std::uint64_t>(std::uint64_t, profile::KernelRecord&)>&
+          ends_of);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

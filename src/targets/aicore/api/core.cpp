@@ -33,10 +33,15 @@ constexpr std::uint64_t kFractalBytes = 512;  // 16 x 16 fp16 (or 16 x 32 int8)
 struct GmBlock {
   runtime::Buffer buffer;
   std::uint64_t bytes = 0;
+  // Where the block lies in the device's address space, for the shared cache: the buffer's
+  // device address, or for memory lent by gm_register an address past the global memory given
+  // in registration order (so that cycles never depend on host pointer values).
+  std::uint64_t device_base = 0;
 };
 struct GlobalMemory {
   std::mutex mutex;
   std::map<std::uintptr_t, GmBlock> live;
+  std::uint64_t next_lent = std::uint64_t{1} << 52;
 };
 GlobalMemory& global_memory() {
   static GlobalMemory g;
@@ -107,6 +112,7 @@ Core::Core(runtime::Device& device, int index)
   cube_k_int8_ = static_cast<std::uint64_t>(cost.param("aicore.cube_k_int8", 32));
   cube_cycles_per_step_ = cost.param("aicore.cube_cycles_per_step", 1);
   scalar_cycles_ = static_cast<std::uint64_t>(cost.param("aicore.scalar_op_cycles", 1));
+  dispatch_cycles_ = static_cast<std::uint64_t>(cost.param("aicore.scalar_dispatch_cycles", 0));
   mte_setup_ = static_cast<std::uint64_t>(cost.param("aicore.mte_setup_cycles", 0));
   barrier_cycles_ = static_cast<std::uint64_t>(cost.param("aicore.barrier_cycles", 0));
   if (vector_bytes_per_cycle_ <= 0 || cube_cycles_per_step_ <= 0 || cube_m_ == 0 || cube_k_ == 0 ||
@@ -167,7 +173,48 @@ std::byte* Core::data(Buf buf, std::uint64_t addr, std::uint64_t bytes, std::str
                                 what, addr, bytes));
 }
 
+void Core::note_global(sim::Event e, std::uint64_t addr, std::uint64_t bytes, bool write) {
+  global_bytes_ += bytes;
+  timeline_.add_bytes_moved(device_.spec().global_memory, bytes);
+  std::uint64_t device_addr = addr;
+  {
+    GlobalMemory& gm = global_memory();
+    std::lock_guard lock(gm.mutex);
+    auto it = gm.live.upper_bound(static_cast<std::uintptr_t>(addr));
+    if (it != gm.live.begin()) {
+      --it;
+      device_addr = it->second.device_base + (addr - it->first);
+    }
+  }
+  // The cycle is read once the program has ended: the instruction may wait on a flag set later.
+  accesses_.push_back(
+      {e, sim::GlobalAccess{0, static_cast<std::uint32_t>(index_), device_addr, bytes, write}});
+}
+
+std::vector<sim::GlobalAccess> Core::global_accesses() const {
+  timeline_.finish();
+  std::vector<sim::GlobalAccess> out;
+  out.reserve(accesses_.size());
+  for (const auto& [e, a] : accesses_) {
+    out.push_back(a);
+    out.back().cycle = timeline_.start_of(e);
+  }
+  return out;
+}
+
 sim::Event Core::issue(Pipe pipe, std::string_view what, std::uint64_t cycles) {
+  // Spec 003 "Control Units": the Scalar PSQ computes each Cube, Vector and MTE instruction's
+  // addresses and parameters before Instruction Dispatch sends it to its pipe, in program
+  // order; the instruction cannot start before that.
+  // The dispatch is a floor on the start, not an order: a scalar store to UB still needs its
+  // S -> V flag before a vector read, as on the hardware, or the race detector reports it. Only
+  // when S itself waits on a flag is the start not known yet; then it is a dependency.
+  if (pipe != Pipe::S && dispatch_cycles_ > 0) {
+    const sim::Event d = timeline_.issue(pid(Pipe::S), "dispatch", dispatch_cycles_);
+    if (timeline_.resolved(d))
+      return timeline_.issue_at(pid(pipe), what, timeline_.end_of(d), cycles);
+    return timeline_.issue(pid(pipe), what, cycles, {d});
+  }
   return timeline_.issue(pid(pipe), what, cycles);
 }
 
@@ -308,7 +355,9 @@ void Core::copy(const Ref& dst, const Ref& src, const Burst& burst, std::string_
   for (std::uint64_t i = 0; i < burst.count; ++i) {
     std::byte* di = d + i * (out_bytes + burst.dst_gap);
     const std::byte* si = s + i * (burst.bytes + burst.src_gap);
-    if (convert)
+    if (dst.buf == Buf::GM && atomic_add)
+      pending_adds_.push_back({di, std::vector<std::byte>(si, si + burst.bytes), *atomic_add});
+    else if (convert)
       convert(di, si, burst.bytes);
     else
       std::memmove(di, si, burst.bytes);
@@ -322,8 +371,15 @@ void Core::copy(const Ref& dst, const Ref& src, const Burst& burst, std::string_
   record(e, src, src.addr, src.addr + src_span, false, what);
   record(e, dst, dst.addr, dst.addr + dst_span, true, what);
   if (src.buf == Buf::GM || dst.buf == Buf::GM) {
-    global_bytes_ += burst.count * burst.bytes;
-    timeline_.add_bytes_moved(device_.spec().global_memory, burst.count * burst.bytes);
+    const bool write = dst.buf == Buf::GM;
+    const Ref& g = write ? dst : src;
+    const std::uint64_t gap = write ? burst.dst_gap : burst.src_gap;
+    const std::uint64_t per = write ? out_bytes : burst.bytes;
+    if (gap == 0)
+      note_global(e, g.addr, burst.count * per, write);
+    else
+      for (std::uint64_t i = 0; i < burst.count; ++i)
+        note_global(e, g.addr + i * (per + gap), per, write);
   }
 }
 
@@ -367,7 +423,15 @@ void Core::load2d(const Ref& dst, const Ref& src, std::uint32_t start, std::uint
   const sim::Event e = issue(pipe, what, mte_cycles(src.buf, dst.buf, repeat * kFractalBytes));
   record(e, src, src.addr + start * kFractalBytes, src.addr + src_span, false, what);
   record(e, dst, dst.addr, dst.addr + dst_span, true, what);
-  if (src.buf == Buf::GM) global_bytes_ += repeat * kFractalBytes;
+  if (src.buf == Buf::GM) {
+    if (src_stride == 1)
+      note_global(e, src.addr + start * kFractalBytes, repeat * kFractalBytes, false);
+    else
+      for (std::uint32_t r = 0; r < repeat; ++r)
+        note_global(e,
+                    src.addr + (start + static_cast<std::uint64_t>(r) * src_stride) * kFractalBytes,
+                    kFractalBytes, false);
+  }
 }
 
 void Core::img2col(const Ref& dst, const Ref& src, const Img2Col& p) {
@@ -485,7 +549,9 @@ void Core::vector(std::string_view what, std::span<const VecOperand> operands,
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
   for (const VecOperand& o : operands) {
     std::uint64_t end = 0;
-    if (shape.count) {
+    if (o.span_bytes) {
+      end = o.ref.addr + o.span_bytes;
+    } else if (shape.count) {
       end = o.ref.addr + shape.count * o.elem_bytes;
     } else {
       const std::uint64_t lanes = kRepeatBytes / widest;
@@ -504,9 +570,43 @@ void Core::vector(std::string_view what, std::span<const VecOperand> operands,
   const sim::Event e =
       issue(pipe, what,
             device_.cost_model().op_cycles("V", static_cast<double>(repeats * kRepeatBytes),
-                                           vector_bytes_per_cycle_));
+                                           vector_bytes_per_cycle_) +
+                bank_conflict_cycles(operands, shape, repeats, widest));
   for (std::size_t i = 0; i < operands.size(); ++i)
     record(e, operands[i].ref, spans[i].first, spans[i].second, operands[i].write, what);
+}
+
+std::uint64_t Core::bank_conflict_cycles(std::span<const VecOperand> operands,
+                                         const VecShape& shape, std::uint64_t repeats,
+                                         unsigned widest) const {
+  const sim::Memory& ub = *memories_[static_cast<int>(Buf::UB)];
+  if (ub.banks() <= 1) return 0;
+  // Each repeat reads its operands' 32-byte blocks and writes its destination's; a bank group
+  // serves one row a cycle for reads and one for writes (sim::Memory's banks are the groups).
+  // The group pattern of repeat r depends on r only modulo the number of groups, so the first
+  // `banks` repeats price all of them.
+  const std::uint64_t period = std::min<std::uint64_t>(repeats, ub.banks());
+  std::vector<std::uint64_t> per(period, 0);
+  std::vector<sim::Access> reads, writes;
+  for (std::uint64_t r = 0; r < period; ++r) {
+    reads.clear();
+    writes.clear();
+    for (const VecOperand& o : operands) {
+      if (o.span_bytes) continue;  // a gather's reads follow its data, not a block pattern
+      const std::uint64_t blocks = kRepeatBytes / kBlockBytes * o.elem_bytes / widest;
+      for (std::uint64_t b = 0; b < blocks; ++b) {
+        const std::uint64_t at =
+            shape.count ? o.ref.addr + r * blocks * kBlockBytes + b * kBlockBytes
+                        : o.ref.addr + (r * o.repeat_stride + b * o.block_stride) * kBlockBytes;
+        (o.write ? writes : reads).push_back({ub.base() + at, kBlockBytes});
+      }
+    }
+    per[r] = std::max(ub.bank_conflict_cycles(reads), ub.bank_conflict_cycles(writes));
+  }
+  std::uint64_t total = 0;
+  for (std::uint64_t r = 0; r < period; ++r)
+    total += per[r] * (repeats / period + (r < repeats % period ? 1 : 0));
+  return total;
 }
 
 void Core::mmad(const Ref& c, const Ref& a, const Ref& b, std::uint32_t m, std::uint32_t k,
@@ -615,6 +715,7 @@ void Core::scalar(const Ref& ref, std::uint64_t bytes, bool write, std::string_v
   (void)data(ref.buf, ref.addr, bytes, what);
   const sim::Event e = issue(Pipe::S, what, scalar_cycles_);
   record(e, ref, ref.addr, ref.addr + bytes, write, what);
+  if (ref.buf == Buf::GM) note_global(e, ref.addr, bytes, write);
 }
 
 void Core::set_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
@@ -666,6 +767,46 @@ void Core::pipe_barrier(Pipe pipe) {
 
 void Core::barrier_all() {
   timeline_.barrier();
+}
+
+namespace {
+
+template <typename T>
+void add_into(std::byte* dst, const std::vector<std::byte>& values) {
+  for (std::size_t i = 0; i + sizeof(T) <= values.size(); i += sizeof(T)) {
+    T a, b;
+    std::memcpy(&a, dst + i, sizeof(T));
+    std::memcpy(&b, values.data() + i, sizeof(T));
+    a = static_cast<T>(a + b);
+    std::memcpy(dst + i, &a, sizeof(T));
+  }
+}
+
+}  // namespace
+
+void Core::apply_atomics() {
+  for (const PendingAdd& p : pending_adds_) {
+    switch (p.type) {
+      case DType::f32:
+        add_into<float>(p.dst, p.values);
+        break;
+      case DType::f16:
+        add_into<_Float16>(p.dst, p.values);
+        break;
+      case DType::i32:
+        add_into<std::int32_t>(p.dst, p.values);
+        break;
+      case DType::i16:
+        add_into<std::int16_t>(p.dst, p.values);
+        break;
+      case DType::i8:
+        add_into<std::int8_t>(p.dst, p.values);
+        break;
+      default:
+        throw_internal_error("aicore: atomic add of {} elements", dtype_name(p.type));
+    }
+  }
+  pending_adds_.clear();
 }
 
 void Core::finish() {
@@ -728,30 +869,33 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
       if (b != c) k.barrier_all();  // the next block starts on a drained core
       k.block_idx = b;
       k.block_num = block_dim;
+      k.atomic_add.reset();
       body();
       k.release_all();
     }
     k.finish();
   });
+  for (auto& k : core) k->apply_atomics();  // core by core: sums independent of host threads
   std::vector<sim::Timeline> timelines;
-  std::vector<std::uint64_t> bytes;
+  std::vector<sim::GlobalAccess> accesses;
   timelines.reserve(cores);
   profile::KernelRecord record;
+  std::uint64_t total = 0;
   for (auto& k : core) {
     for (int p = 0; p < kPipeCount; ++p)
       record.metrics[fmt::format("busy.{}.{}", k->name(), pipe_name(static_cast<Pipe>(p)))] =
           static_cast<double>(
               k->timeline().busy_cycles(k->timeline().pipe(pipe_name(static_cast<Pipe>(p)))));
+    total += k->global_bytes();
+    const auto log = k->global_accesses();
+    accesses.insert(accesses.end(), log.begin(), log.end());
     timelines.push_back(std::move(k->timeline()));
-    bytes.push_back(k->global_bytes());
   }
   record.name = std::string(name);
   record.engine = dev.spec().core_name;
   record.metrics["block_dim"] = block_dim;
-  std::uint64_t total = 0;
-  for (auto b : bytes) total += b;
   record.metrics["gm_bytes"] = static_cast<double>(total);
-  last_record() = dev.record_kernel(std::move(record), timelines, bytes);
+  last_record() = dev.record_kernel(std::move(record), timelines, accesses);
   return last_record();
 }
 
@@ -769,7 +913,7 @@ void* gm_alloc(std::size_t bytes) {
   void* p = dev.data(b);
   GlobalMemory& gm = global_memory();
   std::lock_guard lock(gm.mutex);
-  gm.live[reinterpret_cast<std::uintptr_t>(p)] = GmBlock{b, bytes};
+  gm.live[reinterpret_cast<std::uintptr_t>(p)] = GmBlock{b, bytes, b.device_address};
   return p;
 }
 
@@ -790,7 +934,8 @@ void gm_free(void* ptr) {
 void gm_register(void* ptr, std::size_t bytes) {
   GlobalMemory& gm = global_memory();
   std::lock_guard lock(gm.mutex);
-  gm.live[reinterpret_cast<std::uintptr_t>(ptr)] = GmBlock{runtime::Buffer{}, bytes};
+  gm.live[reinterpret_cast<std::uintptr_t>(ptr)] = GmBlock{runtime::Buffer{}, bytes, gm.next_lent};
+  gm.next_lent += (bytes + (std::uint64_t{1} << 20)) >> 20 << 20;
 }
 
 void gm_unregister(void* ptr) {

@@ -1,6 +1,9 @@
 #include "tessera/targets/aicore/backend/backend.h"
 
 #include <cmath>
+#include <numeric>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -44,6 +47,46 @@ bool broadcasts_over_rows(const Shape& b, const Shape& out) {
   return true;
 }
 
+float* value_ptr(ExecContext& ctx, ValueId v) {
+  const auto place = ctx.placement(v);
+  return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
+}
+
+// A device buffer of the step's own, freed when the step is done with it.
+struct Scratch {
+  runtime::Device& device;
+  runtime::Buffer buffer;
+  Scratch(runtime::Device& d, std::int64_t floats)
+      : device(d), buffer(d.allocate(static_cast<std::size_t>(floats) * 4, "aicore:scratch")) {}
+  ~Scratch() { device.free(buffer); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  float* data() { return reinterpret_cast<float*>(device.data(buffer)); }
+};
+
+// Whether `in` broadcasts to `out` (NumPy rules, axes aligned at the fastest end).
+bool broadcasts_to(const Shape& in, const Shape& out) {
+  if (in.rank() > out.rank()) return false;
+  for (int d = 0; d < in.rank(); ++d)
+    if (in[d] != 1 && in[d] != out[d]) return false;
+  return true;
+}
+
+// `in` expanded to `out` on the device (strided_copy with stride 0 on the broadcast axes).
+void expand(runtime::Device& device, const float* in, const Shape& in_shape, float* out,
+            const Shape& out_shape) {
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(out_shape.rank())), strides(dims.size());
+  std::int64_t stride = 1;
+  for (int d = 0; d < out_shape.rank(); ++d) {
+    dims[static_cast<std::size_t>(d)] = out_shape[d];
+    const std::int64_t here = in_shape.dim_or_one(d);
+    strides[static_cast<std::size_t>(d)] = here == 1 ? 0 : stride;
+    stride *= here;
+  }
+  kernels::strided_copy(device, in, std::max<std::int64_t>(in_shape.element_count(), 1), out, dims,
+                        strides);
+}
+
 class EltwiseStep final : public Step {
  public:
   EltwiseStep(int node, Eltwise op) : node_(node), op_(op) {}
@@ -55,8 +98,26 @@ class EltwiseStep final : public Step {
     };
     const float* a = ptr(n.inputs[0]);
     const float* b = kernels::is_binary(op_) ? ptr(n.inputs[1]) : nullptr;
-    const std::int64_t count = ctx.graph().value(n.outputs[0]).shape.element_count();
-    const std::int64_t b_count = b ? ctx.graph().value(n.inputs[1]).shape.element_count() : count;
+    const Shape& out = ctx.graph().value(n.outputs[0]).shape;
+    const std::int64_t count = out.element_count();
+    // Operands other than a bias over the trailing axes are expanded on the device first.
+    std::optional<Scratch> ea, eb;
+    const Shape& sa = ctx.graph().value(n.inputs[0]).shape;
+    if (!(sa == out)) {
+      ea.emplace(ctx.device(), count);
+      expand(ctx.device(), a, sa, ea->data(), out);
+      a = ea->data();
+    }
+    if (b) {
+      const Shape& sb = ctx.graph().value(n.inputs[1]).shape;
+      if (!(sb == out) && !broadcasts_over_rows(sb, out)) {
+        eb.emplace(ctx.device(), count);
+        expand(ctx.device(), b, sb, eb->data(), out);
+        b = eb->data();
+      }
+    }
+    const std::int64_t b_count =
+        b && !eb ? ctx.graph().value(n.inputs[1]).shape.element_count() : count;
     if (b_count != count)
       kernels::eltwise_rows(ctx.device(), op_, a, b, ptr(n.outputs[0]), count / b_count,
                             static_cast<std::int32_t>(b_count));
@@ -83,6 +144,10 @@ class MatmulStep final : public Step {
     };
     const Shape& a = ctx.graph().value(n.inputs[0]).shape;  // fastest first: (k, m)
     const Shape& b = ctx.graph().value(n.inputs[1]).shape;  // (n, k), or (k, n) with transB
+    if (n.op == "MatMul" && (a.rank() != 2 || b.rank() != 2)) {
+      run_batched(ctx, n, a, b);
+      return;
+    }
     const bool trans_b = n.op == "Gemm" && n.attr_int("transB", 0) != 0;
     const auto m = static_cast<std::int32_t>(a[1]), k = static_cast<std::int32_t>(a[0]);
     const auto cols = static_cast<std::int32_t>(trans_b ? b[1] : b[0]);
@@ -99,6 +164,49 @@ class MatmulStep final : public Step {
   }
 
  private:
+  // NumPy matmul: a 1-D A is a row (1 x k), a 1-D B a column (k x 1); the axes before the
+  // last two broadcast. One Cube GEMM per output matrix, each operand matrix where the
+  // broadcast puts it (BatchMatMul as a loop over the batch).
+  void run_batched(ExecContext& ctx, const Node& n, const Shape& a, const Shape& b) {
+    const Shape& y = ctx.graph().value(n.outputs[0]).shape;
+    const std::int64_t k = a[0];
+    const std::int64_t m = a.rank() >= 2 ? a[1] : 1;
+    const std::int64_t cols = b.rank() >= 2 ? b[0] : 1;
+    const int a_batch = std::max(a.rank() - 2, 0), b_batch = std::max(b.rank() - 2, 0);
+    const int batch_rank = std::max(a_batch, b_batch);
+    std::vector<std::int64_t> dims(static_cast<std::size_t>(batch_rank)), a_stride(dims.size()),
+        b_stride(dims.size());
+    std::int64_t as = m * k, bs = k * cols, batches = 1;
+    for (int d = 0; d < batch_rank; ++d) {  // batch axis d, fastest first
+      const std::int64_t ad = d < a_batch ? a[d + 2] : 1, bd = d < b_batch ? b[d + 2] : 1;
+      dims[static_cast<std::size_t>(d)] = std::max(ad, bd);
+      a_stride[static_cast<std::size_t>(d)] = ad == 1 ? 0 : as;
+      b_stride[static_cast<std::size_t>(d)] = bd == 1 ? 0 : bs;
+      as *= ad;
+      bs *= bd;
+      batches *= dims[static_cast<std::size_t>(d)];
+    }
+    float* pa = value_ptr(ctx, n.inputs[0]);
+    float* pb = value_ptr(ctx, n.inputs[1]);
+    float* out = value_ptr(ctx, n.outputs[0]);
+    if (y.element_count() != batches * m * cols)
+      throw_internal_error("aicore batched MatMul: output of {} elements for {} x {} x {}",
+                           y.element_count(), batches, m, cols);
+    for (std::int64_t i = 0; i < batches; ++i) {
+      std::int64_t ao = 0, bo = 0, rest = i;
+      for (int d = 0; d < batch_rank; ++d) {
+        const std::int64_t at = rest % dims[static_cast<std::size_t>(d)];
+        rest /= dims[static_cast<std::size_t>(d)];
+        ao += at * a_stride[static_cast<std::size_t>(d)];
+        bo += at * b_stride[static_cast<std::size_t>(d)];
+      }
+      kernels::matmul(ctx.device(), pa + ao, pb + bo, out + i * m * cols,
+                      static_cast<std::int32_t>(m), static_cast<std::int32_t>(k),
+                      static_cast<std::int32_t>(cols));
+    }
+    ctx.invalidate(n.outputs[0]);
+  }
+
   int node_;
 };
 
@@ -138,6 +246,13 @@ kernels::ConvShape conv_shape(const Node& n, const Graph& g) {
   return s;
 }
 
+bool is_depthwise(const Node& n, const Graph& g) {
+  const std::int64_t group = n.attr_int("group", 1);
+  const auto& xs = g.value(n.inputs[0]).shape;
+  return group != 1 && xs.rank() == 4 && group == xs[2] &&
+         g.value(n.outputs[0]).shape.rank() == 4 && g.value(n.outputs[0]).shape[2] == group;
+}
+
 class ConvStep final : public Step {
  public:
   explicit ConvStep(int node) : node_(node) {}
@@ -149,7 +264,10 @@ class ConvStep final : public Step {
     };
     const bool bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
     const kernels::ConvShape s = conv_shape(n, ctx.graph());
-    if (n.attr_int("group", 1) != 1) {
+    const std::int64_t group = n.attr_int("group", 1);
+    if (group != 1 && !is_depthwise(n, ctx.graph())) {
+      run_grouped(ctx, n, s, group, bias);
+    } else if (group != 1) {
       const bool clip = n.activation.kind == compiler::Activation::Kind::clip;
       kernels::depthwise_conv2d(ctx.device(), ptr(n.inputs[0]), ptr(n.inputs[1]),
                                 bias ? ptr(n.inputs[2]) : nullptr, ptr(n.outputs[0]), s,
@@ -163,10 +281,38 @@ class ConvStep final : public Step {
   }
 
  private:
+  // A grouped Conv as `group` convolutions on the Cube: the input's channel groups gathered
+  // group-major on the device (strided_copy), one conv2d per group with its slice of the
+  // filters and bias, and the group-major results put back in channel order.
+  void run_grouped(ExecContext& ctx, const Node& n, const kernels::ConvShape& s, std::int64_t group,
+                   bool bias) {
+    const std::int64_t cg = s.c / group, og = s.cout / group;
+    const std::int64_t hw = static_cast<std::int64_t>(s.h) * s.w;
+    const std::int64_t p = static_cast<std::int64_t>(s.ho) * s.wo;
+    runtime::Device& dev = ctx.device();
+    Scratch xg(dev, s.n * s.c * hw), yg(dev, s.n * s.cout * p);
+    const std::vector<std::int64_t> in_dims = {hw, cg, s.n, group},
+                                    in_strides = {1, hw, s.c * hw, cg * hw};
+    kernels::strided_copy(dev, value_ptr(ctx, n.inputs[0]), s.n * s.c * hw, xg.data(), in_dims,
+                          in_strides);
+    kernels::ConvShape one = s;
+    one.c = static_cast<std::int32_t>(cg);
+    one.cout = static_cast<std::int32_t>(og);
+    const float* w = value_ptr(ctx, n.inputs[1]);
+    const float* b = bias ? value_ptr(ctx, n.inputs[2]) : nullptr;
+    for (std::int64_t g = 0; g < group; ++g)
+      kernels::conv2d(dev, xg.data() + g * s.n * cg * hw, w + g * og * cg * s.kh * s.kw,
+                      b ? b + g * og : nullptr, yg.data() + g * s.n * og * p, one);
+    const std::vector<std::int64_t> out_dims = {p, og, group, s.n},
+                                    out_strides = {1, p, s.n * og * p, og * p};
+    kernels::strided_copy(dev, yg.data(), s.n * s.cout * p, value_ptr(ctx, n.outputs[0]), out_dims,
+                          out_strides);
+  }
+
   int node_;
 };
 
-// MaxPool's window as a ConvShape (cout = c).
+// A MaxPool or AveragePool window as a ConvShape (cout = c).
 kernels::ConvShape pool_shape(const Node& n, const Graph& g) {
   const Shape& x = g.value(n.inputs[0]).shape;   // (w, h, c, n)
   const Shape& y = g.value(n.outputs[0]).shape;  // (wo, ho, c, n)
@@ -202,17 +348,21 @@ kernels::ConvShape pool_shape(const Node& n, const Graph& g) {
   return s;
 }
 
-class MaxPoolStep final : public Step {
+class PoolStep final : public Step {
  public:
-  explicit MaxPoolStep(int node) : node_(node) {}
+  explicit PoolStep(int node) : node_(node) {}
   void run(ExecContext& ctx) override {
     const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
     auto ptr = [&](ValueId v) {
       const auto place = ctx.placement(v);
       return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
     };
-    kernels::max_pool2d(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
-                        pool_shape(n, ctx.graph()));
+    if (n.op == "AveragePool")
+      kernels::average_pool2d(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
+                              pool_shape(n, ctx.graph()), n.attr_int("count_include_pad", 0) != 0);
+    else
+      kernels::max_pool2d(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
+                          pool_shape(n, ctx.graph()));
     ctx.invalidate(n.outputs[0]);
   }
 
@@ -224,14 +374,14 @@ std::optional<std::string> max_pool_unsupported(const Node& n, const Graph& g,
                                                 const arch::MachineSpec& spec) {
   const auto& x = g.value(n.inputs[0]);
   if (x.dtype != DType::f32 || x.shape.rank() != 4)
-    return std::string("a MaxPool that is not 2-D f32");
+    return fmt::format("a {} that is not 2-D f32", n.op);
   if (n.outputs.size() > 1 && n.outputs[1] != kNoValue)
     return std::string("MaxPool's Indices output");
   if (n.attr_int("ceil_mode", 0) != 0) return std::string("ceil_mode");
   if (n.attr_int("storage_order", 0) != 0) return std::string("storage_order");
   const std::string pad = n.attr_string("auto_pad", "NOTSET");
   if (pad != "NOTSET" && pad != "VALID") return fmt::format("auto_pad {}", pad);
-  if (n.attr_ints("kernel_shape").size() != 2) return std::string("a MaxPool that is not 2-D");
+  if (n.attr_ints("kernel_shape").size() != 2) return fmt::format("a {} that is not 2-D", n.op);
   const kernels::ConvShape s = pool_shape(n, g);
   // The window must produce the graph's output shape (floor division, as Img2Col computes).
   const std::int64_t ho =
@@ -243,26 +393,96 @@ std::optional<std::string> max_pool_unsupported(const Node& n, const Graph& g,
   return kernels::pool_unsupported(s, spec);
 }
 
+// Softmax over one axis. Before opset 13 ONNX coerces the input to 2-D at `axis` (default 1):
+// rows of the trailing axes, contiguous. From 13 it is the single `axis` (default -1): the last
+// axis directly, any other through a Transpose that swaps it with the last and back.
+struct SoftmaxPlan {
+  std::int64_t rows = 1, cols = 1;
+  int swap = -1;  // fastest-first axis swapped with the fastest one; -1: none
+};
+
+std::optional<SoftmaxPlan> softmax_plan(const Node& n, const Graph& g) {
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const int r = x.rank();
+  SoftmaxPlan p;
+  if (g.opset != 0 && g.opset < 13) {
+    std::int64_t a = n.attr_int("axis", 1);
+    if (a < 0) a += r;
+    if (a < 0 || a > r) return std::nullopt;
+    for (int d = 0; d < r - static_cast<int>(a); ++d) p.cols *= x[d];
+  } else {
+    std::int64_t a = n.attr_int("axis", -1);
+    if (a < 0) a += r;
+    if (a < 0 || a >= r) return std::nullopt;
+    const int fastest = r - 1 - static_cast<int>(a);
+    p.cols = x[fastest];
+    if (fastest != 0) p.swap = fastest;
+  }
+  p.rows = x.element_count() / std::max<std::int64_t>(p.cols, 1);
+  return p;
+}
+
 class SoftmaxStep final : public Step {
  public:
   explicit SoftmaxStep(int node) : node_(node) {}
   void run(ExecContext& ctx) override {
     const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
-    auto ptr = [&](ValueId v) {
-      const auto place = ctx.placement(v);
-      return reinterpret_cast<float*>(ctx.device().data(place.buffer) + place.offset);
-    };
     const Shape& x = ctx.graph().value(n.inputs[0]).shape;
-    const std::int64_t cols = x[0];
-    kernels::softmax(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]),
-                     static_cast<std::int32_t>(x.element_count() / cols),
-                     static_cast<std::int32_t>(cols));
+    const SoftmaxPlan p = *softmax_plan(n, ctx.graph());
+    const float* in = value_ptr(ctx, n.inputs[0]);
+    float* out = value_ptr(ctx, n.outputs[0]);
+    if (p.swap < 0) {
+      kernels::softmax(ctx.device(), in, out, static_cast<std::int32_t>(p.rows),
+                       static_cast<std::int32_t>(p.cols));
+    } else {
+      std::vector<std::int64_t> dims = x.outer_first(), perm(dims.size());
+      std::iota(perm.begin(), perm.end(), std::int64_t{0});
+      const auto axis = static_cast<std::size_t>(x.rank() - 1 - p.swap);
+      std::swap(perm[axis], perm.back());
+      std::vector<std::int64_t> swapped = dims;
+      std::swap(swapped[axis], swapped.back());
+      Scratch t(ctx.device(), x.element_count()), u(ctx.device(), x.element_count());
+      kernels::transpose(ctx.device(), in, t.data(), dims, perm);
+      kernels::softmax(ctx.device(), t.data(), u.data(), static_cast<std::int32_t>(p.rows),
+                       static_cast<std::int32_t>(p.cols));
+      kernels::transpose(ctx.device(), u.data(), out, swapped, perm);
+    }
     ctx.invalidate(n.outputs[0]);
   }
 
  private:
   int node_;
 };
+
+class TransposeStep final : public Step {
+ public:
+  explicit TransposeStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    const Shape& x = ctx.graph().value(n.inputs[0]).shape;
+    std::vector<std::int64_t> perm = n.attr_ints("perm");
+    if (perm.empty()) {  // ONNX: reverse the axes
+      perm.resize(static_cast<std::size_t>(x.rank()));
+      for (int j = 0; j < x.rank(); ++j) perm[static_cast<std::size_t>(j)] = x.rank() - 1 - j;
+    }
+    kernels::transpose(ctx.device(), value_ptr(ctx, n.inputs[0]), value_ptr(ctx, n.outputs[0]),
+                       x.outer_first(), perm);
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
+// LayerNormalization normalises over the axes from `axis` (default -1) to the last: in memory,
+// rows of their product.
+std::int64_t layer_norm_cols(const Node& n, const Shape& x) {
+  std::int64_t a = n.attr_int("axis", -1);
+  if (a < 0) a += x.rank();
+  std::int64_t cols = 1;
+  for (int d = 0; d < x.rank() - static_cast<int>(a) && d < x.rank(); ++d) cols *= x[d];
+  return cols;
+}
 
 class NormStep final : public Step {
  public:
@@ -285,9 +505,10 @@ class NormStep final : public Step {
           static_cast<std::int32_t>(x[x.rank() - 2]), static_cast<std::int32_t>(size), eps);
     } else {
       const ValueId bias = n.inputs.size() > 2 ? n.inputs[2] : kNoValue;
+      const std::int64_t cols = layer_norm_cols(n, x);
       kernels::layer_norm(ctx.device(), ptr(n.inputs[0]), ptr(n.outputs[0]), ptr(n.inputs[1]),
-                          ptr(bias), static_cast<std::int32_t>(x.element_count() / x[0]),
-                          static_cast<std::int32_t>(x[0]), eps);
+                          ptr(bias), static_cast<std::int32_t>(x.element_count() / cols),
+                          static_cast<std::int32_t>(cols), eps);
     }
     ctx.invalidate(n.outputs[0]);
   }
@@ -313,15 +534,16 @@ std::optional<std::string> norm_unsupported(const Node& n, const Graph& g) {
     if (size * 16 > 240 * 1024) return std::string("planes too large for the Unified Buffer");
     return std::nullopt;
   }
-  const std::int64_t axis = n.attr_int("axis", -1);
-  if (axis != -1 && axis != x.rank() - 1)
-    return std::string("a LayerNormalization over more than the last axis");
-  if (x[0] * 32 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
-  if (g.value(n.inputs[1]).shape.element_count() != x[0])
-    return std::string("a scale that is not one value per element of the last axis");
+  std::int64_t axis = n.attr_int("axis", -1);
+  if (axis < 0) axis += x.rank();
+  if (axis < 0 || axis >= x.rank()) return std::string("an axis outside the input's rank");
+  const std::int64_t cols = layer_norm_cols(n, x);
+  if (cols * 32 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
+  if (g.value(n.inputs[1]).shape.element_count() != cols)
+    return std::string("a scale that does not hold one value per normalised element");
   if (n.inputs.size() > 2 && n.inputs[2] != kNoValue &&
-      g.value(n.inputs[2]).shape.element_count() != x[0])
-    return std::string("a bias that is not one value per element of the last axis");
+      g.value(n.inputs[2]).shape.element_count() != cols)
+    return std::string("a bias that does not hold one value per normalised element");
   return std::nullopt;
 }
 
@@ -348,12 +570,7 @@ class GlobalAveragePoolStep final : public Step {
 std::optional<std::string> conv_unsupported(const Node& n, const Graph& g,
                                             const arch::MachineSpec& spec) {
   const std::int64_t group = n.attr_int("group", 1);
-  const auto& xs = g.value(n.inputs[0]).shape;
-  const bool depthwise = group != 1 && xs.rank() == 4 && group == xs[2] &&
-                         g.value(n.outputs[0]).shape.rank() == 4 &&
-                         g.value(n.outputs[0]).shape[2] == group;
-  if (group != 1 && !depthwise)
-    return std::string("a grouped Conv other than depthwise with one filter per channel");
+  const bool depthwise = is_depthwise(n, g);
   if (n.activation.kind == compiler::Activation::Kind::clip && !depthwise)
     return std::string("a fused clip on a Conv that is not depthwise");
   const std::string pad = n.attr_string("auto_pad", "NOTSET");
@@ -377,7 +594,16 @@ std::optional<std::string> conv_unsupported(const Node& n, const Graph& g,
     if (ho != s.ho) return std::string("an output shape other than the floor of the window");
     return kernels::pool_unsupported(s, spec);
   }
-  return kernels::conv_unsupported(conv_shape(n, g), spec);
+  kernels::ConvShape s = conv_shape(n, g);
+  if (group != 1) {
+    if (group < 1 || s.c % group != 0 || s.cout % group != 0)
+      return std::string("a group count that does not divide the channels");
+    if (static_cast<std::int64_t>(s.h) * s.w > 0xffff || s.ho * s.wo > 0xffff)
+      return std::string("a grouped Conv with planes above 65,535 pixels");
+    s.c = static_cast<std::int32_t>(s.c / group);
+    s.cout = static_cast<std::int32_t>(s.cout / group);
+  }
+  return kernels::conv_unsupported(s, spec);
 }
 
 std::optional<std::string> matmul_unsupported(const Node& n, const Graph& g) {
@@ -402,9 +628,10 @@ std::optional<std::string> matmul_unsupported(const Node& n, const Graph& g) {
   for (int i = 0; i < 2; ++i) {
     const auto& v = g.value(n.inputs[static_cast<std::size_t>(i)]);
     if (v.dtype != DType::f32) return fmt::format("{} operands, not f32", dtype_name(v.dtype));
-    if (v.shape.rank() != 2) return std::string("operands that are not matrices (batched MatMul)");
+    if (v.shape.rank() < 1 || v.shape.rank() > 5 || (n.op == "Gemm" && v.shape.rank() != 2))
+      return std::string("operands of rank outside 1..5");
     if (v.shape.element_count() == 0) return std::string("an empty operand");
-    if (v.shape[0] > 20000 || v.shape[1] > 20000)
+    if (v.shape[0] > 20000 || v.shape.dim_or_one(1) > 20000)
       return std::string("a dimension above 20,000 (rows must fit the Unified Buffer)");
   }
   return std::nullopt;
@@ -420,9 +647,9 @@ class AicoreBackend final : public compiler::Backend {
 
   std::string name() const override { return "aicore"; }
   std::string description() const override {
-    return "Huawei Ascend AI Core: element-wise ops on the Vector unit, Conv and MatMul/Gemm on "
-           "the "
-           "Cube, as Ascend C kernels in fp16 with f32 accumulation (docs/targets/aicore.md)";
+    return "Huawei Ascend AI Core: Conv (grouped, depthwise) and MatMul/Gemm on the Cube; "
+           "element-wise, pooling, softmax, norms and Transpose on the Vector unit and MTEs; "
+           "Ascend C kernels in fp16 with f32 accumulation (docs/targets/aicore.md)";
   }
   std::string default_device() const override { return "ascend910"; }
   std::vector<std::string> device_targets() const override { return {"aicore"}; }
@@ -432,17 +659,26 @@ class AicoreBackend final : public compiler::Backend {
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
     if (n.op == "MatMul" || n.op == "Gemm") return matmul_unsupported(n, g);
     if (n.op == "Conv") return conv_unsupported(n, g, spec());
-    if (n.op == "MaxPool") return max_pool_unsupported(n, g, spec());
+    if (n.op == "MaxPool" || n.op == "AveragePool") return max_pool_unsupported(n, g, spec());
     if (n.op == "BatchNormalization" || n.op == "LayerNormalization") return norm_unsupported(n, g);
     if (n.op == "Softmax") {
       const auto& x = g.value(n.inputs[0]);
       if (x.dtype != DType::f32 || x.shape.rank() < 1 || x.shape.element_count() == 0)
         return std::string("a Softmax that is not over f32");
-      const std::int64_t rank = x.shape.rank();
-      const std::int64_t axis = n.attr_int("axis", -1);
-      if (axis != -1 && axis != rank - 1)
-        return std::string("a Softmax over an axis other than the last");
-      if (x.shape[0] * 20 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
+      const auto p = softmax_plan(n, g);
+      if (!p) return std::string("an axis outside the input's rank");
+      if (p->cols * 20 > 240 * 1024) return std::string("rows too long for the Unified Buffer");
+      if (x.shape.rank() > 5) return std::string("more than 5 axes");
+      return std::nullopt;
+    }
+    if (n.op == "Transpose") {
+      const auto& x = g.value(n.inputs[0]);
+      if (x.dtype != DType::f32 && x.dtype != DType::i32 && x.dtype != DType::u32)
+        return fmt::format("a Transpose of {} (the kernel moves 4-byte elements)",
+                           dtype_name(x.dtype));
+      if (x.shape.rank() < 1 || x.shape.rank() > 5) return std::string("rank outside 1..5");
+      if (x.shape.element_count() == 0) return std::string("an empty tensor");
+      if (x.shape[0] > 0xffff) return std::string("a last axis above 65,535");
       return std::nullopt;
     }
     if (n.op == "GlobalAveragePool") {
@@ -468,11 +704,9 @@ class AicoreBackend final : public compiler::Backend {
     for (ValueId v : n.inputs) {
       if (v == kNoValue) return std::string("an omitted input");
       if (g.value(v).dtype != DType::f32) return std::string("inputs of mixed dtypes");
-      if (!(g.value(v).shape == out.shape) && !(v == n.inputs.back() && n.inputs.size() == 2 &&
-                                                g.value(n.inputs[0]).shape == out.shape &&
-                                                broadcasts_over_rows(g.value(v).shape, out.shape)))
-        return std::string(
-            "broadcasting other than a second operand over the trailing axes (a bias)");
+      if (!broadcasts_to(g.value(v).shape, out.shape))
+        return std::string("operands that do not broadcast to the output");
+      if (out.shape.rank() > 5) return std::string("more than 5 axes");
     }
     return std::nullopt;
   }
@@ -482,10 +716,11 @@ class AicoreBackend final : public compiler::Backend {
     if (n.op == "MatMul" || n.op == "Gemm") return std::make_unique<MatmulStep>(node_index);
     if (n.op == "Conv") return std::make_unique<ConvStep>(node_index);
     if (n.op == "GlobalAveragePool") return std::make_unique<GlobalAveragePoolStep>(node_index);
-    if (n.op == "MaxPool") return std::make_unique<MaxPoolStep>(node_index);
+    if (n.op == "MaxPool" || n.op == "AveragePool") return std::make_unique<PoolStep>(node_index);
     if (n.op == "BatchNormalization" || n.op == "LayerNormalization")
       return std::make_unique<NormStep>(node_index);
     if (n.op == "Softmax") return std::make_unique<SoftmaxStep>(node_index);
+    if (n.op == "Transpose") return std::make_unique<TransposeStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
     return std::make_unique<EltwiseStep>(node_index, *op);

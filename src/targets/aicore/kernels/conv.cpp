@@ -207,10 +207,13 @@ class ConvKernel {
   GlobalTensor<float> gb_, gy_;
 };
 
-// Max pooling of one (image, channel block, 128-pixel tile) per work item: the 5HD plane in L1,
-// Img2Col of the window into UB with -inf padding, the Vector unit's Max across the kernel
-// positions, TransDataTo5HD back to channel rows, Cast to f32, NCHW rows out.
-void max_pool(GM_ADDR x5, GM_ADDR y, ConvShape s) {
+// Max or average pooling of one (image, channel block, 128-pixel tile) per work item: the 5HD
+// plane in L1, Img2Col of the window into UB (padded with -inf for Max, 0 for the average), the
+// Vector unit's Max (fp16) or Add (f32) across the kernel positions (the average then scaled by
+// 1 / window, or by the per-pixel factors of `assist` where padding leaves fewer elements: the
+// assist matrix Ascend's AvgPool takes from the host, [pixel][c0] in f32), TransDataTo5HD back
+// to channel rows, Cast to f32, NCHW rows out.
+void pool(GM_ADDR x5, GM_ADDR y, ConvShape s, bool average, GM_ADDR assist) {
   const int32_t c1 = (s.c + F - 1) / F, kk = s.kh * s.kw, pixels = s.ho * s.wo;
   const int32_t tiles = (pixels + PT - 1) / PT;
   TPipe pipe;
@@ -218,6 +221,15 @@ void max_pool(GM_ADDR x5, GM_ADDR y, ConvShape s) {
   TQue<QuePosition::VECIN, 1> qwin;
   TQue<QuePosition::VECOUT, 2> qout;
   TBuf<QuePosition::VECCALC> res, tr;
+  TQue<QuePosition::VECIN, 1> qscale;
+  TBuf<QuePosition::VECCALC> acc, part;
+  if (assist) pipe.InitBuffer(qscale, 1, PT * F * 4);
+  if (average) {  // the average sums in f32
+    pipe.InitBuffer(acc, PT * F * 4);
+    pipe.InitBuffer(part, FB * 4);
+  }
+  GlobalTensor<float> ga;
+  if (assist) ga.SetGlobalBuffer((__gm__ float*)assist, static_cast<uint64_t>(tiles) * PT * F);
   pipe.InitBuffer(qf, 1, static_cast<uint32_t>(s.h * s.w * 32));
   pipe.InitBuffer(qwin, 1, static_cast<uint32_t>((PT / F) * kk * FB * 2));
   pipe.InitBuffer(qout, 2, F * PT * 4);
@@ -253,15 +265,38 @@ void max_pool(GM_ADDR x5, GM_ADDR y, ConvShape s) {
     p.dilationFilterW = static_cast<uint8_t>(s.dilation_w);
     p.mStartPt = static_cast<uint16_t>(pt * PT);
     p.mExtension = PT;
-    p.padValue = static_cast<half>(-std::numeric_limits<float>::infinity());
+    p.padValue = average ? static_cast<half>(0.0f)
+                         : static_cast<half>(-std::numeric_limits<float>::infinity());
     LoadData(win, fm, p);
     qwin.EnQue(win);
     qf.FreeTensor(fm);
     win = qwin.DeQue<half>();
     LocalTensor<half> r = res.Get<half>();
-    for (int32_t rb = 0; rb < PT / F; ++rb) {
-      DataCopy(r[rb * FB], win[rb * kk * FB], static_cast<uint32_t>(FB));
-      for (int32_t k = 1; k < kk; ++k) Max(r[rb * FB], r[rb * FB], win[(rb * kk + k) * FB], FB);
+    if (average) {
+      LocalTensor<float> sum = acc.Get<float>(), one = part.Get<float>();
+      for (int32_t rb = 0; rb < PT / F; ++rb) {
+        Cast(sum[rb * FB], win[rb * kk * FB], RoundMode::CAST_NONE, FB);
+        for (int32_t k = 1; k < kk; ++k) {
+          Cast(one, win[(rb * kk + k) * FB], RoundMode::CAST_NONE, FB);
+          Add(sum[rb * FB], sum[rb * FB], one, FB);
+        }
+      }
+      if (assist) {
+        LocalTensor<float> f = qscale.AllocTensor<float>();
+        DataCopy(f, ga[static_cast<uint64_t>(pt) * PT * F], static_cast<uint32_t>(PT * F));
+        qscale.EnQue(f);
+        f = qscale.DeQue<float>();
+        Mul(sum, sum, f, PT * F);
+        qscale.FreeTensor(f);
+      } else {
+        Muls(sum, sum, 1.0f / static_cast<float>(kk), PT * F);
+      }
+      Cast(r, sum, RoundMode::CAST_NONE, PT * F);
+    } else {
+      for (int32_t rb = 0; rb < PT / F; ++rb) {
+        DataCopy(r[rb * FB], win[rb * kk * FB], static_cast<uint32_t>(FB));
+        for (int32_t k = 1; k < kk; ++k) Max(r[rb * FB], r[rb * FB], win[(rb * kk + k) * FB], FB);
+      }
     }
     qwin.FreeTensor(win);
     // [pixel][c0] -> [c0][pixel]
@@ -414,22 +449,57 @@ std::optional<std::string> pool_unsupported(const ConvShape& s, const arch::Mach
   return std::nullopt;
 }
 
-profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float* y,
-                                 const ConvShape& s) {
+namespace {
+
+profile::KernelRecord pool2d(runtime::Device& device, const float* x, float* y, const ConvShape& s,
+                             bool average, bool count_include_pad) {
+  const char* what = average ? "aicore average_pool2d" : "aicore max_pool2d";
   if (auto why = pool_unsupported(s, device.spec()))
-    throw_user_error("aicore max_pool2d: {}; split the input", *why);
+    throw_user_error("{}: {}; split the input", what, *why);
   const std::int32_t c1 = (s.c + F - 1) / F;
+  const std::int32_t pixels = s.ho * s.wo, tiles = (pixels + PT - 1) / PT;
   runtime::Buffer x5 =
       device.allocate(static_cast<std::size_t>(s.n) * c1 * s.h * s.w * F * 2, "aicore:5hd");
+  // The average's divisor per output pixel where padding shortens its window (as ONNX's
+  // count_include_pad = 0 asks), laid out [pixel][c0] in fp16 on the host.
+  const bool padded = s.pad_top || s.pad_left || s.pad_bottom || s.pad_right;
+  const bool assist = average && padded && !count_include_pad;
+  runtime::Buffer factors;
+  if (assist) {
+    factors = device.allocate(static_cast<std::size_t>(tiles) * PT * F * 4, "aicore:assist");
+    auto* f = reinterpret_cast<float*>(device.data(factors));
+    for (std::int32_t p = 0; p < tiles * PT; ++p) {
+      std::int32_t count = 1;
+      if (p < pixels) {
+        const std::int32_t oh = p / s.wo, ow = p % s.wo;
+        count = 0;
+        for (std::int32_t i = 0; i < s.kh; ++i)
+          for (std::int32_t j = 0; j < s.kw; ++j) {
+            const std::int32_t ih = oh * s.stride_h - s.pad_top + i * s.dilation_h;
+            const std::int32_t iw = ow * s.stride_w - s.pad_left + j * s.dilation_w;
+            count += ih >= 0 && ih < s.h && iw >= 0 && iw < s.w;
+          }
+      }
+      const float scale = 1.0f / static_cast<float>(std::max(count, 1));
+      for (std::int32_t c = 0; c < F; ++c) f[static_cast<std::size_t>(p) * F + c] = scale;
+    }
+  }
   struct Free {
     runtime::Device& d;
-    runtime::Buffer a;
-    ~Free() { d.free(a); }
-  } free_buffer{device, x5};
+    runtime::Buffer a, b;
+    ~Free() {
+      d.free(a);
+      if (b) d.free(b);
+    }
+  } free_buffer{device, x5, factors};
   std::vector<void*> regs = {const_cast<float*>(x), y, device.data(x5)};
   gm_register(regs[0], static_cast<std::size_t>(s.n) * s.c * s.h * s.w * 4);
   gm_register(regs[1], static_cast<std::size_t>(s.n) * s.c * s.ho * s.wo * 4);
   gm_register(regs[2], x5.bytes);
+  if (assist) {
+    regs.push_back(device.data(factors));
+    gm_register(regs[3], factors.bytes);
+  }
   struct Unregister {
     std::vector<void*>& p;
     ~Unregister() {
@@ -443,10 +513,25 @@ profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float*
            to_5hd(reinterpret_cast<GM_ADDR>(regs[0]), reinterpret_cast<GM_ADDR>(regs[2]), s.n, s.c,
                   s.h, s.w);
          });
-  const std::int64_t items = static_cast<std::int64_t>(s.n) * c1 * ((s.ho * s.wo + PT - 1) / PT);
-  return launch(
-      device, "aicore:max_pool_f16", static_cast<std::uint32_t>(std::min(cores, items)),
-      [&] { max_pool(reinterpret_cast<GM_ADDR>(regs[2]), reinterpret_cast<GM_ADDR>(regs[1]), s); });
+  const std::int64_t items = static_cast<std::int64_t>(s.n) * c1 * tiles;
+  GM_ADDR assist_gm = assist ? reinterpret_cast<GM_ADDR>(regs[3]) : nullptr;
+  return launch(device, average ? "aicore:avg_pool_f16" : "aicore:max_pool_f16",
+                static_cast<std::uint32_t>(std::min(cores, items)), [&] {
+                  pool(reinterpret_cast<GM_ADDR>(regs[2]), reinterpret_cast<GM_ADDR>(regs[1]), s,
+                       average, assist_gm);
+                });
+}
+
+}  // namespace
+
+profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float* y,
+                                 const ConvShape& s) {
+  return pool2d(device, x, y, s, false, false);
+}
+
+profile::KernelRecord average_pool2d(runtime::Device& device, const float* x, float* y,
+                                     const ConvShape& s, bool count_include_pad) {
+  return pool2d(device, x, y, s, true, count_include_pad);
 }
 
 profile::KernelRecord depthwise_conv2d(runtime::Device& device, const float* x, const float* w,

@@ -53,11 +53,21 @@ class MatmulKernel {
 
   void Process() {
     bool first = true;
+    // The blocks take tiles round-robin in a grouped order: groups of `rows` tile rows, walked
+    // column by column, so that the tiles in flight at once (one per block) form a near-square
+    // patch of C (4 x 8 tiles for 32 blocks) and share their A row strips and B column strips
+    // through the L2 (the multi-core split of Ascend's matmul tiling, singleCoreM x singleCoreN).
+    int32_t rows = 1;
+    while (rows * rows * 2 <= static_cast<int32_t>(GetBlockNum())) rows *= 2;
+    rows = std::min(rows, tiles_m_);
+    const int32_t tiles_n = tiles_ / tiles_m_;
     for (int32_t t = static_cast<int32_t>(GetBlockIdx()); t < tiles_;
          t += static_cast<int32_t>(GetBlockNum())) {
       if (!first) WaitFlag<HardEvent::V_M>(EVENT_ID0);  // L0C drained by the last tile
       first = false;
-      const int32_t tm = t % tiles_m_, tn = t / tiles_m_;
+      const int32_t group = t / (rows * tiles_n), local = t % (rows * tiles_n);
+      const int32_t in_group = std::min(rows, tiles_m_ - group * rows);
+      const int32_t tm = group * rows + local % in_group, tn = local / in_group;
       for (int32_t kc = 0; kc < k1_ * F / KC; ++kc) Chunk(tm, tn, kc);
       SetFlag<HardEvent::M_V>(EVENT_ID0);
       WaitFlag<HardEvent::M_V>(EVENT_ID0);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 
 #include "tessera/core/dtype.h"
 #include "tessera/runtime/device.h"
+#include "tessera/sim/cache.h"
 #include "tessera/sim/memory.h"
 #include "tessera/sim/race.h"
 #include "tessera/sim/timeline.h"
@@ -63,6 +65,9 @@ struct VecOperand {
   std::uint32_t block_stride = 1;
   std::uint32_t repeat_stride = 8;
   bool write = false;
+  // When non-zero: the bytes from ref.addr the operand may touch, whatever the shape (the
+  // source of a Gather, read at offsets only known from data).
+  std::uint64_t span_bytes = 0;
 };
 
 // The shape of a vector instruction: either `count` contiguous elements (count > 0), or
@@ -98,6 +103,9 @@ class Core {
   sim::Timeline& timeline() { return timeline_; }
   const sim::Memory& memory(Buf buf) const;
   std::uint64_t global_bytes() const { return global_bytes_; }
+  // The core's global-memory accesses (device addresses, cycles of its timeline) once its
+  // program has ended, for the device's shared cache (runtime::Device::record_kernel).
+  std::vector<sim::GlobalAccess> global_accesses() const;
 
   // Host view of [addr, addr + bytes) of a buffer, bounds-checked (GM: inside one GmAlloc
   // allocation). `what` names the instruction for the fault message.
@@ -162,6 +170,13 @@ class Core {
   // DeviceFault at this core and block for an API rule (queue misuse, bad parameters).
   [[noreturn]] void fault_at(std::string_view what, const std::string& message) const;
 
+  // SetAtomicAdd<T>: UB -> GM copies add T elements into GM instead of overwriting (unset:
+  // plain writes). The adds of all cores land when the kernel ends, core by core in program
+  // order (apply_atomics), so sums do not depend on host threads; a kernel does not read its
+  // own atomic sums back.
+  std::optional<DType> atomic_add;
+  void apply_atomics();
+
   // Block index/count of the kernel now running on this core (GetBlockIdx / GetBlockNum).
   std::uint32_t block_idx = 0;
   std::uint32_t block_num = 1;
@@ -179,6 +194,11 @@ class Core {
               std::string_view what);
   [[noreturn]] void fault(Pipe pipe, std::string_view what, const std::string& message) const;
   std::uint64_t mte_cycles(Buf src, Buf dst, std::uint64_t bytes) const;
+  // Extra cycles a vector instruction's repeats spend on UB bank-group conflicts.
+  std::uint64_t bank_conflict_cycles(std::span<const VecOperand> operands, const VecShape& shape,
+                                     std::uint64_t repeats, unsigned widest) const;
+  // Counts and logs a GM access of the instruction `e` (host address in CPU-debug mode).
+  void note_global(sim::Event e, std::uint64_t addr, std::uint64_t bytes, bool write);
 
   runtime::Device& device_;
   int index_;
@@ -195,8 +215,15 @@ class Core {
   double vector_bytes_per_cycle_ = 256;
   std::uint64_t cube_m_ = 16, cube_k_ = 16, cube_n_ = 16, cube_k_int8_ = 32;
   double cube_cycles_per_step_ = 1;
-  std::uint64_t scalar_cycles_ = 1, mte_setup_ = 0, barrier_cycles_ = 0;
+  std::uint64_t scalar_cycles_ = 1, mte_setup_ = 0, barrier_cycles_ = 0, dispatch_cycles_ = 0;
   std::uint64_t global_bytes_ = 0;
+  std::vector<std::pair<sim::Event, sim::GlobalAccess>> accesses_;
+  struct PendingAdd {
+    std::byte* dst;
+    std::vector<std::byte> values;
+    DType type;
+  };
+  std::vector<PendingAdd> pending_adds_;
   std::uint64_t flag_serial_ = 0;
 };
 

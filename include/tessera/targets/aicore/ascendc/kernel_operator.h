@@ -365,7 +365,8 @@ class TQueBind {
   }
 
   // Called by TPipe::InitBuffer.
-  void init(std::uint8_t num, std::uint32_t len) {
+  // `base`: the address a TBufPool gives it; otherwise the pipe allocates.
+  void init(std::uint8_t num, std::uint32_t len, std::uint64_t base = ~std::uint64_t{0}) {
     detail::Core& c = detail::core();
     if (!slots_.empty())
       c.fault_at("InitBuffer", fmt::format("the {} queue is initialised already", name()));
@@ -378,7 +379,7 @@ class TQueBind {
     length_ = len;
     const std::uint64_t padded = (len + a - 1) / a * a;
     const std::string owner = fmt::format("TQue<{}> ({} x {} B)", name(), num, len);
-    const std::uint64_t base = c.allocate(b, padded * num, owner);
+    if (base == ~std::uint64_t{0}) base = c.allocate(b, padded * num, owner);
     for (std::uint8_t i = 0; i < num; ++i) {
       addresses_.push_back(base + i * padded);
       slots_.push_back(c.new_slot(detail::producer_of(Src), owner));
@@ -446,18 +447,84 @@ class TBuf {
     t.position_ = Pos;
     return t;
   }
-  void init(std::uint32_t len) {
+  void init(std::uint32_t len, std::uint64_t base = ~std::uint64_t{0}) {
     detail::Core& c = detail::core();
     if (length_ != 0) c.fault_at("InitBuffer", "the TBuf is initialised already");
+    if (len == 0) c.fault_at("InitBuffer", "a TBuf of 0 bytes; give it at least one byte");
     const detail::Buf b = detail::buffer_of(Pos);
     const std::uint64_t a = detail::align_of(b);
-    address_ = c.allocate(b, (len + a - 1) / a * a, fmt::format("TBuf ({} B)", len));
+    address_ = base != ~std::uint64_t{0}
+                   ? base
+                   : c.allocate(b, (len + a - 1) / a * a, fmt::format("TBuf ({} B)", len));
     length_ = len;
   }
 
  private:
   std::uint64_t address_ = 0;
   std::uint64_t length_ = 0;
+};
+
+// A region of one buffer that queues and TBufs are carved from, and that Reset hands back for
+// the next stage of a kernel to reuse (Ascend C "TBufPool"). Reset drains the core first, so the
+// next stage's buffers never race with the last stage's instructions.
+template <TPosition Pos, std::uint32_t BufIDSize = 4>
+class TBufPool {
+ public:
+  template <TPosition S, TPosition D, std::int32_t Depth, auto M>
+  bool InitBuffer(TQueBind<S, D, Depth, M>& que, std::uint8_t num, std::uint32_t len) {
+    const std::uint64_t a = detail::align_of(detail::buffer_of(S));
+    que.init(num, len, take(detail::buffer_of(S), (len + a - 1) / a * a * num, "InitBuffer"));
+    return true;
+  }
+  template <TPosition P>
+  bool InitBuffer(TBuf<P>& buf, std::uint32_t len) {
+    const std::uint64_t a = detail::align_of(detail::buffer_of(P));
+    buf.init(len, take(detail::buffer_of(P), (len + a - 1) / a * a, "InitBuffer"));
+    return true;
+  }
+  template <class T>
+  bool InitBufPool(T& pool, std::uint32_t len) {
+    pool.init(len, take(detail::buffer_of(T::position), len, "InitBufPool"));
+    return true;
+  }
+  void Reset() {
+    detail::core().barrier_all();
+    used_ = 0;
+  }
+
+  static constexpr TPosition position = Pos;
+  // Called by TPipe::InitBufPool (or an enclosing pool with `base`).
+  void init(std::uint32_t len, std::uint64_t base = ~std::uint64_t{0}) {
+    detail::Core& c = detail::core();
+    if (length_ != 0) c.fault_at("InitBufPool", "the TBufPool is initialised already");
+    if (len == 0) c.fault_at("InitBufPool", "a TBufPool of 0 bytes; give it at least one byte");
+    const detail::Buf b = detail::buffer_of(Pos);
+    const std::uint64_t a = detail::align_of(b);
+    length_ = (len + a - 1) / a * a;
+    base_ = base != ~std::uint64_t{0} ? base
+                                      : c.allocate(b, length_, fmt::format("TBufPool ({} B)", len));
+  }
+
+ private:
+  std::uint64_t take(detail::Buf b, std::uint64_t bytes, const char* what) {
+    detail::Core& c = detail::core();
+    if (length_ == 0)
+      c.fault_at(what, "the TBufPool has no memory; call pipe.InitBufPool(pool, bytes) first");
+    if (b != detail::buffer_of(Pos))
+      c.fault_at(what, fmt::format("the TBufPool lies in {}, the buffer asked for in {}; give it "
+                                   "a pool of its own position",
+                                   tessera::aicore::buf_name(detail::buffer_of(Pos)),
+                                   tessera::aicore::buf_name(b)));
+    if (used_ + bytes > length_)
+      c.fault_at(what, fmt::format("{} B do not fit the TBufPool: {} of its {} B are in use; "
+                                   "Reset the pool or give it more",
+                                   bytes, used_, length_));
+    const std::uint64_t at = base_ + used_;
+    used_ += bytes;
+    return at;
+  }
+
+  std::uint64_t base_ = 0, length_ = 0, used_ = 0;
 };
 
 class TPipe {
@@ -477,6 +544,11 @@ class TPipe {
   template <TPosition P>
   bool InitBuffer(TBuf<P>& buf, std::uint32_t len) {
     buf.init(len);
+    return true;
+  }
+  template <class T>
+  bool InitBufPool(T& pool, std::uint32_t len) {
+    pool.init(len);
     return true;
   }
   void Init() {}
@@ -919,6 +991,41 @@ TESSERA_ASCENDC_SCALAR(Maxs, x > s ? x : s)
 TESSERA_ASCENDC_SCALAR(Mins, x < s ? x : s)
 #undef TESSERA_ASCENDC_SCALAR
 
+// Gather (count form): dst[i] = the element at byte srcBaseAddr + srcOffset[i] of src. An offset
+// that is not a multiple of the element size, or that reaches past src, is a DeviceFault.
+// (Ascend C API reference "Gather", CANN 8.0: offsets and base in bytes, relative to src.)
+template <typename T>
+void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+            const LocalTensor<std::uint32_t>& srcOffset, const std::uint32_t srcBaseAddr,
+            const std::uint32_t count) {
+  detail::Core& c = detail::core();
+  if (count == 0) c.fault_at("Gather", "count 0 must be positive");
+  const std::uint32_t* off = detail::host(srcOffset, count, "Gather");
+  const std::uint64_t src_bytes = static_cast<std::uint64_t>(src.GetSize()) * sizeof(T);
+  std::uint64_t span = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint64_t at = static_cast<std::uint64_t>(srcBaseAddr) + off[i];
+    if (at % sizeof(T) != 0 || (src_bytes && at + sizeof(T) > src_bytes))
+      c.fault_at(
+          "Gather",
+          fmt::format("offset {} of element {} (base {}) is {} the {}-byte source; give "
+                      "byte offsets of whole elements inside src",
+                      off[i], i, srcBaseAddr,
+                      at % sizeof(T) ? "not a whole element of" : "past the end of", src_bytes));
+    span = std::max(span, at + sizeof(T));
+  }
+  detail::VecOperand ops[] = {detail::operand(dst, true), detail::operand(src, false),
+                              detail::operand(srcOffset, false)};
+  ops[1].span_bytes = span;
+  detail::VecShape shape;
+  shape.count = count;
+  c.vector("Gather", ops, shape);
+  T* d = detail::host(dst, count, "Gather");
+  const std::byte* base = c.data(src.ref_.buf, src.ref_.addr, span, "Gather");
+  for (std::uint32_t i = 0; i < count; ++i)
+    std::memcpy(d + i, base + srcBaseAddr + off[i], sizeof(T));
+}
+
 template <typename T>
 void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                const std::type_identity_t<T>& scalarValue, const std::int32_t& calCount) {
@@ -1291,7 +1398,44 @@ void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& a, const LocalTensor<
   detail::core().mmad(dst.ref_, a.ref_, b.ref_, p.m, p.k, p.n, in, !p.cmatrixInitVal || p.isBias);
 }
 
+// Atomic accumulation into GM: after SetAtomicAdd<T>(), UB -> GM copies add their T elements
+// to what GM holds; SetAtomicNone() goes back to plain writes (Ascend C "SetAtomicAdd").
+template <typename T>
+void SetAtomicAdd() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, half> ||
+                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int16_t> ||
+                    std::is_same_v<T, std::int8_t>,
+                "SetAtomicAdd takes float, half, int32_t, int16_t or int8_t");
+  using tessera::DType;
+  detail::core().atomic_add = std::is_same_v<T, float>          ? DType::f32
+                              : std::is_same_v<T, half>         ? DType::f16
+                              : std::is_same_v<T, std::int32_t> ? DType::i32
+                              : std::is_same_v<T, std::int16_t> ? DType::i16
+                                                                : DType::i8;
+}
+inline void SetAtomicNone() {
+  detail::core().atomic_add.reset();
+}
+
+namespace detail {
+// The kernel side of GET_TILING_DATA: the host's SaveToBuffer bytes, read from GM by the scalar
+// unit (bounds-checked against the GmAlloc allocation).
+template <typename T>
+void load_tiling(T& out, const void* tiling) {
+  const Ref r{Buf::GM, reinterpret_cast<std::uint64_t>(tiling)};
+  core().scalar(r, sizeof(T), false, "GET_TILING_DATA");
+  std::memcpy(&out, tiling, sizeof(T));
+}
+}  // namespace detail
+
 }  // namespace AscendC
+
+// Reads the tiling data the host wrote with SaveToBuffer (see register/tilingdata_base.h).
+#define GET_TILING_DATA_WITH_STRUCT(tiling_struct, tiling_data, tiling_arg) \
+  tiling_struct tiling_data;                                                \
+  ::AscendC::detail::load_tiling(tiling_data, tiling_arg)
+#define GET_TILING_DATA(tiling_data, tiling_arg) \
+  GET_TILING_DATA_WITH_STRUCT(::optiling::TesseraDefaultTilingData, tiling_data, tiling_arg)
 
 // The intrinsic forms of the synchronisation (spec 003 "Pipes").
 inline void set_flag(pipe_t src, pipe_t dst, event_t id) {

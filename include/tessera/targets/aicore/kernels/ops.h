@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "tessera/arch/machine_spec.h"
@@ -80,6 +81,11 @@ profile::KernelRecord global_average_pool(runtime::Device& device, const float* 
 std::optional<std::string> pool_unsupported(const ConvShape& shape, const arch::MachineSpec& spec);
 profile::KernelRecord max_pool2d(runtime::Device& device, const float* x, float* y,
                                  const ConvShape& shape);
+// AveragePool the same way: the window summed with Add in f32 (padding reads 0), then scaled
+// by 1 / window, or, with padding and count_include_pad false, by each output pixel's own
+// count of real elements (factors computed on the host, as Ascend's AvgPool assist matrix).
+profile::KernelRecord average_pool2d(runtime::Device& device, const float* x, float* y,
+                                     const ConvShape& shape, bool count_include_pad);
 
 // Depthwise convolution (one filter of kh x kw per channel, cout = c) over NCHW f32: 5HD fp16
 // input, Img2Col windows into UB, multiply-accumulate in f32 on the Vector unit with the bias,
@@ -103,5 +109,18 @@ profile::KernelRecord batch_norm(runtime::Device& device, const float* x, float*
 profile::KernelRecord layer_norm(runtime::Device& device, const float* x, float* y,
                                  const float* gamma, const float* beta, std::int32_t rows,
                                  std::int32_t cols, float eps);
+
+// out[i] = in[sum_d idx_d(i) * in_strides[d]] over out_dims (fastest axis first, 1 to 5 axes;
+// a stride of 0 repeats an element: the expansion of a broadcast operand), f32 tensors of
+// `device` (in holds in_count elements). Rows of the fastest axis are dealt to the blocks:
+// contiguous rows through MTE2/V/MTE3, broadcast rows by the scalar unit and Duplicate,
+// strided rows by DataCopyPad (one element per 32-byte block) and Gather.
+profile::KernelRecord strided_copy(runtime::Device& device, const float* in, std::int64_t in_count,
+                                   float* out, std::span<const std::int64_t> out_dims,
+                                   std::span<const std::int64_t> in_strides);
+// ONNX Transpose of an f32 tensor of `dims` (outer axis first): out axis j is in axis perm[j].
+profile::KernelRecord transpose(runtime::Device& device, const float* in, float* out,
+                                std::span<const std::int64_t> dims,
+                                std::span<const std::int64_t> perm);
 
 }  // namespace tessera::aicore::kernels

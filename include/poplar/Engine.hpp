@@ -61,10 +61,24 @@ class Engine {
   void writeTensor(StringRef handle, const void* buf);
   void readTensor(StringRef handle, void* buf);
 
+  // A replicated graph's host handles move every replica's data, back to back (replica 0 first).
+  // A stream connected without a replica index serves every replica: a buffer holds one
+  // transfer's data per replica back to back (one in all for a BROADCAST stream), a callback
+  // is called once per replica in replica order. A callback connected with a replica index
+  // serves that replica only.
   void connectStream(StringRef handle, void* p);
   void connectStream(StringRef handle, void* begin, void* end);  // circular buffer
   void connectStreamToCallback(StringRef handle, StreamCallbackHandle f);
   void connectStreamToCallback(StringRef handle, std::function<void(void*)> f);
+  void connectStreamToCallback(StringRef handle, unsigned replicaId, StreamCallbackHandle f);
+  void connectStreamToCallback(StringRef handle, unsigned replicaId,
+                               std::function<void(void*)> f);
+
+  // Host access to a remote buffer's row `repeatIndex` of replica `replicationIndex`.
+  void copyToRemoteBuffer(void* w, StringRef handle, std::uint64_t repeatIndex,
+                          unsigned replicationIndex = 0);
+  void copyFromRemoteBuffer(StringRef handle, void* w, std::uint64_t repeatIndex,
+                            unsigned replicationIndex = 0);
 
   double getTileClockFrequency() const;
   unsigned getNumTiles() const;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -114,6 +115,7 @@ struct EngineState {
   std::map<const program::Node*, CompiledCopy> copies;
   std::map<const program::Node*, std::size_t> step_index;
   std::vector<StepStats> steps;
+  // By handle; a connection for one replica of a replicated stream is keyed handle + '\x01' + r.
   std::map<std::string, StreamConnection> streams;
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> type_totals;  // instances, cycles
   std::uint64_t host_cycles = 0, copy_cycles = 0, exchange_cycles = 0, compute_cycles = 0,
@@ -122,6 +124,11 @@ struct EngineState {
   std::uint64_t vertex_state_bytes = 0;
   std::vector<std::unique_ptr<std::string>> field_names;  // stable strings for EdgeSpan::field
   std::vector<std::unique_ptr<std::byte[]>> arenas;       // vertex objects
+  std::deque<VertexInstance> replica_vertices;  // one per replica of replicated vertices
+  // Remote buffers in the device's global memory (the preset's Streaming Memory), by id:
+  // replica-major, then row.
+  std::vector<tessera::runtime::Buffer> remote;
+  std::uint64_t remote_cycles = 0;
 
   ~EngineState() {
     for (auto& cs : compute_sets)

@@ -62,17 +62,21 @@ void print_profile_summary(const EngineState& e, std::ostream& out, const Option
   row("Clock Speed (approx)",
       fmt::format("{}.{} MHz", num(static_cast<std::uint64_t>(t.clock_hz / 1e6)),
                   static_cast<int>(std::fmod(t.clock_hz / 1e5, 10.0))));
-  row("Number of Replicas", "1");
-  row("IPUs per Replica", num(t.num_ipus));
-  row("Tiles per Replica", num(t.num_tiles));
-  row("Memory per Replica", mem(total_mem));
+  unsigned replicas = std::max(1u, g.replication_factor);
+  row("Number of Replicas", num(replicas));
+  row("IPUs per Replica", num(t.num_ipus / replicas));
+  row("Tiles per Replica", num(t.num_tiles / replicas));
+  row("Memory per Replica", mem(total_mem / replicas));
   out << "\n" << head("Graph:") << "\n";
   std::uint64_t edges = 0;
   for (const auto& v : g.vertices)
     for (const auto& f : v.fields) edges += f.tensors.size();
   row("Number of vertices", num(g.vertices.size()));
   row("Number of edges", num(edges));
-  row("Number of variables", num(g.variables.size()));
+  // A replicated graph's variable counts once (its per-replica copies are storage).
+  row("Number of variables",
+      num(std::count_if(g.variables.begin(), g.variables.end(),
+                        [](const Variable& v) { return v.logical || v.replicas == 1; })));
   row("Number of compute sets", num(g.compute_sets.size()));
 
   // ---- memory ----

@@ -12,6 +12,7 @@
 #include <poplar/Device.hpp>
 #include <poplar/Graph.hpp>
 #include <poplar/OptionFlags.hpp>
+#include <poplar/ProfileValue.hpp>
 #include <poplar/Program.hpp>
 
 namespace tessera::profile {
@@ -86,6 +87,12 @@ class Engine {
   // The profile summary of spec 001 §8.2.3 (options: "colours", "showExecutionSteps",
   // "showVarStorage", "showPerIpuMemoryUsage").
   void printProfileSummary(std::ostream& out, const OptionFlags& opts = {}) const;
+  // The graph profile (target, graph, memory per tile) and the execution profile of the runs
+  // so far. With the option autoReport.all (or autoReport.outputGraphProfile /
+  // autoReport.outputExecutionProfile) "true", the Engine also saves them as graph.json (at
+  // creation) and execution.json (after each run) in autoReport.directory (default ".").
+  ProfileValue getGraphProfile() const;
+  ProfileValue getExecutionProfile() const;
   void resetExecutionProfile();
 
   // Tessera's view of the runs so far: cycles and the engine-wide Profile.
@@ -97,5 +104,14 @@ class Engine {
  private:
   std::unique_ptr<detail::EngineState> state_;
 };
+
+// The profile summary of spec 001 §8.2.1 from saved or live profiles; the options are those of
+// Engine::printProfileSummary.
+void printProfileSummary(std::ostream& out, const ProfileValue& graphProfile,
+                         const ProfileValue& executionProfile, const OptionFlags& opts = {});
+void printGraphSummary(std::ostream& out, const ProfileValue& graphProfile,
+                       const OptionFlags& opts = {});
+void printExecutionSummary(std::ostream& out, const ProfileValue& executionProfile,
+                           const OptionFlags& opts = {});
 
 }  // namespace poplar

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <numeric>
 #include <regex>
@@ -1234,6 +1236,32 @@ class Runner {
 }  // namespace
 }  // namespace detail
 
+namespace {
+ProfileValue to_value(nlohmann::json j) {
+  auto t = std::make_shared<detail::ProfileTree>();
+  t->json = std::move(j);
+  return ProfileValue(std::move(t));
+}
+
+// autoReport (spec 001 §8.1.1): which profiles the Engine saves, and where.
+bool auto_report(const EngineState& e, const char* which) {
+  return option_true(e.options, "autoReport.all") || option_true(e.options, which);
+}
+void save_profile(const EngineState& e, const char* file, const nlohmann::json& j) {
+  std::string dir = e.options.contains("autoReport.directory")
+                        ? e.options.at("autoReport.directory")
+                        : std::string(".");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::string path = (std::filesystem::path(dir) / file).string();
+  std::ofstream out(path);
+  out << j.dump(1);
+  if (!out)
+    throw invalid_option(fmt::format(
+        "autoReport cannot write {}; set autoReport.directory to a writable folder", path));
+}
+}  // namespace
+
 // ---- Engine ----
 Engine::Engine(const Graph& graph, const program::Program& prog, const OptionFlags& options)
     : Engine(graph, ArrayRef<program::Program>(&prog, 1), options) {}
@@ -1259,6 +1287,8 @@ Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const Optio
                                 "debug.computeInstrumentationLevel",
                                 "autoReport.all",
                                 "autoReport.directory",
+                                "autoReport.outputGraphProfile",
+                                "autoReport.outputExecutionProfile",
                                 "exchange.enablePrefetch",
                                 "exchange.streamBufferOverlap",
                                 "opt.enableSwSyncs",
@@ -1285,6 +1315,8 @@ Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const Optio
   }
   detail::Runner runner(e);
   for (const auto& p : e.programs) runner.prepare(*p.tesseraNode());
+  if (auto_report(e, "autoReport.outputGraphProfile"))
+    save_profile(e, "graph.json", detail::graph_profile(e));
   tessera::log(tessera::LogLevel::info, "ipu", "Engine: {} vertices in {} compute sets on {} tiles",
                e.graph->vertices.size(), e.compute_sets.size(), e.tiles);
 }
@@ -1308,6 +1340,8 @@ void Engine::run(unsigned prog, const std::string&) {
   detail::Runner(e).run(e.programs[prog]);
   ++e.runs;
   e.device->synchronize();
+  if (auto_report(e, "autoReport.outputExecutionProfile"))
+    save_profile(e, "execution.json", detail::execution_profile(e));
 }
 
 namespace {
@@ -1502,6 +1536,27 @@ void Engine::resetExecutionProfile() {
 }
 void Engine::printProfileSummary(std::ostream& out, const OptionFlags& opts) const {
   detail::print_profile_summary(*state_, out, opts);
+}
+
+ProfileValue Engine::getGraphProfile() const {
+  return to_value(detail::graph_profile(*state_));
+}
+ProfileValue Engine::getExecutionProfile() const {
+  return to_value(detail::execution_profile(*state_));
+}
+
+void printProfileSummary(std::ostream& out, const ProfileValue& graphProfile,
+                         const ProfileValue& executionProfile, const OptionFlags& opts) {
+  detail::print_profile_summary(&graphProfile.tesseraTree()->json,
+                                &executionProfile.tesseraTree()->json, out, opts);
+}
+void printGraphSummary(std::ostream& out, const ProfileValue& graphProfile,
+                       const OptionFlags& opts) {
+  detail::print_profile_summary(&graphProfile.tesseraTree()->json, nullptr, out, opts);
+}
+void printExecutionSummary(std::ostream& out, const ProfileValue& executionProfile,
+                           const OptionFlags& opts) {
+  detail::print_profile_summary(nullptr, &executionProfile.tesseraTree()->json, out, opts);
 }
 
 }  // namespace poplar

@@ -11,6 +11,7 @@
 
 #include <poplar/Engine.hpp>
 
+#include "profile_tree.h"
 #include "state.h"
 #include "tessera/runtime/device.h"
 #include "tessera/sim/bsp.h"
@@ -137,5 +138,9 @@ struct EngineState {
 };
 
 void print_profile_summary(const EngineState& e, std::ostream& out, const OptionFlags& opts);
+// The graph profile (target, graph, tile memory) and execution profile (cycles, steps) of an
+// Engine, as saved by autoReport and read by poplar_profile_summary.
+nlohmann::json graph_profile(const EngineState& e);
+nlohmann::json execution_profile(const EngineState& e);
 
 }  // namespace poplar::detail

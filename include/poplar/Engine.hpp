@@ -10,6 +10,7 @@
 #include <string>
 
 #include <poplar/Device.hpp>
+#include <poplar/Executable.hpp>
 #include <poplar/Graph.hpp>
 #include <poplar/OptionFlags.hpp>
 #include <poplar/ProfileValue.hpp>
@@ -50,6 +51,9 @@ class Engine {
  public:
   Engine(const Graph& graph, const program::Program& prog, const OptionFlags& options = {});
   Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& options = {});
+  // Runs what compileGraph compiled. `options` may add run-time options (debug.*, profiler.*,
+  // autoReport.*) to those it was compiled with.
+  explicit Engine(Executable&& exe, const OptionFlags& options = {});
   ~Engine();
   Engine(Engine&&) noexcept;
   Engine& operator=(Engine&&) noexcept;

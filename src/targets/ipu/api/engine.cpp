@@ -1266,11 +1266,11 @@ void save_profile(const EngineState& e, const char* file, const nlohmann::json& 
 Engine::Engine(const Graph& graph, const program::Program& prog, const OptionFlags& options)
     : Engine(graph, ArrayRef<program::Program>(&prog, 1), options) {}
 
-Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& options)
-    : state_(std::make_unique<EngineState>()) {
+namespace detail {
+void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
+                  ArrayRef<program::Program> progs, const OptionFlags& options) {
   honour_poplar_logging();
-  auto& e = *state_;
-  e.graph = graph.tesseraState();
+  e.graph = std::move(graph);
   e.target = e.graph->target.tesseraState();
   e.options = options;
   // POPLAR_ENGINE_OPTIONS overrides what the program set (spec 001 §9.3).
@@ -1319,6 +1319,28 @@ Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const Optio
     save_profile(e, "graph.json", detail::graph_profile(e));
   tessera::log(tessera::LogLevel::info, "ipu", "Engine: {} vertices in {} compute sets on {} tiles",
                e.graph->vertices.size(), e.compute_sets.size(), e.tiles);
+}
+}  // namespace detail
+
+Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& options)
+    : state_(std::make_unique<EngineState>()) {
+  detail::build_engine(*state_, graph.tesseraState(), progs, options);
+}
+
+Engine::Engine(Executable&& exe, const OptionFlags& options) : state_(exe.tesseraRelease()) {
+  if (!state_)
+    throw control_program_error(
+        "Engine from an empty Executable; get one from poplar::compileGraph or "
+        "Executable::deserialize");
+  for (const auto& [k, v] : options) {
+    if (k.rfind("debug.", 0) != 0 && k.rfind("profiler.", 0) != 0 &&
+        k.rfind("autoReport.", 0) != 0)
+      throw invalid_option(fmt::format(
+          "Engine option '{}' changes how the graph compiles; pass it to compileGraph", k));
+    state_->options.set(k, v);
+  }
+  if (options.contains("profiler.trace"))
+    state_->device->set_trace_enabled(option_true(state_->options, "profiler.trace"));
 }
 
 Engine::~Engine() = default;

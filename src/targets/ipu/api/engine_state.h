@@ -138,6 +138,9 @@ struct EngineState {
 };
 
 void print_profile_summary(const EngineState& e, std::ostream& out, const OptionFlags& opts);
+// Compiles `graph` and `progs` into `e` (what Engine creation and compileGraph do).
+void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
+                  ArrayRef<program::Program> progs, const OptionFlags& options);
 // The graph profile (target, graph, tile memory) and execution profile (cycles, steps) of an
 // Engine, as saved by autoReport and read by poplar_profile_summary.
 nlohmann::json graph_profile(const EngineState& e);

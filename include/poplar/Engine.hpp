@@ -76,8 +76,7 @@ class Engine {
   void connectStreamToCallback(StringRef handle, StreamCallbackHandle f);
   void connectStreamToCallback(StringRef handle, std::function<void(void*)> f);
   void connectStreamToCallback(StringRef handle, unsigned replicaId, StreamCallbackHandle f);
-  void connectStreamToCallback(StringRef handle, unsigned replicaId,
-                               std::function<void(void*)> f);
+  void connectStreamToCallback(StringRef handle, unsigned replicaId, std::function<void(void*)> f);
 
   // Host access to a remote buffer's row `repeatIndex` of replica `replicationIndex`.
   void copyToRemoteBuffer(void* w, StringRef handle, std::uint64_t repeatIndex,

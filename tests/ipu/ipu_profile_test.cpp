@@ -48,8 +48,7 @@ TEST(IpuProfileFiles, SavedProfilesPrintTheEnginesOwnReport) {
   VertexRef v = g.addVertex(cs, "Scale", {{"data", data}});
   g.setInitialValue(v["factor"], 3.0f);
   g.setTileMapping(v, 1);
-  Engine e(g, Repeat(2, Execute(cs)),
-           {{"autoReport.all", "true"}, {"autoReport.directory", dir}});
+  Engine e(g, Repeat(2, Execute(cs)), {{"autoReport.all", "true"}, {"autoReport.directory", dir}});
   ASSERT_TRUE(std::filesystem::exists(dir + "/graph.json"));
   e.load(d);
   e.run();

@@ -206,91 +206,91 @@ class Compiler {
       bool replicated = g_.vertices[vid].replicated;
       unsigned reps = replicated ? g_.replication_factor : 1;
       for (unsigned rep = 0; rep < reps; ++rep) {
-      const auto& v = replicated ? replica_vertex(g_.vertices[vid], rep) : g_.vertices[vid];
-      const auto& type = g_.types[v.type];
-      if (v.tile == ~0u)
-        throw invalid_tile_mapping(fmt::format(
-            "vertex {} ({}) in compute set '{}' has no tile; call Graph::setTileMapping(v, tile)",
-            vid, type.name, info.name));
-      CompiledVertex cv;
-      cv.id = vid;
-      cv.tile = v.tile;
-      cv.type = &type;
-      cv.object = arena_alloc(type.desc.size, type.desc.align);
-      type.desc.construct(cv.object);
-      std::uint64_t touched = 0, state = 0;
-      for (std::size_t fi = 0; fi < type.fields.size(); ++fi) {
-        const auto& fd = type.fields[fi];
-        const auto& conn = v.fields[fi];
-        auto* base = static_cast<std::byte*>(cv.object) + fd.offset;
-        if (!conn.connected) {
-          throw graph_connection_error(fmt::format(
-              "vertex {} ({}) on tile {} in compute set '{}': field '{}' is not {}; every field "
-              "of a vertex must be {} before the Engine is created",
-              vid, type.name, v.tile, info.name, fd.name,
-              fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
-                  ? "set"
-                  : "connected",
-              fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
-                  ? "given a value with Graph::setInitialValue"
-                  : "connected with Graph::connect"));
-        }
-        const std::string* fname = field_name(fd.name);
-        switch (fd.kind) {
-          case abi::FieldKind::state:
-            std::memcpy(base, conn.state.data(), std::min(conn.state.size(), fd.host_bytes));
-            state += fd.host_bytes;
-            break;
-          case abi::FieldKind::state_vector: {
-            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
-            cv.buffers.push_back(conn.state);
-            span.data = cv.buffers.back().data();
-            span.size = static_cast<std::uint32_t>(conn.state_count);
-            span.vertex = vid;
-            span.field = fname->c_str();
-            state += edge_bytes * 2 + conn.state.size();
-            touched += conn.state.size();
-            break;
+        const auto& v = replicated ? replica_vertex(g_.vertices[vid], rep) : g_.vertices[vid];
+        const auto& type = g_.types[v.type];
+        if (v.tile == ~0u)
+          throw invalid_tile_mapping(fmt::format(
+              "vertex {} ({}) in compute set '{}' has no tile; call Graph::setTileMapping(v, tile)",
+              vid, type.name, info.name));
+        CompiledVertex cv;
+        cv.id = vid;
+        cv.tile = v.tile;
+        cv.type = &type;
+        cv.object = arena_alloc(type.desc.size, type.desc.align);
+        type.desc.construct(cv.object);
+        std::uint64_t touched = 0, state = 0;
+        for (std::size_t fi = 0; fi < type.fields.size(); ++fi) {
+          const auto& fd = type.fields[fi];
+          const auto& conn = v.fields[fi];
+          auto* base = static_cast<std::byte*>(cv.object) + fd.offset;
+          if (!conn.connected) {
+            throw graph_connection_error(fmt::format(
+                "vertex {} ({}) on tile {} in compute set '{}': field '{}' is not {}; every field "
+                "of a vertex must be {} before the Engine is created",
+                vid, type.name, v.tile, info.name, fd.name,
+                fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
+                    ? "set"
+                    : "connected",
+                fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
+                    ? "given a value with Graph::setInitialValue"
+                    : "connected with Graph::connect"));
           }
-          case abi::FieldKind::edge:
-          case abi::FieldKind::edge_vector: {
-            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
-            span.vertex = vid;
-            span.field = fname->c_str();
-            const Tensor& t = conn.tensors.at(0);
-            check_layout(vid, type, fd, t.numElements());
-            bind(cv, *cs, t, fd.access, span, fd.interleaved);
-            cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &t);
-            state += edge_bytes * (fd.has_size && fd.kind == abi::FieldKind::edge_vector ? 2 : 1);
-            touched += t.numElements() * t.elementSize();
-            break;
-          }
-          case abi::FieldKind::edge_2d:
-          case abi::FieldKind::edge_scalars: {
-            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
-            cv.span_arrays.emplace_back(conn.tensors.size());
-            auto& rows = cv.span_arrays.back();
-            for (std::size_t r = 0; r < conn.tensors.size(); ++r) {
-              rows[r].vertex = vid;
-              rows[r].field = fname->c_str();
-              bind(cv, *cs, conn.tensors[r], fd.access, rows[r], fd.interleaved);
-              cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &conn.tensors[r]);
-              touched += conn.tensors[r].numElements() * conn.tensors[r].elementSize();
+          const std::string* fname = field_name(fd.name);
+          switch (fd.kind) {
+            case abi::FieldKind::state:
+              std::memcpy(base, conn.state.data(), std::min(conn.state.size(), fd.host_bytes));
+              state += fd.host_bytes;
+              break;
+            case abi::FieldKind::state_vector: {
+              auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+              cv.buffers.push_back(conn.state);
+              span.data = cv.buffers.back().data();
+              span.size = static_cast<std::uint32_t>(conn.state_count);
+              span.vertex = vid;
+              span.field = fname->c_str();
+              state += edge_bytes * 2 + conn.state.size();
+              touched += conn.state.size();
+              break;
             }
-            span.data = rows.data();
-            span.size = static_cast<std::uint32_t>(rows.size());
-            span.vertex = vid;
-            span.field = fname->c_str();
-            state += edge_bytes * 2 + edge_bytes * rows.size();
-            break;
+            case abi::FieldKind::edge:
+            case abi::FieldKind::edge_vector: {
+              auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+              span.vertex = vid;
+              span.field = fname->c_str();
+              const Tensor& t = conn.tensors.at(0);
+              check_layout(vid, type, fd, t.numElements());
+              bind(cv, *cs, t, fd.access, span, fd.interleaved);
+              cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &t);
+              state += edge_bytes * (fd.has_size && fd.kind == abi::FieldKind::edge_vector ? 2 : 1);
+              touched += t.numElements() * t.elementSize();
+              break;
+            }
+            case abi::FieldKind::edge_2d:
+            case abi::FieldKind::edge_scalars: {
+              auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+              cv.span_arrays.emplace_back(conn.tensors.size());
+              auto& rows = cv.span_arrays.back();
+              for (std::size_t r = 0; r < conn.tensors.size(); ++r) {
+                rows[r].vertex = vid;
+                rows[r].field = fname->c_str();
+                bind(cv, *cs, conn.tensors[r], fd.access, rows[r], fd.interleaved);
+                cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &conn.tensors[r]);
+                touched += conn.tensors[r].numElements() * conn.tensors[r].elementSize();
+              }
+              span.data = rows.data();
+              span.size = static_cast<std::uint32_t>(rows.size());
+              span.vertex = vid;
+              span.field = fname->c_str();
+              state += edge_bytes * 2 + edge_bytes * rows.size();
+              break;
+            }
           }
         }
-      }
-      check_constraints(vid, type, v);
-      cv.cycles = estimate(vid, v, type, touched);
-      state_bytes_[cv.tile] += state;
-      tile_types_[cv.tile].insert(v.type);
-      cs->vertices.push_back(std::move(cv));
+        check_constraints(vid, type, v);
+        cv.cycles = estimate(vid, v, type, touched);
+        state_bytes_[cv.tile] += state;
+        tile_types_[cv.tile].insert(v.type);
+        cs->vertices.push_back(std::move(cv));
       }
     }
     check_single_writer(*cs);
@@ -889,8 +889,7 @@ class Runner {
                 const std::string& handle) {
     if (conn.callback) {
       if (to_device) {
-        if (conn.callback->prefetch(p) != StreamCallback::Result::Success)
-          conn.callback->fetch(p);
+        if (conn.callback->prefetch(p) != StreamCallback::Result::Success) conn.callback->fetch(p);
       } else {
         conn.callback->fetch(p);
       }
@@ -1147,7 +1146,8 @@ class Runner {
     for (unsigned r = 0; r < reps; ++r) {
       const Tensor& v = views[r];
       if (!to_tensor)
-        check_defined(v, "remote buffer copy", fmt::format("copy to remote buffer '{}'", info.handle));
+        check_defined(v, "remote buffer copy",
+                      fmt::format("copy to remote buffer '{}'", info.handle));
       std::vector<std::int64_t> row_index(rows, 0);
       if (!offsets.empty()) {
         const Tensor& off = offsets[std::min<std::size_t>(r, offsets.size() - 1)];
@@ -1163,7 +1163,8 @@ class Runner {
       if (!to_tensor) {
         std::size_t pos = 0;
         for (const auto& reg : v.regions()) {
-          std::memcpy(staged.data() + pos, e_.data[reg.var].data() + reg.begin, reg.end - reg.begin);
+          std::memcpy(staged.data() + pos, e_.data[reg.var].data() + reg.begin,
+                      reg.end - reg.begin);
           pos += reg.end - reg.begin;
         }
       }
@@ -1185,7 +1186,8 @@ class Runner {
       if (to_tensor) {
         std::size_t pos = 0;
         for (const auto& reg : v.regions()) {
-          std::memcpy(e_.data[reg.var].data() + reg.begin, staged.data() + pos, reg.end - reg.begin);
+          std::memcpy(e_.data[reg.var].data() + reg.begin, staged.data() + pos,
+                      reg.end - reg.begin);
           pos += reg.end - reg.begin;
         }
         mark(v, 1);
@@ -1333,8 +1335,7 @@ Engine::Engine(Executable&& exe, const OptionFlags& options) : state_(exe.tesser
         "Engine from an empty Executable; get one from poplar::compileGraph or "
         "Executable::deserialize");
   for (const auto& [k, v] : options) {
-    if (k.rfind("debug.", 0) != 0 && k.rfind("profiler.", 0) != 0 &&
-        k.rfind("autoReport.", 0) != 0)
+    if (k.rfind("debug.", 0) != 0 && k.rfind("profiler.", 0) != 0 && k.rfind("autoReport.", 0) != 0)
       throw invalid_option(fmt::format(
           "Engine option '{}' changes how the graph compiles; pass it to compileGraph", k));
     state_->options.set(k, v);
@@ -1395,13 +1396,14 @@ void Engine::writeTensor(StringRef h, const void* buf) {
   const auto& hh = handle(e, h, true);
   std::size_t pos = 0, es = hh.tensor.elementSize();
   for (const auto& view : e.graph->replica_views(hh.tensor))
-  for (const auto& r : view.regions()) {
-    std::memcpy(e.data[r.var].data() + r.begin, static_cast<const std::byte*>(buf) + pos,
-                r.end - r.begin);
-    if (e.debug_undefined)
-      std::fill(e.written[r.var].begin() + r.begin / es, e.written[r.var].begin() + r.end / es, 1);
-    pos += r.end - r.begin;
-  }
+    for (const auto& r : view.regions()) {
+      std::memcpy(e.data[r.var].data() + r.begin, static_cast<const std::byte*>(buf) + pos,
+                  r.end - r.begin);
+      if (e.debug_undefined)
+        std::fill(e.written[r.var].begin() + r.begin / es, e.written[r.var].begin() + r.end / es,
+                  1);
+      pos += r.end - r.begin;
+    }
 }
 void Engine::readTensor(StringRef h, void* buf, void* bufEnd) {
   const auto& hh = handle(*state_, h, false);
@@ -1420,11 +1422,11 @@ void Engine::readTensor(StringRef h, void* buf) {
   const auto& hh = handle(e, h, false);
   std::size_t pos = 0;
   for (const auto& view : e.graph->replica_views(hh.tensor))
-  for (const auto& r : view.regions()) {
-    std::memcpy(static_cast<std::byte*>(buf) + pos, e.data[r.var].data() + r.begin,
-                r.end - r.begin);
-    pos += r.end - r.begin;
-  }
+    for (const auto& r : view.regions()) {
+      std::memcpy(static_cast<std::byte*>(buf) + pos, e.data[r.var].data() + r.begin,
+                  r.end - r.begin);
+      pos += r.end - r.begin;
+    }
 }
 
 namespace {
@@ -1463,9 +1465,9 @@ std::string replica_key(const EngineState& e, StringRef h, unsigned replicaId) {
   const auto& s = find_stream(e, h);
   unsigned reps = e.graph->stream_replication.at(s.getId()).first ? e.graph->replication_factor : 1;
   if (replicaId >= reps)
-    throw stream_connection_error(fmt::format(
-        "stream '{}' connected for replica {}; it has {} replica(s) (0 to {})", h, replicaId,
-        reps, reps - 1));
+    throw stream_connection_error(
+        fmt::format("stream '{}' connected for replica {}; it has {} replica(s) (0 to {})", h,
+                    replicaId, reps, reps - 1));
   if (reps == 1) return std::string(h);
   return std::string(h) + '\x01' + std::to_string(replicaId);
 }
@@ -1499,7 +1501,8 @@ std::byte* remote_row(EngineState& e, StringRef h, std::uint64_t row, unsigned r
         "remote buffer '{}' has {} rows and {} replica(s); row {} of replica {} is outside it", h,
         rb.repeats, reps, row, replica));
   bytes = rb.elements * rb.type.tesseraSize();
-  return e.device->data(e.remote.at(it->second)) + (std::size_t(replica) * rb.repeats + row) * bytes;
+  return e.device->data(e.remote.at(it->second)) +
+         (std::size_t(replica) * rb.repeats + row) * bytes;
 }
 }  // namespace
 

@@ -125,7 +125,7 @@ struct EngineState {
   std::uint64_t vertex_state_bytes = 0;
   std::vector<std::unique_ptr<std::string>> field_names;  // stable strings for EdgeSpan::field
   std::vector<std::unique_ptr<std::byte[]>> arenas;       // vertex objects
-  std::deque<VertexInstance> replica_vertices;  // one per replica of replicated vertices
+  std::deque<VertexInstance> replica_vertices;            // one per replica of replicated vertices
   // Remote buffers in the device's global memory (the preset's Streaming Memory), by id:
   // replica-major, then row.
   std::vector<tessera::runtime::Buffer> remote;

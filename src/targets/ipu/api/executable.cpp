@@ -75,8 +75,8 @@ Tensor tensor_from_json(const json& j) {
   if (j.is_null()) return Tensor();
   std::vector<Tensor::Region> regions;
   for (const auto& r : j.at("regions"))
-    regions.push_back({r.at(0).get<std::uint32_t>(), r.at(1).get<std::uint64_t>(),
-                       r.at(2).get<std::uint64_t>()});
+    regions.push_back(
+        {r.at(0).get<std::uint32_t>(), r.at(1).get<std::uint64_t>(), r.at(2).get<std::uint64_t>()});
   return Tensor(Type(j.at("type").get<std::uint8_t>()),
                 j.at("shape").get<std::vector<std::size_t>>(), std::move(regions));
 }
@@ -224,17 +224,18 @@ void Executable::serialize(std::ostream& out) const {
                         {"stateCount", c.state_count},
                         {"declaredRows", c.declared_rows}});
     }
-    vertices.push_back({{"type", v.type},
-                        {"computeSet", v.compute_set},
-                        {"tile", v.tile},
-                        {"replicated", v.replicated},
-                        {"estimate", v.estimate ? json{v.estimate->cycles, v.estimate->flops}
-                                                : json(nullptr)},
-                        {"fields", fields}});
+    vertices.push_back(
+        {{"type", v.type},
+         {"computeSet", v.compute_set},
+         {"tile", v.tile},
+         {"replicated", v.replicated},
+         {"estimate", v.estimate ? json{v.estimate->cycles, v.estimate->flops} : json(nullptr)},
+         {"fields", fields}});
   }
   j["vertices"] = vertices;
   json css = json::array();
-  for (const auto& cs : g.compute_sets) css.push_back({{"name", cs.name}, {"vertices", cs.vertices}});
+  for (const auto& cs : g.compute_sets)
+    css.push_back({{"name", cs.name}, {"vertices", cs.vertices}});
   j["computeSets"] = css;
   json streams = json::array();
   for (const auto& s : g.streams)
@@ -277,8 +278,8 @@ void Executable::serialize(std::ostream& out) const {
 namespace {
 
 std::shared_ptr<detail::TargetState> target_from_json(const json& t) {
-  auto s = detail::make_target_state(t.at("preset").get<std::string>(),
-                                     t.at("numIPUs").get<unsigned>());
+  auto s =
+      detail::make_target_state(t.at("preset").get<std::string>(), t.at("numIPUs").get<unsigned>());
   // The figures an IPUModel may have changed, as IPUModel::createTarget applies them.
   auto spec = std::make_shared<tessera::arch::MachineSpec>(*s->spec);
   s->tiles_per_ipu = t.at("tilesPerIPU").get<unsigned>();
@@ -315,8 +316,9 @@ void load_codelets(GraphState& g, const json& lib) {
   char path[] = "/tmp/tessera-executable-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0)
-    throw file_load_error("deserialize: cannot create a temporary file for the codelets; check "
-                          "that /tmp is writable");
+    throw file_load_error(
+        "deserialize: cannot create a temporary file for the codelets; check "
+        "that /tmp is writable");
   bool ok = ::write(fd, b.data(), b.size()) == static_cast<ssize_t>(b.size());
   ::close(fd);
   std::string gp = std::string(path) + ".gp";
@@ -343,10 +345,10 @@ Executable Executable::deserialize(std::istream& in) {
   try {
     j = json::from_cbor(raw);
   } catch (const json::exception& x) {
-    throw parse_error(fmt::format(
-        "deserialize: the stream holds no Tessera executable ({}); write one with "
-        "Executable::serialize",
-        x.what()));
+    throw parse_error(
+        fmt::format("deserialize: the stream holds no Tessera executable ({}); write one with "
+                    "Executable::serialize",
+                    x.what()));
   }
   if (!j.is_object() || j.value("format", std::string()) != kFormat)
     throw parse_error(fmt::format(
@@ -425,10 +427,9 @@ Executable Executable::deserialize(std::istream& in) {
     for (const auto& rb : j.at("remoteBuffers")) {
       auto handle = rb.at("handle").get<std::string>();
       g->remote_index[handle] = static_cast<unsigned>(g->remote_buffers.size());
-      g->remote_buffers.push_back({handle, Type(rb.at("type").get<std::uint8_t>()),
-                                   rb.at("elements").get<std::size_t>(),
-                                   rb.at("repeats").get<std::size_t>(),
-                                   rb.at("replicated").get<bool>()});
+      g->remote_buffers.push_back(
+          {handle, Type(rb.at("type").get<std::uint8_t>()), rb.at("elements").get<std::size_t>(),
+           rb.at("repeats").get<std::size_t>(), rb.at("replicated").get<bool>()});
     }
     NodeReader reader(j.at("nodes"), *g);
     for (const auto& f : j.at("functions")) g->functions.push_back(ProgramWrap(reader.get(f)));

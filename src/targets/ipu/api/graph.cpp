@@ -273,17 +273,17 @@ void Graph::tesseraSetInitialValue(const Tensor& t, const void* values, std::siz
   std::vector<std::byte> converted(n * es);
   detail::convert_elements(values, hostType, converted.data(), t.elementType(), n);
   for (const auto& view : state_->replica_views(t)) {
-  std::size_t pos = 0;
-  for (const auto& r : view.regions()) {
-    auto& v = state_->variables.at(r.var);
-    if (v.initial.empty()) {
-      v.initial.assign(v.bytes, std::byte{0});
-      v.initial_set.assign(v.bytes / std::max(1u, v.type.tesseraSize()), 0);
+    std::size_t pos = 0;
+    for (const auto& r : view.regions()) {
+      auto& v = state_->variables.at(r.var);
+      if (v.initial.empty()) {
+        v.initial.assign(v.bytes, std::byte{0});
+        v.initial_set.assign(v.bytes / std::max(1u, v.type.tesseraSize()), 0);
+      }
+      std::memcpy(v.initial.data() + r.begin, converted.data() + pos, r.end - r.begin);
+      std::fill(v.initial_set.begin() + r.begin / es, v.initial_set.begin() + r.end / es, 1);
+      pos += r.end - r.begin;
     }
-    std::memcpy(v.initial.data() + r.begin, converted.data() + pos, r.end - r.begin);
-    std::fill(v.initial_set.begin() + r.begin / es, v.initial_set.begin() + r.end / es, 1);
-    pos += r.end - r.begin;
-  }
   }
 }
 
@@ -659,7 +659,7 @@ void Graph::createHostRead(StringRef handle, const Tensor& t, bool) {
 }
 
 RemoteBuffer Graph::addRemoteBuffer(StringRef handle, const Type& elementType,
-                                     std::size_t numElements, std::size_t repeats, bool, bool) {
+                                    std::size_t numElements, std::size_t repeats, bool, bool) {
   std::string h(handle);
   if (state_->remote_index.count(h))
     throw graph_connection_error(fmt::format("a remote buffer named '{}' already exists", h));

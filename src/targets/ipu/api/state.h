@@ -23,7 +23,7 @@ namespace abi = ::tessera::ipu::abi;
 
 struct TargetState {
   std::shared_ptr<const tessera::arch::MachineSpec> spec;
-  std::string arch;  // "ipu1", "ipu2" (or the preset name)
+  std::string arch;    // "ipu1", "ipu2" (or the preset name)
   std::string preset;  // the preset name or JSON path it was loaded from
   unsigned num_ipus = 1;
   unsigned tiles_per_ipu = 0;

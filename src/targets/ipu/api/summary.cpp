@@ -101,13 +101,15 @@ json execution_profile(const EngineState& e) {
   j["remoteBufferCycles"] = e.remote_cycles;
   j["syncCycles"] = e.sync_cycles + e.control_cycles;
   json types = json::object();
-  for (const auto& [k, v] : e.type_totals) types[k] = {{"instances", v.first}, {"cycles", v.second}};
+  for (const auto& [k, v] : e.type_totals)
+    types[k] = {{"instances", v.first}, {"cycles", v.second}};
   j["vertexTypes"] = types;
   json steps = json::array();
   for (const auto& s : e.steps) {
     if (s.executions == 0) continue;
     json by_type = json::object();
-    for (const auto& [k, v] : s.by_type) by_type[k] = {{"instances", v.first}, {"cycles", v.second}};
+    for (const auto& [k, v] : s.by_type)
+      by_type[k] = {{"instances", v.first}, {"cycles", v.second}};
     steps.push_back({{"kind", s.kind},
                      {"name", s.name},
                      {"executions", s.executions},
@@ -131,7 +133,8 @@ namespace {
 template <typename T>
 T get(const json& j, const char* key, const char* doc) {
   if (!j.is_object() || !j.contains(key))
-    throw parse_error(fmt::format("the {} has no '{}'; is it a profile an Engine wrote?", doc, key));
+    throw parse_error(
+        fmt::format("the {} has no '{}'; is it a profile an Engine wrote?", doc, key));
   try {
     return j.at(key).get<T>();
   } catch (const json::exception& x) {
@@ -141,7 +144,8 @@ T get(const json& j, const char* key, const char* doc) {
 
 const json& sub(const json& j, const char* key, const char* doc) {
   if (!j.is_object() || !j.contains(key))
-    throw parse_error(fmt::format("the {} has no '{}'; is it a profile an Engine wrote?", doc, key));
+    throw parse_error(
+        fmt::format("the {} has no '{}'; is it a profile an Engine wrote?", doc, key));
   return j.at(key);
 }
 
@@ -275,7 +279,8 @@ void print_profile_summary(const json* graph, const json* exec, std::ostream& ou
       out << "  Largest tiles:\n";
       for (std::size_t i = 0; i < std::min<std::size_t>(5, largest.size()); ++i) {
         std::vector<std::string> parts;
-        for (const auto& [k, b] : largest[i]->cats) parts.push_back(fmt::format("{} {}", k, num(b)));
+        for (const auto& [k, b] : largest[i]->cats)
+          parts.push_back(fmt::format("{} {}", k, num(b)));
         out << fmt::format("    tile {}: {} B ({})\n", largest[i]->tile, num(largest[i]->total),
                            fmt::join(parts, ", "));
       }
@@ -343,8 +348,10 @@ void print_profile_summary(const json* graph, const json* exec, std::ostream& ou
                     num(get<std::uint64_t>(s, "totalCycles", kExec))),
         4);
     row("Active Tiles",
-        fmt::format("{} / {}", num(get<std::uint64_t>(s, "activeTiles", kExec)), num(num_tiles)), 4);
-    if (kind == "OnTileExecute") row("Thread Balance", pct(get<double>(s, "threadBalance", kExec)), 4);
+        fmt::format("{} / {}", num(get<std::uint64_t>(s, "activeTiles", kExec)), num(num_tiles)),
+        4);
+    if (kind == "OnTileExecute")
+      row("Thread Balance", pct(get<double>(s, "threadBalance", kExec)), 4);
     row("Tile Balance", pct(get<double>(s, "tileBalance", kExec)), 4);
     row("Active Tile Balance", pct(get<double>(s, "activeTileBalance", kExec)), 4);
     if (kind != "OnTileExecute") {

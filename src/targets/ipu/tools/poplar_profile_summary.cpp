@@ -25,8 +25,7 @@ const char* kUsage =
 
 poplar::ProfileValue load(const std::string& path) {
   std::ifstream in(path);
-  if (!in)
-    throw poplar::file_load_error("cannot open " + path + "; check the path of the profile");
+  if (!in) throw poplar::file_load_error("cannot open " + path + "; check the path of the profile");
   return poplar::detail::read_profile(in, path);
 }
 

@@ -60,8 +60,9 @@ int main() {
         return 1;
       }
   }
-  std::cout << replicas << " replicas added their own vectors; modeled cycles: "
-            << engine.tesseraTotalCycles() << '\n';
+  std::cout << replicas
+            << " replicas added their own vectors; modeled cycles: " << engine.tesseraTotalCycles()
+            << '\n';
   engine.printProfileSummary(std::cout, {{"colours", "false"}});
   return 0;
 }

@@ -1312,8 +1312,16 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
   // Remote buffers live in the preset's global memory (Streaming Memory), one per replica.
   for (const auto& rb : e.graph->remote_buffers) {
     std::size_t reps = rb.replicated ? e.graph->replication_factor : 1;
-    e.remote.push_back(e.device->allocate(reps * rb.repeats * rb.elements * rb.type.tesseraSize(),
-                                          "remote buffer " + rb.handle));
+    std::uint64_t bytes = reps * rb.repeats * rb.elements * rb.type.tesseraSize();
+    if (bytes > e.device->global_bytes_free())
+      throw graph_memory_allocation_error(
+          fmt::format("remote buffer '{}'", rb.handle),
+          fmt::format("needs {} ({} replica(s) x {} rows x {} elements of {}); the device's {} "
+                      "memory has {} free; use fewer rows or elements",
+                      sim::format_bytes(bytes), reps, rb.repeats, rb.elements, rb.type.toString(),
+                      e.target->spec->global_memory,
+                      sim::format_bytes(e.device->global_bytes_free())));
+    e.remote.push_back(e.device->allocate(bytes, "remote buffer " + rb.handle));
   }
   detail::Runner runner(e);
   for (const auto& p : e.programs) runner.prepare(*p.tesseraNode());

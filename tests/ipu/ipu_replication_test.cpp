@@ -74,6 +74,12 @@ TEST(IpuReplication, EachReplicaRunsOnItsOwnIpuWithItsOwnStreamData) {
   EXPECT_GT(e.tesseraTileBytes(5), 0u);
   EXPECT_EQ(e.tesseraTileBytes(2), 0u);
   EXPECT_EQ(e.tesseraTileBytes(5), e.tesseraTileBytes(1));
+  // connectStream(handle, p) takes one transfer for every replica.
+  std::vector<float> in2 = {1, 1, 1, 1, 2, 2, 2, 2}, out2(8);
+  e.connectStream("in", in2.data());
+  e.connectStream("out", out2.data());
+  e.run();
+  EXPECT_EQ(out2, (std::vector<float>{2, 2, 2, 2, 4, 4, 4, 4}));
 }
 
 TEST(IpuReplication, PerReplicaConnectionsAndBroadcastStreams) {

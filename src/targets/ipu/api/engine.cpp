@@ -1452,7 +1452,13 @@ const DataStream& find_stream(const EngineState& e, StringRef h) {
 void Engine::connectStream(StringRef h, void* p) {
   const auto& s = find_stream(*state_, h);
   auto* b = static_cast<std::byte*>(p);
-  connectStream(h, b, b + s.numElements() * s.elementType().tesseraSize());
+  // One transfer: on a replicated graph, one per replica unless the stream broadcasts.
+  auto [replicated, mode] = state_->graph->stream_replication.at(s.getId());
+  std::size_t copies =
+      replicated && !(s.isHostToDevice() && mode == ReplicatedStreamMode::BROADCAST)
+          ? state_->graph->replication_factor
+          : 1;
+  connectStream(h, b, b + copies * s.numElements() * s.elementType().tesseraSize());
 }
 void Engine::connectStream(StringRef h, void* begin, void* end) {
   find_stream(*state_, h);

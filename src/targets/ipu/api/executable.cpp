@@ -313,16 +313,18 @@ std::vector<T> from_binary(const json& j) {
 // Loads one saved codelet object: written to a private file, loaded, then unlinked.
 void load_codelets(GraphState& g, const json& lib) {
   const auto& b = lib.get_binary();
-  char path[] = "/tmp/tessera-executable-XXXXXX";
-  int fd = mkstemp(path);
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "tessera-executable-XXXXXX").string();
+  std::vector<char> path(tmpl.begin(), tmpl.end());
+  path.push_back('\0');
+  int fd = mkstemp(path.data());
   if (fd < 0)
-    throw file_load_error(
-        "deserialize: cannot create a temporary file for the codelets; check "
-        "that /tmp is writable");
+    throw file_load_error(fmt::format(
+        "deserialize: cannot create {} for the codelets; set TMPDIR to a writable folder", tmpl));
   bool ok = ::write(fd, b.data(), b.size()) == static_cast<ssize_t>(b.size());
   ::close(fd);
-  std::string gp = std::string(path) + ".gp";
-  std::filesystem::rename(path, gp);
+  std::string gp = std::string(path.data()) + ".gp";
+  std::filesystem::rename(path.data(), gp);
   if (!ok) {
     std::filesystem::remove(gp);
     throw file_load_error("deserialize: cannot write the codelets to " + gp);

@@ -21,6 +21,7 @@ struct Built {
   Device device;
   std::unique_ptr<Graph> graph;
   std::vector<Program> programs;
+  Sequence second;  // programs[1], shared
 };
 
 // Two replicas of a small program with codelets, a perf estimator, a function, loops, streams,
@@ -51,7 +52,8 @@ Built build() {
   Function twice = g.addFunction(Repeat(2, Execute(cs)));
   g.createHostRead("x", x);
   b.programs.push_back(Sequence({Copy(in, x), Call(twice), Copy(x, rb, row)}));
-  b.programs.push_back(Sequence({Copy(rb, x, row), Execute(cs)}));
+  b.second = Sequence({Copy(rb, x, row), Execute(cs)});
+  b.programs.push_back(b.second);
   return b;
 }
 
@@ -83,8 +85,11 @@ TEST(IpuExecutable, CompiledSerializedAndRestoredExecutablesRunAlike) {
   EXPECT_NE(direct.find("3.375 "), std::string::npos) << direct;  // 1 x 1.5^3 (replica 0)
 
   Executable exe = compileGraph(*b.graph, b.programs);
-  // The executable is a snapshot: changing the graph afterwards does not change it.
+  // The executable is a snapshot: changing the graph or the programs afterwards does not
+  // change it.
   b.graph->addVariable(FLOAT, {1}, "late");
+  b.second.add(
+      Copy(b.graph->addVariable(FLOAT, {1}, "late2"), b.graph->addVariable(FLOAT, {1}, "late3")));
   std::stringstream saved;
   exe.serialize(saved);
   {

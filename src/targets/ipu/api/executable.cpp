@@ -35,26 +35,6 @@ std::unique_ptr<EngineState> Executable::tesseraRelease() {
   return std::move(state_);
 }
 
-Executable compileGraph(const Graph& graph, ArrayRef<program::Program> programs,
-                        const OptionFlags& opt, ProgressFunc progressCallBack,
-                        const DebugContext&) {
-  // A snapshot: the graph may change after this without touching the executable.
-  auto snapshot = std::make_shared<GraphState>(*graph.tesseraState());
-  // Perf estimators are host functions that cannot be saved; their results can.
-  for (unsigned vid = 0; vid < snapshot->vertices.size(); ++vid) {
-    auto& v = snapshot->vertices[vid];
-    if (v.estimate) continue;
-    auto est = snapshot->estimators.find(snapshot->types[v.type].name);
-    if (est != snapshot->estimators.end())
-      v.estimate = est->second(VertexIntrospector(snapshot.get(), vid), snapshot->target);
-  }
-  if (progressCallBack) progressCallBack(0, 1);
-  auto state = std::make_unique<EngineState>();
-  detail::build_engine(*state, std::move(snapshot), programs, opt);
-  if (progressCallBack) progressCallBack(1, 1);
-  return Executable(std::move(state));
-}
-
 namespace {
 
 constexpr const char* kFormat = "tessera.poplar.executable/1";
@@ -166,6 +146,36 @@ class NodeReader {
 };
 
 }  // namespace
+
+Executable compileGraph(const Graph& graph, ArrayRef<program::Program> programs,
+                        const OptionFlags& opt, ProgressFunc progressCallBack,
+                        const DebugContext&) {
+  // A snapshot: the graph may change after this without touching the executable.
+  auto snapshot = std::make_shared<GraphState>(*graph.tesseraState());
+  // Perf estimators are host functions that cannot be saved; their results can.
+  for (unsigned vid = 0; vid < snapshot->vertices.size(); ++vid) {
+    auto& v = snapshot->vertices[vid];
+    if (v.estimate) continue;
+    auto est = snapshot->estimators.find(snapshot->types[v.type].name);
+    if (est != snapshot->estimators.end())
+      v.estimate = est->second(VertexIntrospector(snapshot.get(), vid), snapshot->target);
+  }
+  // The program trees too: a Sequence extended after compileGraph does not change what runs.
+  NodeWriter w;
+  std::vector<int> function_ids, program_ids;
+  for (const auto& f : snapshot->functions) function_ids.push_back(w.add(f.tesseraNode()));
+  for (const auto& p : programs) program_ids.push_back(w.add(p.tesseraNode()));
+  NodeReader reader(w.nodes, *snapshot);
+  for (std::size_t i = 0; i < function_ids.size(); ++i)
+    snapshot->functions[i] = ProgramWrap(reader.get(function_ids[i]));
+  std::vector<program::Program> copies;
+  for (int id : program_ids) copies.push_back(ProgramWrap(reader.get(id)));
+  if (progressCallBack) progressCallBack(0, 1);
+  auto state = std::make_unique<EngineState>();
+  detail::build_engine(*state, std::move(snapshot), copies, opt);
+  if (progressCallBack) progressCallBack(1, 1);
+  return Executable(std::move(state));
+}
 
 void Executable::serialize(std::ostream& out) const {
   if (!state_)

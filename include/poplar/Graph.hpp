@@ -20,6 +20,7 @@
 #include <poplar/ReplicatedStreamMode.hpp>
 #include <poplar/Target.hpp>
 #include <poplar/Tensor.hpp>
+#include <poplar/TensorCloneMethod.hpp>
 #include <poplar/Type.hpp>
 #include <poplar/exceptions.hpp>
 
@@ -56,8 +57,11 @@ class Graph {
   Graph(Graph&&) noexcept;
   Graph& operator=(Graph&&) noexcept;
 
+  // A graph made with a replication factor (or by createReplicatedGraph) is the graph of one
+  // replica: its target is one replica's IPUs and tiles, and everything added to it exists on
+  // every replica (spec 001 §2.5).
   const Target& getTarget() const { return target_; }
-  unsigned getReplicationFactor() const { return 1; }
+  unsigned getReplicationFactor() const { return replication_; }
 
   // ---- data ----
   Tensor addVariable(const Type& type, ArrayRef<std::size_t> shape,
@@ -107,6 +111,12 @@ class Graph {
     tesseraSetFieldValue(field, values.data(), values.size(), sizeof(T), hostType<T>());
   }
 
+  // A new variable of the shape (and element type, or `type`) of `t`, with its tile mapping.
+  Tensor clone(const Tensor& t, const DebugContext& debugContext = {},
+               TensorCloneMethod method = TensorCloneMethod::PRESERVE_ORDER_UNLESS_ALIASES);
+  Tensor clone(const Type& type, const Tensor& t, const DebugContext& debugContext = {},
+               TensorCloneMethod method = TensorCloneMethod::PRESERVE_ORDER_UNLESS_ALIASES);
+
   void setTileMapping(const Tensor& t, unsigned tileNum);
   void setTileMapping(VertexRef v, unsigned tileNum);
   void setTileMapping(const Tensor& t, const TileToTensorMapping& mapping);
@@ -141,11 +151,24 @@ class Graph {
   void createHostWrite(StringRef handle, const Tensor& t, bool rearrangeOnHost = false);
   void createHostRead(StringRef handle, const Tensor& t, bool rearrangeOnHost = false);
 
+  // Off-chip storage of `repeats` rows of `numElements` elements (per replica), reached with
+  // program::Copy and Engine::copyToRemoteBuffer / copyFromRemoteBuffer (spec 001 §2.6.2).
+  RemoteBuffer addRemoteBuffer(StringRef handle, const Type& elementType, std::size_t numElements,
+                               std::size_t repeats = 1, bool rearrangeOnHost = false,
+                               bool optimiseMemory = false);
+
   Function addFunction(const program::Program& program);
 
   // A graph over tiles [lowerTile, upperTile) of this one; what is added to it is added here.
   Graph createVirtualGraph(unsigned lowerTile, unsigned upperTile);
   Graph createVirtualGraph(const std::vector<unsigned>& tiles);
+
+  // Splits this graph into `replicationFactor` replicas of numIPUs / replicationFactor IPUs
+  // each (spec 001 §2.5.1); the result is the graph of one replica. This graph stays the
+  // parent: what is added to it exists once, on the tiles it is mapped to.
+  Graph createReplicatedGraph(unsigned replicationFactor);
+  // A replicated tensor as one tensor of the parent, with a leading dimension over replicas.
+  Tensor getNonReplicatedTensor(const Tensor& t) const;
 
   std::size_t getNumVertices() const;
   std::size_t getNumComputeSets() const;
@@ -155,7 +178,8 @@ class Graph {
   const std::shared_ptr<detail::GraphState>& tesseraState() const { return state_; }
 
  private:
-  Graph(std::shared_ptr<detail::GraphState> state, Target target, std::vector<unsigned> tiles);
+  Graph(std::shared_ptr<detail::GraphState> state, Target target, std::vector<unsigned> tiles,
+        unsigned replication);
   template <typename T>
   static Type hostType() {
     if constexpr (requires { equivalent_device_type<T>::value; })
@@ -174,6 +198,7 @@ class Graph {
   Target target_;
   unsigned tileBase_ = 0;
   std::vector<unsigned> tiles_;  // virtual graph: its tiles in the parent; empty: all
+  unsigned replication_ = 1;     // > 1: the graph of one replica
 };
 
 }  // namespace poplar

@@ -83,6 +83,28 @@ class DataStream {
   bool toDevice_ = true;
 };
 
+// Off-chip memory for the IPU program's own storage (spec 001 §2.6.2): `repeats` rows of
+// `numElements` elements each, per replica, reached with program::Copy.
+class RemoteBuffer {
+ public:
+  RemoteBuffer() = default;
+  RemoteBuffer(unsigned id, std::string handle, Type type, std::size_t numElements,
+               std::size_t repeats)
+      : id_(id), handle_(std::move(handle)), type_(type), n_(numElements), repeats_(repeats) {}
+  const std::string& handle() const { return handle_; }
+  Type elementType() const { return type_; }
+  std::size_t numElements() const { return n_; }
+  std::size_t getRepeats() const { return repeats_; }
+  unsigned getId() const { return id_; }
+  bool operator==(const RemoteBuffer& o) const { return id_ == o.id_ && handle_ == o.handle_; }
+
+ private:
+  unsigned id_ = ~0u;
+  std::string handle_;
+  Type type_;
+  std::size_t n_ = 0, repeats_ = 0;
+};
+
 class Function {
  public:
   Function() = default;

@@ -93,6 +93,13 @@ class Copy : public Program {
        const DebugContext& debugContext = {});
   Copy(const Tensor& src, const DataStream& stream, bool optimiseMemory = false,
        const DebugContext& debugContext = {});
+  // Remote buffers (spec 001 §2.6.2): one row (row 0), or one row per element of `offset`.
+  Copy(const RemoteBuffer& buffer, const Tensor& dst, const DebugContext& debugContext = {});
+  Copy(const RemoteBuffer& buffer, const Tensor& dst, const Tensor& offset,
+       const DebugContext& debugContext = {});
+  Copy(const Tensor& src, const RemoteBuffer& buffer, const DebugContext& debugContext = {});
+  Copy(const Tensor& src, const RemoteBuffer& buffer, const Tensor& offset,
+       const DebugContext& debugContext = {});
 };
 
 class WriteUndef : public Program {

@@ -200,3 +200,62 @@ TEST(IpuFaults, GraphMisuseIsAUserError) {
   EXPECT_TRUE(has(message_of<stream_connection_error>([&] { e.run(); }), "'feed'"));
   (void)s;
 }
+
+TEST(IpuFaults, ReplicasThatTakeDifferentControlPaths) {
+  IPUModel m("ipu2");
+  m.numIPUs = 2;
+  m.tilesPerIPU = 2;
+  Device d = m.createDevice();
+  Graph g(d.getTarget(), replication_factor(2));
+  Tensor p = g.addVariable(INT, {}, "flag");
+  g.setTileMapping(p, 1);
+  auto in = g.addHostToDeviceFIFO("flag", INT, 1);
+  Engine e(g, Sequence({Copy(in, p), RepeatWhileTrue(Sequence(), p, WriteUndef(p))}));
+  std::vector<int> values = {0, 1};
+  e.connectStream("flag", values.data(), values.data() + 2);
+  e.load(d);
+  auto msg = message_of<tessera::DeviceFault>([&] { e.run(); });
+  EXPECT_TRUE(has(msg, "replica 1")) << msg;
+  EXPECT_TRUE(has(msg, "'flag'")) << msg;
+  EXPECT_TRUE(has(msg, "is 0 on replica 0 and 1 on replica 1")) << msg;
+}
+
+TEST(IpuFaults, ReplicationFactorThatDoesNotDivideTheIpus) {
+  IPUModel m("ipu2");
+  m.numIPUs = 3;
+  m.tilesPerIPU = 2;
+  Device d = m.createDevice();
+  auto msg = message_of<tessera::UserError>([&] { Graph g(d.getTarget(), replication_factor(2)); });
+  EXPECT_TRUE(has(msg, "replication factor 2 for a target of 3 IPU(s)")) << msg;
+}
+
+TEST(IpuFaults, RemoteBufferRowPastItsEndAndBufferPastStreamingMemory) {
+  Device d = device();
+  {
+    Graph g(d.getTarget());
+    RemoteBuffer rb = g.addRemoteBuffer("weights", HALF, 4, 3);
+    Tensor t = g.addVariable(HALF, {4}, "t");
+    g.setTileMapping(t, 0);
+    Tensor row = g.addConstant<unsigned>(UNSIGNED_INT, {1}, {3}, "row");
+    g.setTileMapping(row, 1);
+    Engine e(g, Copy(t, rb, row));
+    e.load(d);
+    auto msg = message_of<tessera::DeviceFault>([&] { e.run(); });
+    EXPECT_TRUE(has(msg, "remote buffer 'weights' names row 3")) << msg;
+    EXPECT_TRUE(has(msg, "has 3 rows (0 to 2)")) << msg;
+  }
+  {
+    // 2^28 floats x 128 rows = 128 GiB, more than the preset's Streaming Memory.
+    Graph g(d.getTarget());
+    g.addRemoteBuffer("huge", FLOAT, std::size_t(1) << 28, 128);
+    auto msg = message_of<tessera::DeviceFault>([&] { Engine e(g, Sequence()); });
+    EXPECT_TRUE(has(msg, "remote buffer 'huge': needs 137,438,953,472 B")) << msg;
+  }
+  {
+    Graph g(d.getTarget());
+    RemoteBuffer rb = g.addRemoteBuffer("rb", FLOAT, 4);
+    Tensor t = g.addVariable(FLOAT, {3}, "t");
+    auto msg = message_of<tessera::UserError>([&] { Copy(rb, t); });
+    EXPECT_TRUE(has(msg, "must hold 1 row(s) of the buffer's type, 4 elements")) << msg;
+  }
+}

@@ -360,6 +360,31 @@ std::string digest() {
   std::ostringstream out;
   out << e.tesseraTotalCycles();
   for (float v : s) out << ' ' << v;
+  // Two replicas of 8 tiles, each fed its own data by a stream.
+  IPUModel model("ipu2");
+  model.numIPUs = 2;
+  model.tilesPerIPU = 8;
+  Device d2 = model.createDevice();
+  Graph rg(d2.getTarget(), replication_factor(2));
+  rg.addCodelets(kCodelets);
+  Tensor rdata = rg.addVariable(FLOAT, {8, 40}, "rdata");
+  ComputeSet rscale = rg.addComputeSet("rscale");
+  for (unsigned t = 0; t < 8; ++t) {
+    rg.setTileMapping(rdata[t], (t + 3) % 8);
+    VertexRef v = rg.addVertex(rscale, "Scale", {{"data", rdata[t]}});
+    rg.setInitialValue(v["factor"], 0.5f + float(t));
+    rg.setTileMapping(v, t);
+  }
+  auto in = rg.addHostToDeviceFIFO("rin", FLOAT, 320);
+  rg.createHostRead("rdata", rdata);
+  Engine re(rg, Sequence({Copy(in, rdata), Repeat(2, Execute(rscale))}));
+  std::vector<float> rin(640);
+  for (std::size_t i = 0; i < rin.size(); ++i) rin[i] = float(i % 11) * 0.5f;
+  re.connectStream("rin", rin.data(), rin.data() + rin.size());
+  re.load(d2);
+  re.run();
+  out << " | " << re.tesseraTotalCycles();
+  for (float v : read<float>(re, "rdata", 640)) out << ' ' << v;
   return out.str();
 }
 }  // namespace

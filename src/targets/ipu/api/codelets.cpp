@@ -483,6 +483,10 @@ std::shared_ptr<CodeletLibrary> CodeletLibrary::load(const std::string& path) {
     throw file_load_error(fmt::format("'{}' is not a codelet object (no {}); make it with popc",
                                       path, tessera::ipu::abi::kLibraryEntry));
   lib->desc_ = entry();
+  {
+    std::ifstream in(path, std::ios::binary);
+    lib->bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   if (lib->desc_->abi_version != tessera::ipu::abi::kVersion)
     throw file_load_error(
         fmt::format("codelet object '{}' was built for codelet ABI {}, this "

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/targets/ipu/api/codelet_abi.h"
 
@@ -13,9 +14,12 @@ class CodeletLibrary {
   static std::shared_ptr<CodeletLibrary> load(const std::string& path);
   ~CodeletLibrary();
   const tessera::ipu::abi::LibraryDesc* desc() const { return desc_; }
+  // The shared object's bytes, kept so that an Executable can carry its codelets.
+  const std::string& object_bytes() const { return bytes_; }
 
  private:
   CodeletLibrary() = default;
+  std::string bytes_;
   void* handle_ = nullptr;
   const tessera::ipu::abi::LibraryDesc* desc_ = nullptr;
 };

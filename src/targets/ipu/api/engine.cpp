@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <numeric>
 #include <regex>
@@ -117,6 +119,7 @@ class Compiler {
   void check_mapping() {
     for (std::uint32_t id = 0; id < g_.variables.size(); ++id) {
       const auto& v = g_.variables[id];
+      if (v.logical) continue;  // stored as its replicas' variables
       std::uint64_t expect = 0;
       for (const auto& [b, run] : v.mapping) {
         if (b != expect) break;
@@ -137,6 +140,7 @@ class Compiler {
     if (e_.debug_undefined) e_.written.resize(g_.variables.size());
     for (std::size_t i = 0; i < g_.variables.size(); ++i) {
       const auto& v = g_.variables[i];
+      if (v.logical) continue;  // never stored: its replicas' variables are
       if (!v.initial.empty())
         e_.data[i] = v.initial;
       else
@@ -197,95 +201,111 @@ class Compiler {
     cs->vertices.reserve(info.vertices.size());
     std::uint64_t edge_bytes = param("ipu.vertex_state_edge_bytes");
     for (unsigned vid : info.vertices) {
-      const auto& v = g_.vertices[vid];
-      const auto& type = g_.types[v.type];
-      if (v.tile == ~0u)
-        throw invalid_tile_mapping(fmt::format(
-            "vertex {} ({}) in compute set '{}' has no tile; call Graph::setTileMapping(v, tile)",
-            vid, type.name, info.name));
-      CompiledVertex cv;
-      cv.id = vid;
-      cv.tile = v.tile;
-      cv.type = &type;
-      cv.object = arena_alloc(type.desc.size, type.desc.align);
-      type.desc.construct(cv.object);
-      std::uint64_t touched = 0, state = 0;
-      for (std::size_t fi = 0; fi < type.fields.size(); ++fi) {
-        const auto& fd = type.fields[fi];
-        const auto& conn = v.fields[fi];
-        auto* base = static_cast<std::byte*>(cv.object) + fd.offset;
-        if (!conn.connected) {
-          throw graph_connection_error(fmt::format(
-              "vertex {} ({}) on tile {} in compute set '{}': field '{}' is not {}; every field "
-              "of a vertex must be {} before the Engine is created",
-              vid, type.name, v.tile, info.name, fd.name,
-              fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
-                  ? "set"
-                  : "connected",
-              fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
-                  ? "given a value with Graph::setInitialValue"
-                  : "connected with Graph::connect"));
-        }
-        const std::string* fname = field_name(fd.name);
-        switch (fd.kind) {
-          case abi::FieldKind::state:
-            std::memcpy(base, conn.state.data(), std::min(conn.state.size(), fd.host_bytes));
-            state += fd.host_bytes;
-            break;
-          case abi::FieldKind::state_vector: {
-            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
-            cv.buffers.push_back(conn.state);
-            span.data = cv.buffers.back().data();
-            span.size = static_cast<std::uint32_t>(conn.state_count);
-            span.vertex = vid;
-            span.field = fname->c_str();
-            state += edge_bytes * 2 + conn.state.size();
-            touched += conn.state.size();
-            break;
+      // A vertex of a replicated graph runs once per replica, on that replica's tiles and
+      // elements (spec 001 §2.5).
+      bool replicated = g_.vertices[vid].replicated;
+      unsigned reps = replicated ? g_.replication_factor : 1;
+      for (unsigned rep = 0; rep < reps; ++rep) {
+        const auto& v = replicated ? replica_vertex(g_.vertices[vid], rep) : g_.vertices[vid];
+        const auto& type = g_.types[v.type];
+        if (v.tile == ~0u)
+          throw invalid_tile_mapping(fmt::format(
+              "vertex {} ({}) in compute set '{}' has no tile; call Graph::setTileMapping(v, tile)",
+              vid, type.name, info.name));
+        CompiledVertex cv;
+        cv.id = vid;
+        cv.tile = v.tile;
+        cv.type = &type;
+        cv.object = arena_alloc(type.desc.size, type.desc.align);
+        type.desc.construct(cv.object);
+        std::uint64_t touched = 0, state = 0;
+        for (std::size_t fi = 0; fi < type.fields.size(); ++fi) {
+          const auto& fd = type.fields[fi];
+          const auto& conn = v.fields[fi];
+          auto* base = static_cast<std::byte*>(cv.object) + fd.offset;
+          if (!conn.connected) {
+            throw graph_connection_error(fmt::format(
+                "vertex {} ({}) on tile {} in compute set '{}': field '{}' is not {}; every field "
+                "of a vertex must be {} before the Engine is created",
+                vid, type.name, v.tile, info.name, fd.name,
+                fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
+                    ? "set"
+                    : "connected",
+                fd.kind == abi::FieldKind::state || fd.kind == abi::FieldKind::state_vector
+                    ? "given a value with Graph::setInitialValue"
+                    : "connected with Graph::connect"));
           }
-          case abi::FieldKind::edge:
-          case abi::FieldKind::edge_vector: {
-            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
-            span.vertex = vid;
-            span.field = fname->c_str();
-            const Tensor& t = conn.tensors.at(0);
-            check_layout(vid, type, fd, t.numElements());
-            bind(cv, *cs, t, fd.access, span, fd.interleaved);
-            cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &t);
-            state += edge_bytes * (fd.has_size && fd.kind == abi::FieldKind::edge_vector ? 2 : 1);
-            touched += t.numElements() * t.elementSize();
-            break;
-          }
-          case abi::FieldKind::edge_2d:
-          case abi::FieldKind::edge_scalars: {
-            auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
-            cv.span_arrays.emplace_back(conn.tensors.size());
-            auto& rows = cv.span_arrays.back();
-            for (std::size_t r = 0; r < conn.tensors.size(); ++r) {
-              rows[r].vertex = vid;
-              rows[r].field = fname->c_str();
-              bind(cv, *cs, conn.tensors[r], fd.access, rows[r], fd.interleaved);
-              cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &conn.tensors[r]);
-              touched += conn.tensors[r].numElements() * conn.tensors[r].elementSize();
+          const std::string* fname = field_name(fd.name);
+          switch (fd.kind) {
+            case abi::FieldKind::state:
+              std::memcpy(base, conn.state.data(), std::min(conn.state.size(), fd.host_bytes));
+              state += fd.host_bytes;
+              break;
+            case abi::FieldKind::state_vector: {
+              auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+              cv.buffers.push_back(conn.state);
+              span.data = cv.buffers.back().data();
+              span.size = static_cast<std::uint32_t>(conn.state_count);
+              span.vertex = vid;
+              span.field = fname->c_str();
+              state += edge_bytes * 2 + conn.state.size();
+              touched += conn.state.size();
+              break;
             }
-            span.data = rows.data();
-            span.size = static_cast<std::uint32_t>(rows.size());
-            span.vertex = vid;
-            span.field = fname->c_str();
-            state += edge_bytes * 2 + edge_bytes * rows.size();
-            break;
+            case abi::FieldKind::edge:
+            case abi::FieldKind::edge_vector: {
+              auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+              span.vertex = vid;
+              span.field = fname->c_str();
+              const Tensor& t = conn.tensors.at(0);
+              check_layout(vid, type, fd, t.numElements());
+              bind(cv, *cs, t, fd.access, span, fd.interleaved);
+              cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &t);
+              state += edge_bytes * (fd.has_size && fd.kind == abi::FieldKind::edge_vector ? 2 : 1);
+              touched += t.numElements() * t.elementSize();
+              break;
+            }
+            case abi::FieldKind::edge_2d:
+            case abi::FieldKind::edge_scalars: {
+              auto& span = *reinterpret_cast<abi::EdgeSpan*>(base);
+              cv.span_arrays.emplace_back(conn.tensors.size());
+              auto& rows = cv.span_arrays.back();
+              for (std::size_t r = 0; r < conn.tensors.size(); ++r) {
+                rows[r].vertex = vid;
+                rows[r].field = fname->c_str();
+                bind(cv, *cs, conn.tensors[r], fd.access, rows[r], fd.interleaved);
+                cv.field_tensors.emplace_back(static_cast<unsigned>(fi), &conn.tensors[r]);
+                touched += conn.tensors[r].numElements() * conn.tensors[r].elementSize();
+              }
+              span.data = rows.data();
+              span.size = static_cast<std::uint32_t>(rows.size());
+              span.vertex = vid;
+              span.field = fname->c_str();
+              state += edge_bytes * 2 + edge_bytes * rows.size();
+              break;
+            }
           }
         }
+        check_constraints(vid, type, v);
+        cv.cycles = estimate(vid, v, type, touched);
+        state_bytes_[cv.tile] += state;
+        tile_types_[cv.tile].insert(v.type);
+        cs->vertices.push_back(std::move(cv));
       }
-      check_constraints(vid, type, v);
-      cv.cycles = estimate(vid, v, type, touched);
-      state_bytes_[cv.tile] += state;
-      tile_types_[cv.tile].insert(v.type);
-      cs->vertices.push_back(std::move(cv));
     }
     check_single_writer(*cs);
     schedule_workers(*cs);
     e_.compute_sets.push_back(std::move(cs));
+  }
+
+  const VertexInstance& replica_vertex(const VertexInstance& v, unsigned rep) {
+    VertexInstance c = v;
+    if (c.tile != ~0u) c.tile += rep * g_.replica_tiles;
+    for (auto& f : c.fields)
+      for (auto& t : f.tensors)
+        if (t.valid()) t = g_.replica_view(t, rep);
+    e_.replica_vertices.push_back(std::move(c));
+    return e_.replica_vertices.back();
   }
 
   void check_layout(unsigned vid, const VertexType& type, const abi::FieldDesc& fd, std::size_t n) {
@@ -432,6 +452,7 @@ class Compiler {
     // Per tile: the variable blocks it holds.
     std::map<unsigned, std::vector<std::pair<std::uint32_t, std::uint64_t>>> blocks;
     for (std::uint32_t id = 0; id < g_.variables.size(); ++id) {
+      if (g_.variables[id].logical) continue;
       std::map<unsigned, std::uint64_t> per_tile;
       for (const auto& [b, run] : g_.variables[id].mapping) per_tile[run.second] += run.first - b;
       for (const auto& [tile, bytes] : per_tile) blocks[tile].emplace_back(id, bytes);
@@ -591,6 +612,16 @@ class Runner {
         step(&n, "StreamCopy", n.stream.handle());
         break;
       }
+      case NodeKind::remote_to_tensor:
+      case NodeKind::tensor_to_remote: {
+        const auto& rb = n.remote;
+        if (rb.getId() >= g_.remote_buffers.size() ||
+            g_.remote_buffers[rb.getId()].handle != rb.handle())
+          throw control_program_error(fmt::format(
+              "Copy with remote buffer '{}', which is not in this Engine's graph", rb.handle()));
+        step(&n, "RemoteBufferCopy", rb.handle());
+        break;
+      }
       case NodeKind::call:
         if (n.function >= g_.functions.size())
           throw control_program_error(
@@ -619,10 +650,26 @@ class Runner {
 
   void compile_copy(const program::Node& n) {
     CompiledCopy c;
-    auto src = chunks_of(g_, n.a), dst = chunks_of(g_, n.b);
-    pair_chunks(src, dst, c.src, c.dst);
-    c.bytes = n.a.numElements() * n.a.elementSize();
-    c.overlap = n.a.intersectsWith(n.b);
+    // On a replicated graph each replica copies its own elements, in the same superstep.
+    auto srcs = g_.replica_views(n.a), dsts = g_.replica_views(n.b);
+    if (srcs.size() > dsts.size())
+      throw control_program_error(fmt::format(
+          "Copy '{}' from a replicated tensor to a tensor of the parent graph: every replica "
+          "would write the same elements; copy to a replicated tensor, or use "
+          "Graph::getNonReplicatedTensor to name one replica's elements",
+          n.name));
+    std::uint64_t one = n.a.numElements() * n.a.elementSize();
+    for (std::size_t r = 0; r < dsts.size(); ++r) {
+      const Tensor& src_t = srcs[std::min(r, srcs.size() - 1)];
+      std::size_t first = c.src.size();
+      pair_chunks(chunks_of(g_, src_t), chunks_of(g_, dsts[r]), c.src, c.dst);
+      for (std::size_t i = first; i < c.src.size(); ++i) {
+        c.src[i].buf_offset += r * one;
+        c.dst[i].buf_offset += r * one;
+      }
+      c.overlap = c.overlap || src_t.intersectsWith(dsts[r]);
+    }
+    c.bytes = one * dsts.size();
     c.compute_per_tile.assign(e_.tiles, 0);
     c.exchange_per_tile.assign(e_.tiles, 0);
     std::uint64_t bpc = param_u64(*e_.target->spec, "ipu.copy_bytes_per_cycle");
@@ -735,6 +782,14 @@ class Runner {
       pos += (r.end - r.begin) / es;
     }
   }
+  void check_all(const Tensor& t, const std::string& where, const std::string& what) {
+    if (!e_.debug_undefined) return;
+    for (const auto& v : g_.replica_views(t)) check_defined(v, where, what);
+  }
+  void mark_all(const Tensor& t, std::uint8_t value) {
+    if (!e_.debug_undefined) return;
+    for (const auto& v : g_.replica_views(t)) mark(v, value);
+  }
   void mark(const Tensor& t, std::uint8_t value) {
     if (!e_.debug_undefined) return;
     std::size_t es = t.elementSize();
@@ -805,7 +860,7 @@ class Runner {
 
   void copy(const program::Node& n) {
     const auto& c = e_.copies.at(&n);
-    check_defined(n.a, "Copy", fmt::format("Copy '{}'", n.name));
+    check_all(n.a, "Copy", fmt::format("Copy '{}'", n.name));
     std::vector<std::byte> tmp;
     if (c.overlap) {
       tmp.resize(c.bytes);
@@ -818,68 +873,119 @@ class Runner {
         std::memcpy(e_.data[c.dst[i].var].data() + c.dst[i].var_offset,
                     e_.data[c.src[i].var].data() + c.src[i].var_offset, c.src[i].bytes);
     }
-    mark(n.b, 1);
+    mark_all(n.b, 1);
     superstep(&n, c.compute_per_tile, c.exchange_per_tile);
   }
 
-  StreamConnection& connection(const DataStream& s) {
-    auto it = e_.streams.find(s.handle());
+  StreamConnection* find_connection(const std::string& key) {
+    auto it = e_.streams.find(key);
     if (it == e_.streams.end() || (it->second.begin == nullptr && !it->second.callback))
-      throw stream_connection_error(fmt::format(
-          "stream '{}' is used by the program but not connected; call Engine::connectStream or "
-          "connectStreamToCallback before run",
-          s.handle()));
-    return it->second;
+      return nullptr;
+    return &it->second;
   }
 
-  void stream_copy(const program::Node& n, bool to_device) {
-    auto& conn = connection(n.stream);
-    const Tensor& t = to_device ? n.b : n.a;
-    std::size_t bytes = t.numElements() * t.elementSize();
-    std::vector<std::byte> buf(bytes);
-    if (!to_device) {
-      check_defined(t, "StreamCopy", fmt::format("copy to stream '{}'", n.stream.handle()));
-      std::size_t pos = 0;
-      for (const auto& r : t.regions()) {
-        std::memcpy(buf.data() + pos, e_.data[r.var].data() + r.begin, r.end - r.begin);
-        pos += r.end - r.begin;
-      }
-    }
+  // Moves `n` bytes between the host side of a stream and `p` (callback or circular buffer).
+  void transfer(StreamConnection& conn, std::byte* p, std::size_t n, bool to_device,
+                const std::string& handle) {
     if (conn.callback) {
       if (to_device) {
-        if (conn.callback->prefetch(buf.data()) != StreamCallback::Result::Success)
-          conn.callback->fetch(buf.data());
+        if (conn.callback->prefetch(p) != StreamCallback::Result::Success) conn.callback->fetch(p);
       } else {
-        conn.callback->fetch(buf.data());
+        conn.callback->fetch(p);
       }
       conn.callback->complete();
-    } else {
-      std::size_t size = static_cast<std::size_t>(conn.end - conn.begin);
-      if (size < bytes || size % bytes != 0)
-        throw stream_connection_error(fmt::format(
-            "stream '{}' buffer is {} B; each transfer moves {} B, so the buffer must hold a "
-            "whole number (at least one) of transfers",
-            n.stream.handle(), size, bytes));
-      std::byte* p = conn.begin + conn.position;
-      if (to_device)
-        std::memcpy(buf.data(), p, bytes);
-      else
-        std::memcpy(p, buf.data(), bytes);
-      conn.position = (conn.position + bytes) % size;
+      return;
     }
-    if (to_device) {
-      std::size_t pos = 0;
-      for (const auto& r : t.regions()) {
-        std::memcpy(e_.data[r.var].data() + r.begin, buf.data() + pos, r.end - r.begin);
-        pos += r.end - r.begin;
+    std::size_t size = static_cast<std::size_t>(conn.end - conn.begin);
+    if (size < n || size % n != 0)
+      throw stream_connection_error(fmt::format(
+          "stream '{}' buffer is {} B; each transfer moves {} B, so the buffer must hold a "
+          "whole number (at least one) of transfers",
+          handle, size, n));
+    std::byte* q = conn.begin + conn.position;
+    if (to_device)
+      std::memcpy(p, q, n);
+    else
+      std::memcpy(q, p, n);
+    conn.position = (conn.position + n) % size;
+  }
+
+  // A stream copy (spec 001 §2.6.1). On a replicated graph each replica has its own stream:
+  // connected per replica (Engine::connectStreamToCallback(handle, replica, f)) or once, with one
+  // transfer's data for each replica back to back; a BROADCAST stream sends one transfer's
+  // data to every replica.
+  void stream_copy(const program::Node& n, bool to_device) {
+    const std::string& handle = n.stream.handle();
+    const Tensor& t = to_device ? n.b : n.a;
+    auto [replicated_stream, mode] = g_.stream_replication.at(n.stream.getId());
+    auto views = g_.replica_views(t);
+    unsigned reps = replicated_stream ? g_.replication_factor : 1;
+    if (views.size() != reps) {
+      if (views.size() != 1)
+        throw control_program_error(fmt::format(
+            "stream '{}' of the parent graph copies a replicated tensor; add the stream to the "
+            "replicated graph so that each replica has its own",
+            handle));
+      views.assign(reps, t);
+    }
+    bool broadcast = to_device && mode == ReplicatedStreamMode::BROADCAST;
+    std::size_t bytes = t.numElements() * t.elementSize();
+    std::vector<std::byte> buf(bytes * reps);
+    if (!to_device)
+      for (unsigned r = 0; r < reps; ++r) {
+        check_defined(views[r], "StreamCopy", fmt::format("copy to stream '{}'", handle));
+        std::size_t pos = r * bytes;
+        for (const auto& reg : views[r].regions()) {
+          std::memcpy(buf.data() + pos, e_.data[reg.var].data() + reg.begin, reg.end - reg.begin);
+          pos += reg.end - reg.begin;
+        }
       }
-      mark(t, 1);
+    std::vector<StreamConnection*> own(reps, nullptr);
+    unsigned own_count = 0;
+    if (reps > 1)
+      for (unsigned r = 0; r < reps; ++r)
+        if ((own[r] = find_connection(handle + '\x01' + std::to_string(r)))) ++own_count;
+    if (own_count == reps) {
+      for (unsigned r = 0; r < reps; ++r)
+        transfer(*own[r], buf.data() + r * bytes, bytes, to_device, handle);
+    } else {
+      StreamConnection* conn = find_connection(handle);
+      if (conn == nullptr || own_count != 0)
+        throw stream_connection_error(fmt::format(
+            "stream '{}' is used by the program but {}; call Engine::connectStream or "
+            "connectStreamToCallback before run{}",
+            handle,
+            own_count ? fmt::format("only {} of its {} replicas are connected", own_count, reps)
+                      : std::string("not connected"),
+            reps > 1 ? " (once for all replicas, or once per replica)" : ""));
+      if (broadcast || reps == 1 || !conn->callback) {
+        std::size_t n_bytes = broadcast ? bytes : bytes * reps;
+        transfer(*conn, buf.data(), n_bytes, to_device, handle);
+        if (broadcast)
+          for (unsigned r = 1; r < reps; ++r)
+            std::memcpy(buf.data() + r * bytes, buf.data(), bytes);
+      } else {
+        for (unsigned r = 0; r < reps; ++r)
+          transfer(*conn, buf.data() + r * bytes, bytes, to_device, handle);
+      }
     }
-    // Host exchange: the host link's time plus the sync with the host (spec 001 §2.7.2).
+    if (to_device)
+      for (unsigned r = 0; r < reps; ++r) {
+        std::size_t pos = r * bytes;
+        for (const auto& reg : views[r].regions()) {
+          std::memcpy(e_.data[reg.var].data() + reg.begin, buf.data() + pos, reg.end - reg.begin);
+          pos += reg.end - reg.begin;
+        }
+        mark(views[r], 1);
+      }
+    // Host exchange: each replica's IPU has its own link to the host, so replicas transfer
+    // at the same time; the copy takes one transfer's link time plus the sync with the host
+    // (spec 001 §2.7.2).
     std::uint64_t cycles =
         e_.device->cost_model().host_link_cycles(bytes) + e_.target->host_sync_cycles;
     std::vector<std::uint64_t> per_tile(e_.tiles, 0);
-    for (const auto& c : chunks_of(g_, t)) per_tile[c.tile] += c.bytes;
+    for (const auto& v : views)
+      for (const auto& c : chunks_of(g_, v)) per_tile[c.tile] += c.bytes;
     e_.host_cycles += cycles;
     const auto& ss =
         e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
@@ -889,15 +995,31 @@ class Runner {
     rec.name = "StreamCopy " + n.stream.handle();
     rec.engine = "ipu";
     rec.cycles = ss.compute + ss.sync;
-    (to_device ? rec.bytes_read : rec.bytes_written) = bytes;
+    (to_device ? rec.bytes_read : rec.bytes_written) = bytes * reps;
     e_.device->record_kernel(std::move(rec));
-    e_.device->add_bytes_moved("host-link", bytes);
+    e_.device->add_bytes_moved("host-link", bytes * reps);
+  }
+
+  double element(const Tensor& t) {
+    const auto& r = t.regions().at(0);
+    return element_as_double(e_.data[r.var].data() + r.begin, t.elementType());
   }
 
   std::int64_t scalar(const Tensor& t, const char* what) {
-    check_defined(t, what, what);
-    const auto& r = t.regions().at(0);
-    double v = element_as_double(e_.data[r.var].data() + r.begin, t.elementType());
+    check_all(t, what, what);
+    double v = element(g_.replica_view(t, 0));
+    // Replicas run one control program in step, synchronising with each other: a predicate
+    // that differs between replicas would leave them waiting at different syncs (a hang on
+    // the hardware), so it is a fault here.
+    auto views = g_.replica_views(t);
+    for (unsigned r = 1; r < views.size(); ++r)
+      if (double w = element(views[r]); w != v)
+        throw runtime_error(
+            fmt::format("replica {}", r),
+            fmt::format("the {} (tensor '{}') is {} on replica 0 and {} on replica {}; replicas "
+                        "must take the same control path. Make the value equal on every replica "
+                        "(compute it from replicated inputs or reduce it across replicas)",
+                        what, tensor_name(g_, t), v, w, r));
     // Reading the predicate costs a sync (the control program waits for it).
     e_.control_cycles += e_.target->sync_cycles;
     return static_cast<std::int64_t>(v);
@@ -944,7 +1066,7 @@ class Runner {
         stream_copy(n, false);
         break;
       case NodeKind::write_undef:
-        mark(n.a, 0);
+        mark_all(n.a, 0);
         break;
       case NodeKind::sync:
         e_.sync_cycles += e_.target->sync_cycles;
@@ -953,7 +1075,14 @@ class Runner {
         print(n);
         break;
       case NodeKind::assume_equal:
-        break;  // one replica: trivially equal
+        assume_equal(n);
+        break;
+      case NodeKind::remote_to_tensor:
+        remote_copy(n, true);
+        break;
+      case NodeKind::tensor_to_remote:
+        remote_copy(n, false);
+        break;
       case NodeKind::call:
         exec(*g_.functions.at(n.function).tesseraNode());
         break;
@@ -963,21 +1092,131 @@ class Runner {
     }
   }
 
-  void print(const program::Node& n) {
+  std::vector<std::string> values_of(const Tensor& t) {
     std::vector<std::string> values;
-    std::size_t es = n.a.elementSize();
-    for (const auto& r : n.a.regions())
+    std::size_t es = t.elementSize();
+    for (const auto& r : t.regions())
       for (std::uint64_t b = r.begin; b < r.end; b += es)
         values.push_back(
-            fmt::format("{}", element_as_double(e_.data[r.var].data() + b, n.a.elementType())));
-    std::cout << (n.name.empty() ? tensor_name(g_, n.a) : n.name) << ": {"
-              << fmt::format("{}", fmt::join(values, ",")) << "}\n";
+            fmt::format("{}", element_as_double(e_.data[r.var].data() + b, t.elementType())));
+    return values;
+  }
+
+  void print(const program::Node& n) {
+    auto views = g_.replica_views(n.a);
+    for (unsigned r = 0; r < views.size(); ++r)
+      std::cout << (n.name.empty() ? tensor_name(g_, n.a) : n.name)
+                << (views.size() > 1 ? fmt::format(" [replica {}]", r) : std::string()) << ": {"
+                << fmt::format("{}", fmt::join(values_of(views[r]), ",")) << "}\n";
+  }
+
+  // The program asserts that a tensor is equal on every replica; Tessera checks it.
+  void assume_equal(const program::Node& n) {
+    auto views = g_.replica_views(n.a);
+    if (views.size() < 2) return;
+    auto first = values_of(views[0]);
+    for (unsigned r = 1; r < views.size(); ++r) {
+      auto other = values_of(views[r]);
+      for (std::size_t i = 0; i < first.size(); ++i)
+        if (first[i] != other[i])
+          throw runtime_error(
+              fmt::format("replica {}", r),
+              fmt::format("AssumeEqualAcrossReplicas: element {} of tensor '{}' is {} on replica "
+                          "0 and {} on replica {}; the assumption is false, so remove it or make "
+                          "the tensor equal across replicas",
+                          i, tensor_name(g_, n.a), first[i], other[i], r));
+    }
+  }
+
+  // A copy between a remote buffer in Streaming Memory and tile memory (spec 001 §2.6.2):
+  // the rows named by the offset tensor (row 0 without one), on every replica, timed as a
+  // transfer from the preset's global memory plus an external sync.
+  void remote_copy(const program::Node& n, bool to_tensor) {
+    const auto& info = g_.remote_buffers.at(n.remote.getId());
+    const Tensor& t = to_tensor ? n.b : n.a;
+    auto views = g_.replica_views(t);
+    unsigned reps = info.replicated ? g_.replication_factor : 1;
+    if (views.size() != reps) views.assign(reps, views.at(0));
+    auto offsets = n.offset.valid() ? g_.replica_views(n.offset) : std::vector<Tensor>{};
+    std::size_t row_bytes = info.elements * info.type.tesseraSize();
+    std::size_t rows = n.offset.valid() ? n.offset.numElements() : 1;
+    const auto& buffer = e_.remote.at(n.remote.getId());
+    std::byte* base = e_.device->data(buffer);
+    std::vector<std::uint64_t> per_tile(e_.tiles, 0);
+    for (unsigned r = 0; r < reps; ++r) {
+      const Tensor& v = views[r];
+      if (!to_tensor)
+        check_defined(v, "remote buffer copy",
+                      fmt::format("copy to remote buffer '{}'", info.handle));
+      std::vector<std::int64_t> row_index(rows, 0);
+      if (!offsets.empty()) {
+        const Tensor& off = offsets[std::min<std::size_t>(r, offsets.size() - 1)];
+        check_defined(off, "remote buffer copy", "remote buffer offset");
+        std::size_t i = 0, es = off.elementSize();
+        for (const auto& reg : off.regions())
+          for (std::uint64_t b = reg.begin; b < reg.end; b += es)
+            row_index[i++] = static_cast<std::int64_t>(
+                element_as_double(e_.data[reg.var].data() + b, off.elementType()));
+      }
+      // The tensor's bytes in order, gathered (or scattered) row by row.
+      std::vector<std::byte> staged(rows * row_bytes);
+      if (!to_tensor) {
+        std::size_t pos = 0;
+        for (const auto& reg : v.regions()) {
+          std::memcpy(staged.data() + pos, e_.data[reg.var].data() + reg.begin,
+                      reg.end - reg.begin);
+          pos += reg.end - reg.begin;
+        }
+      }
+      for (std::size_t k = 0; k < rows; ++k) {
+        std::int64_t row = row_index[k];
+        if (row < 0 || static_cast<std::size_t>(row) >= info.repeats)
+          throw runtime_error(
+              fmt::format("replica {}", r),
+              fmt::format("Copy {} remote buffer '{}' names row {} (offset element {}); the buffer "
+                          "has {} rows (0 to {}). Keep the offsets below the buffer's repeats",
+                          to_tensor ? "from" : "to", info.handle, row, k, info.repeats,
+                          info.repeats - 1));
+        std::byte* p = base + (std::size_t(r) * info.repeats + std::size_t(row)) * row_bytes;
+        if (to_tensor)
+          std::memcpy(staged.data() + k * row_bytes, p, row_bytes);
+        else
+          std::memcpy(p, staged.data() + k * row_bytes, row_bytes);
+      }
+      if (to_tensor) {
+        std::size_t pos = 0;
+        for (const auto& reg : v.regions()) {
+          std::memcpy(e_.data[reg.var].data() + reg.begin, staged.data() + pos,
+                      reg.end - reg.begin);
+          pos += reg.end - reg.begin;
+        }
+        mark(v, 1);
+      }
+      for (const auto& c : chunks_of(g_, v)) per_tile[c.tile] += c.bytes;
+    }
+    // Each replica's IPU reaches its own Streaming Memory, so replicas copy at the same time.
+    std::uint64_t bytes = rows * row_bytes;
+    std::uint64_t cycles =
+        e_.device->cost_model().transfer_cycles(e_.target->spec->global_memory, "tile", bytes) +
+        e_.target->host_sync_cycles;
+    e_.remote_cycles += cycles;
+    const auto& ss =
+        e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
+    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr);
+    e_.sync_cycles += ss.sync;
+    tessera::profile::KernelRecord rec;
+    rec.name = fmt::format("RemoteBufferCopy {}", info.handle);
+    rec.engine = "ipu";
+    rec.cycles = ss.compute + ss.sync;
+    (to_tensor ? rec.bytes_read : rec.bytes_written) = bytes * reps;
+    e_.device->record_kernel(std::move(rec));
+    e_.device->add_bytes_moved(e_.target->spec->global_memory, bytes * reps);
   }
 
   void stamp(const program::Node& n) {
     std::uint64_t now = e_.bsp->total_cycles();
     if (n.stamp_base_node) {
-      const auto& r = n.stamp_start.regions().at(0);
+      const auto& r = g_.replica_view(n.stamp_start, 0).regions().at(0);
       std::uint32_t lo, hi;
       std::memcpy(&lo, e_.data[r.var].data() + r.begin, 4);
       std::memcpy(&hi, e_.data[r.var].data() + r.begin + 4, 4);
@@ -985,9 +1224,11 @@ class Runner {
     }
     std::uint32_t words[2] = {static_cast<std::uint32_t>(now),
                               static_cast<std::uint32_t>(now >> 32)};
-    const auto& r = n.a.regions().at(0);
-    std::memcpy(e_.data[r.var].data() + r.begin, words, 8);
-    mark(n.a, 1);
+    for (const auto& v : g_.replica_views(n.a)) {
+      const auto& r = v.regions().at(0);
+      std::memcpy(e_.data[r.var].data() + r.begin, words, 8);
+      mark(v, 1);
+    }
   }
 
   EngineState& e_;
@@ -997,15 +1238,41 @@ class Runner {
 }  // namespace
 }  // namespace detail
 
+namespace {
+ProfileValue to_value(nlohmann::json j) {
+  auto t = std::make_shared<detail::ProfileTree>();
+  t->json = std::move(j);
+  return ProfileValue(std::move(t));
+}
+
+// autoReport (spec 001 §8.1.1): which profiles the Engine saves, and where.
+bool auto_report(const EngineState& e, const char* which) {
+  return option_true(e.options, "autoReport.all") || option_true(e.options, which);
+}
+void save_profile(const EngineState& e, const char* file, const nlohmann::json& j) {
+  std::string dir = e.options.contains("autoReport.directory")
+                        ? e.options.at("autoReport.directory")
+                        : std::string(".");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::string path = (std::filesystem::path(dir) / file).string();
+  std::ofstream out(path);
+  out << j.dump(1);
+  if (!out)
+    throw invalid_option(fmt::format(
+        "autoReport cannot write {}; set autoReport.directory to a writable folder", path));
+}
+}  // namespace
+
 // ---- Engine ----
 Engine::Engine(const Graph& graph, const program::Program& prog, const OptionFlags& options)
     : Engine(graph, ArrayRef<program::Program>(&prog, 1), options) {}
 
-Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& options)
-    : state_(std::make_unique<EngineState>()) {
+namespace detail {
+void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
+                  ArrayRef<program::Program> progs, const OptionFlags& options) {
   honour_poplar_logging();
-  auto& e = *state_;
-  e.graph = graph.tesseraState();
+  e.graph = std::move(graph);
   e.target = e.graph->target.tesseraState();
   e.options = options;
   // POPLAR_ENGINE_OPTIONS overrides what the program set (spec 001 §9.3).
@@ -1022,6 +1289,8 @@ Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const Optio
                                 "debug.computeInstrumentationLevel",
                                 "autoReport.all",
                                 "autoReport.directory",
+                                "autoReport.outputGraphProfile",
+                                "autoReport.outputExecutionProfile",
                                 "exchange.enablePrefetch",
                                 "exchange.streamBufferOverlap",
                                 "opt.enableSwSyncs",
@@ -1040,10 +1309,47 @@ Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const Optio
   e.bsp = std::make_unique<tessera::sim::BspSchedule>(
       tessera::sim::BspCosts::from_params(e.device->cost_model(), "ipu"));
   detail::Compiler(e).run();
+  // Remote buffers live in the preset's global memory (Streaming Memory), one per replica.
+  for (const auto& rb : e.graph->remote_buffers) {
+    std::size_t reps = rb.replicated ? e.graph->replication_factor : 1;
+    std::uint64_t bytes = reps * rb.repeats * rb.elements * rb.type.tesseraSize();
+    if (bytes > e.device->global_bytes_free())
+      throw graph_memory_allocation_error(
+          fmt::format("remote buffer '{}'", rb.handle),
+          fmt::format("needs {} ({} replica(s) x {} rows x {} elements of {}); the device's {} "
+                      "memory has {} free; use fewer rows or elements",
+                      sim::format_bytes(bytes), reps, rb.repeats, rb.elements, rb.type.toString(),
+                      e.target->spec->global_memory,
+                      sim::format_bytes(e.device->global_bytes_free())));
+    e.remote.push_back(e.device->allocate(bytes, "remote buffer " + rb.handle));
+  }
   detail::Runner runner(e);
   for (const auto& p : e.programs) runner.prepare(*p.tesseraNode());
+  if (auto_report(e, "autoReport.outputGraphProfile"))
+    save_profile(e, "graph.json", detail::graph_profile(e));
   tessera::log(tessera::LogLevel::info, "ipu", "Engine: {} vertices in {} compute sets on {} tiles",
                e.graph->vertices.size(), e.compute_sets.size(), e.tiles);
+}
+}  // namespace detail
+
+Engine::Engine(const Graph& graph, ArrayRef<program::Program> progs, const OptionFlags& options)
+    : state_(std::make_unique<EngineState>()) {
+  detail::build_engine(*state_, graph.tesseraState(), progs, options);
+}
+
+Engine::Engine(Executable&& exe, const OptionFlags& options) : state_(exe.tesseraRelease()) {
+  if (!state_)
+    throw control_program_error(
+        "Engine from an empty Executable; get one from poplar::compileGraph or "
+        "Executable::deserialize");
+  for (const auto& [k, v] : options) {
+    if (k.rfind("debug.", 0) != 0 && k.rfind("profiler.", 0) != 0 && k.rfind("autoReport.", 0) != 0)
+      throw invalid_option(fmt::format(
+          "Engine option '{}' changes how the graph compiles; pass it to compileGraph", k));
+    state_->options.set(k, v);
+  }
+  if (options.contains("profiler.trace"))
+    state_->device->set_trace_enabled(option_true(state_->options, "profiler.trace"));
 }
 
 Engine::~Engine() = default;
@@ -1065,6 +1371,8 @@ void Engine::run(unsigned prog, const std::string&) {
   detail::Runner(e).run(e.programs[prog]);
   ++e.runs;
   e.device->synchronize();
+  if (auto_report(e, "autoReport.outputExecutionProfile"))
+    save_profile(e, "execution.json", detail::execution_profile(e));
 }
 
 namespace {
@@ -1081,7 +1389,8 @@ const detail::HostHandle& handle(const EngineState& e, StringRef h, bool write) 
 
 void Engine::writeTensor(StringRef h, const void* buf, const void* bufEnd) {
   const auto& hh = handle(*state_, h, true);
-  std::size_t bytes = hh.tensor.numElements() * hh.tensor.elementSize();
+  std::size_t bytes = hh.tensor.numElements() * hh.tensor.elementSize() *
+                      state_->graph->replica_views(hh.tensor).size();
   std::size_t given = static_cast<const std::byte*>(bufEnd) - static_cast<const std::byte*>(buf);
   if (given != bytes)
     throw tensor_io_state_error(
@@ -1094,17 +1403,20 @@ void Engine::writeTensor(StringRef h, const void* buf) {
   auto& e = *state_;
   const auto& hh = handle(e, h, true);
   std::size_t pos = 0, es = hh.tensor.elementSize();
-  for (const auto& r : hh.tensor.regions()) {
-    std::memcpy(e.data[r.var].data() + r.begin, static_cast<const std::byte*>(buf) + pos,
-                r.end - r.begin);
-    if (e.debug_undefined)
-      std::fill(e.written[r.var].begin() + r.begin / es, e.written[r.var].begin() + r.end / es, 1);
-    pos += r.end - r.begin;
-  }
+  for (const auto& view : e.graph->replica_views(hh.tensor))
+    for (const auto& r : view.regions()) {
+      std::memcpy(e.data[r.var].data() + r.begin, static_cast<const std::byte*>(buf) + pos,
+                  r.end - r.begin);
+      if (e.debug_undefined)
+        std::fill(e.written[r.var].begin() + r.begin / es, e.written[r.var].begin() + r.end / es,
+                  1);
+      pos += r.end - r.begin;
+    }
 }
 void Engine::readTensor(StringRef h, void* buf, void* bufEnd) {
   const auto& hh = handle(*state_, h, false);
-  std::size_t bytes = hh.tensor.numElements() * hh.tensor.elementSize();
+  std::size_t bytes = hh.tensor.numElements() * hh.tensor.elementSize() *
+                      state_->graph->replica_views(hh.tensor).size();
   std::size_t given = static_cast<std::byte*>(bufEnd) - static_cast<std::byte*>(buf);
   if (given != bytes)
     throw tensor_io_state_error(
@@ -1117,11 +1429,12 @@ void Engine::readTensor(StringRef h, void* buf) {
   auto& e = *state_;
   const auto& hh = handle(e, h, false);
   std::size_t pos = 0;
-  for (const auto& r : hh.tensor.regions()) {
-    std::memcpy(static_cast<std::byte*>(buf) + pos, e.data[r.var].data() + r.begin,
-                r.end - r.begin);
-    pos += r.end - r.begin;
-  }
+  for (const auto& view : e.graph->replica_views(hh.tensor))
+    for (const auto& r : view.regions()) {
+      std::memcpy(static_cast<std::byte*>(buf) + pos, e.data[r.var].data() + r.begin,
+                  r.end - r.begin);
+      pos += r.end - r.begin;
+    }
 }
 
 namespace {
@@ -1139,7 +1452,13 @@ const DataStream& find_stream(const EngineState& e, StringRef h) {
 void Engine::connectStream(StringRef h, void* p) {
   const auto& s = find_stream(*state_, h);
   auto* b = static_cast<std::byte*>(p);
-  connectStream(h, b, b + s.numElements() * s.elementType().tesseraSize());
+  // One transfer: on a replicated graph, one per replica unless the stream broadcasts.
+  auto [replicated, mode] = state_->graph->stream_replication.at(s.getId());
+  std::size_t copies =
+      replicated && !(s.isHostToDevice() && mode == ReplicatedStreamMode::BROADCAST)
+          ? state_->graph->replication_factor
+          : 1;
+  connectStream(h, b, b + copies * s.numElements() * s.elementType().tesseraSize());
 }
 void Engine::connectStream(StringRef h, void* begin, void* end) {
   find_stream(*state_, h);
@@ -1155,6 +1474,65 @@ void Engine::connectStreamToCallback(StringRef h, StreamCallbackHandle f) {
   c.begin = c.end = nullptr;
   c.callback = std::move(f);
 }
+namespace {
+std::string replica_key(const EngineState& e, StringRef h, unsigned replicaId) {
+  const auto& s = find_stream(e, h);
+  unsigned reps = e.graph->stream_replication.at(s.getId()).first ? e.graph->replication_factor : 1;
+  if (replicaId >= reps)
+    throw stream_connection_error(
+        fmt::format("stream '{}' connected for replica {}; it has {} replica(s) (0 to {})", h,
+                    replicaId, reps, reps - 1));
+  if (reps == 1) return std::string(h);
+  return std::string(h) + '\x01' + std::to_string(replicaId);
+}
+}  // namespace
+
+void Engine::connectStreamToCallback(StringRef h, unsigned replicaId, StreamCallbackHandle f) {
+  auto& c = state_->streams[replica_key(*state_, h, replicaId)];
+  c.begin = c.end = nullptr;
+  c.callback = std::move(f);
+}
+void Engine::connectStreamToCallback(StringRef h, unsigned replicaId,
+                                     std::function<void(void*)> f) {
+  struct Fn : LegacyStreamCallback {
+    explicit Fn(std::function<void(void*)> fn) : fn_(std::move(fn)) {}
+    void fetch(void* p) override { fn_(p); }
+    std::function<void(void*)> fn_;
+  };
+  connectStreamToCallback(h, replicaId, std::make_unique<Fn>(std::move(f)));
+}
+
+namespace {
+std::byte* remote_row(EngineState& e, StringRef h, std::uint64_t row, unsigned replica,
+                      std::size_t& bytes) {
+  auto it = e.graph->remote_index.find(std::string(h));
+  if (it == e.graph->remote_index.end())
+    throw index_error(fmt::format("no remote buffer '{}'; add it with Graph::addRemoteBuffer", h));
+  const auto& rb = e.graph->remote_buffers[it->second];
+  unsigned reps = rb.replicated ? e.graph->replication_factor : 1;
+  if (row >= rb.repeats || replica >= reps)
+    throw index_error(fmt::format(
+        "remote buffer '{}' has {} rows and {} replica(s); row {} of replica {} is outside it", h,
+        rb.repeats, reps, row, replica));
+  bytes = rb.elements * rb.type.tesseraSize();
+  return e.device->data(e.remote.at(it->second)) +
+         (std::size_t(replica) * rb.repeats + row) * bytes;
+}
+}  // namespace
+
+void Engine::copyToRemoteBuffer(void* w, StringRef h, std::uint64_t repeatIndex,
+                                unsigned replicationIndex) {
+  std::size_t bytes = 0;
+  std::byte* p = remote_row(*state_, h, repeatIndex, replicationIndex, bytes);
+  std::memcpy(p, w, bytes);
+}
+void Engine::copyFromRemoteBuffer(StringRef h, void* w, std::uint64_t repeatIndex,
+                                  unsigned replicationIndex) {
+  std::size_t bytes = 0;
+  const std::byte* p = remote_row(*state_, h, repeatIndex, replicationIndex, bytes);
+  std::memcpy(w, p, bytes);
+}
+
 void Engine::connectStreamToCallback(StringRef h, std::function<void(void*)> f) {
   struct Fn : LegacyStreamCallback {
     explicit Fn(std::function<void(void*)> fn) : fn_(std::move(fn)) {}
@@ -1197,6 +1575,27 @@ void Engine::resetExecutionProfile() {
 }
 void Engine::printProfileSummary(std::ostream& out, const OptionFlags& opts) const {
   detail::print_profile_summary(*state_, out, opts);
+}
+
+ProfileValue Engine::getGraphProfile() const {
+  return to_value(detail::graph_profile(*state_));
+}
+ProfileValue Engine::getExecutionProfile() const {
+  return to_value(detail::execution_profile(*state_));
+}
+
+void printProfileSummary(std::ostream& out, const ProfileValue& graphProfile,
+                         const ProfileValue& executionProfile, const OptionFlags& opts) {
+  detail::print_profile_summary(&graphProfile.tesseraTree()->json,
+                                &executionProfile.tesseraTree()->json, out, opts);
+}
+void printGraphSummary(std::ostream& out, const ProfileValue& graphProfile,
+                       const OptionFlags& opts) {
+  detail::print_profile_summary(&graphProfile.tesseraTree()->json, nullptr, out, opts);
+}
+void printExecutionSummary(std::ostream& out, const ProfileValue& executionProfile,
+                           const OptionFlags& opts) {
+  detail::print_profile_summary(nullptr, &executionProfile.tesseraTree()->json, out, opts);
 }
 
 }  // namespace poplar

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include <poplar/Engine.hpp>
 
+#include "profile_tree.h"
 #include "state.h"
 #include "tessera/runtime/device.h"
 #include "tessera/sim/bsp.h"
@@ -114,6 +116,7 @@ struct EngineState {
   std::map<const program::Node*, CompiledCopy> copies;
   std::map<const program::Node*, std::size_t> step_index;
   std::vector<StepStats> steps;
+  // By handle; a connection for one replica of a replicated stream is keyed handle + '\x01' + r.
   std::map<std::string, StreamConnection> streams;
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> type_totals;  // instances, cycles
   std::uint64_t host_cycles = 0, copy_cycles = 0, exchange_cycles = 0, compute_cycles = 0,
@@ -122,6 +125,11 @@ struct EngineState {
   std::uint64_t vertex_state_bytes = 0;
   std::vector<std::unique_ptr<std::string>> field_names;  // stable strings for EdgeSpan::field
   std::vector<std::unique_ptr<std::byte[]>> arenas;       // vertex objects
+  std::deque<VertexInstance> replica_vertices;            // one per replica of replicated vertices
+  // Remote buffers in the device's global memory (the preset's Streaming Memory), by id:
+  // replica-major, then row.
+  std::vector<tessera::runtime::Buffer> remote;
+  std::uint64_t remote_cycles = 0;
 
   ~EngineState() {
     for (auto& cs : compute_sets)
@@ -130,5 +138,12 @@ struct EngineState {
 };
 
 void print_profile_summary(const EngineState& e, std::ostream& out, const OptionFlags& opts);
+// Compiles `graph` and `progs` into `e` (what Engine creation and compileGraph do).
+void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
+                  ArrayRef<program::Program> progs, const OptionFlags& options);
+// The graph profile (target, graph, tile memory) and execution profile (cycles, steps) of an
+// Engine, as saved by autoReport and read by poplar_profile_summary.
+nlohmann::json graph_profile(const EngineState& e);
+nlohmann::json execution_profile(const EngineState& e);
 
 }  // namespace poplar::detail

@@ -20,6 +20,29 @@ unsigned GraphState::tile_of(std::uint32_t var, std::uint64_t offset) const {
   return offset < it->second.first ? it->second.second : ~0u;
 }
 
+bool GraphState::replicated(const Tensor& t) const {
+  for (const auto& r : t.regions())
+    if (variables.at(r.var).logical) return true;
+  return false;
+}
+
+Tensor GraphState::replica_view(const Tensor& t, unsigned r) const {
+  if (!replicated(t)) return t;
+  std::vector<Tensor::Region> regions = t.regions();
+  for (auto& reg : regions) {
+    const auto& v = variables.at(reg.var);
+    if (v.logical) reg.var = v.base + 1 + r;
+  }
+  return Tensor(t.elementType(), t.shape(), std::move(regions));
+}
+
+std::vector<Tensor> GraphState::replica_views(const Tensor& t) const {
+  if (!replicated(t)) return {t};
+  std::vector<Tensor> out;
+  for (unsigned r = 0; r < replication_factor; ++r) out.push_back(replica_view(t, r));
+  return out;
+}
+
 int VertexType::field_index(std::string_view n) const {
   for (std::size_t i = 0; i < fields.size(); ++i)
     if (n == fields[i].name) return static_cast<int>(i);
@@ -70,20 +93,77 @@ void set_mapping(Variable& v, std::uint64_t b, std::uint64_t e, unsigned tile) {
 
 using detail::GraphState;
 
-Graph::Graph(const Target& target, replication_factor r) : target_(target) {
-  if (r.value != 1)
+namespace {
+// One replica's share of `target`: numIPUs / n IPUs and their tiles (spec 001 §2.5).
+Target replica_target(const Target& target, unsigned n) {
+  unsigned ipus = target.getNumIPUs();
+  if (n == 0 || ipus % n != 0)
     throw invalid_machine_model(fmt::format(
-        "replication factor {}: Tessera's Poplar runs one replica per graph; use 1", r.value));
+        "replication factor {} for a target of {} IPU(s): each replica is a whole number of IPUs, "
+        "so the factor must divide the number of IPUs; create the device with a multiple of {} "
+        "IPUs (IPUModel::numIPUs, DeviceManager::getDevices(TargetType::IPU, n))",
+        n, ipus, n));
+  auto ts = std::make_shared<detail::TargetState>(*target.tesseraState());
+  ts->num_ipus = ipus / n;
+  ts->num_tiles = target.getNumTiles() / n;
+  return Target(std::move(ts));
+}
+}  // namespace
+
+Graph::Graph(const Target& target, replication_factor r) : target_(target) {
   if (!target.tesseraState())
     throw invalid_machine_model("Graph of a default-constructed Target; get one from a Device");
   state_ = std::make_shared<GraphState>();
   state_->target = target;
+  state_->replica_tiles = target.getNumTiles();
+  if (r.value != 1) {
+    target_ = replica_target(target, r.value);
+    state_->replication_factor = r.value;
+    state_->replica_tiles = target_.getNumTiles();
+    state_->replicated_top_level = true;
+    replication_ = r.value;
+  }
 }
 
 Graph::Graph(const Device& device, replication_factor r) : Graph(device.getTarget(), r) {}
 
-Graph::Graph(std::shared_ptr<GraphState> state, Target target, std::vector<unsigned> tiles)
-    : state_(std::move(state)), target_(std::move(target)), tiles_(std::move(tiles)) {}
+Graph::Graph(std::shared_ptr<GraphState> state, Target target, std::vector<unsigned> tiles,
+             unsigned replication)
+    : state_(std::move(state)),
+      target_(std::move(target)),
+      tiles_(std::move(tiles)),
+      replication_(replication) {}
+
+Graph Graph::createReplicatedGraph(unsigned replicationFactor) {
+  if (replication_ != 1 || !tiles_.empty())
+    throw invalid_machine_model(
+        "createReplicatedGraph on a replicated or virtual graph; call it on the top-level graph");
+  if (state_->replication_factor != 1 && state_->replication_factor != replicationFactor)
+    throw invalid_machine_model(
+        fmt::format("this graph is already split into {} replicas; it cannot also have {}",
+                    state_->replication_factor, replicationFactor));
+  Target rt = replica_target(target_, replicationFactor);
+  state_->replication_factor = replicationFactor;
+  state_->replica_tiles = rt.getNumTiles();
+  return Graph(state_, std::move(rt), {}, replicationFactor);
+}
+
+Tensor Graph::getNonReplicatedTensor(const Tensor& t) const {
+  if (state_->replicated_top_level)
+    throw tensor_creation_error(
+        "getNonReplicatedTensor on a graph created with a replication factor: it has no parent "
+        "(spec 001 §2.5.2); create the replicas with Graph::createReplicatedGraph instead");
+  if (!state_->replicated(t))
+    throw tensor_creation_error(
+        "getNonReplicatedTensor of a tensor that is not replicated; pass a tensor of the graph "
+        "returned by createReplicatedGraph");
+  std::vector<Tensor::Region> regions;
+  for (const auto& v : state_->replica_views(t))
+    regions.insert(regions.end(), v.regions().begin(), v.regions().end());
+  auto shape = t.shape();
+  shape.insert(shape.begin(), state_->replication_factor);
+  return Tensor(t.elementType(), std::move(shape), std::move(regions));
+}
 
 Graph::~Graph() = default;
 Graph::Graph(Graph&&) noexcept = default;
@@ -114,8 +194,8 @@ Graph Graph::createVirtualGraph(const std::vector<unsigned>& tiles) {
   for (unsigned t : tiles) phys.push_back(physicalTile(t));
   auto ts = std::make_shared<detail::TargetState>(*target_.tesseraState());
   ts->num_tiles = static_cast<unsigned>(phys.size());
-  ts->num_ipus = 1;
-  return Graph(state_, Target(std::move(ts)), std::move(phys));
+  ts->num_ipus = std::max(1u, static_cast<unsigned>(phys.size()) / std::max(1u, ts->tiles_per_ipu));
+  return Graph(state_, Target(std::move(ts)), std::move(phys), replication_);
 }
 
 Tensor Graph::addVariable(const Type& type, ArrayRef<std::size_t> shape,
@@ -129,7 +209,15 @@ Tensor Graph::addVariable(const Type& type, ArrayRef<std::size_t> shape,
   for (auto d : v.shape) n *= d;
   v.bytes = n * type.tesseraSize();
   auto id = static_cast<std::uint32_t>(state_->variables.size());
-  state_->variables.push_back(std::move(v));
+  v.base = id;
+  v.replicas = replication_;
+  v.logical = replication_ > 1;
+  state_->variables.push_back(v);
+  v.logical = false;
+  for (unsigned r = 0; r < replication_ && replication_ > 1; ++r) {
+    v.replica = r;
+    state_->variables.push_back(v);
+  }
   std::vector<Tensor::Region> regions;
   if (n > 0) regions.push_back({id, 0, n * type.tesseraSize()});
   return Tensor(type, shape.vec(), std::move(regions));
@@ -153,7 +241,22 @@ Tensor Graph::addVariable(const Type& type, ArrayRef<std::size_t> shape,
 }
 
 void Graph::tesseraMarkConstant(const Tensor& t) {
-  for (const auto& r : t.regions()) state_->variables.at(r.var).constant = true;
+  for (const auto& view : state_->replica_views(t))
+    for (const auto& r : view.regions()) state_->variables.at(r.var).constant = true;
+}
+
+Tensor Graph::clone(const Tensor& t, const DebugContext& debugContext, TensorCloneMethod method) {
+  return clone(t.elementType(), t, debugContext, method);
+}
+
+Tensor Graph::clone(const Type& type, const Tensor& t, const DebugContext& debugContext,
+                    TensorCloneMethod) {
+  // Every clone method gives the new tensor its own elements in t's order and t's mapping
+  // (an aliased element of t gets its own element in the clone).
+  Tensor c = addVariable(type, t.shape(), debugContext);
+  auto mapping = getTileMapping(t, false);
+  setTileMapping(c, mapping);
+  return c;
 }
 
 void Graph::tesseraSetInitialValue(const Tensor& t, const void* values, std::size_t n,
@@ -169,23 +272,36 @@ void Graph::tesseraSetInitialValue(const Tensor& t, const void* values, std::siz
   std::size_t es = t.elementSize();
   std::vector<std::byte> converted(n * es);
   detail::convert_elements(values, hostType, converted.data(), t.elementType(), n);
-  std::size_t pos = 0;
-  for (const auto& r : t.regions()) {
-    auto& v = state_->variables.at(r.var);
-    if (v.initial.empty()) {
-      v.initial.assign(v.bytes, std::byte{0});
-      v.initial_set.assign(v.bytes / std::max(1u, v.type.tesseraSize()), 0);
+  for (const auto& view : state_->replica_views(t)) {
+    std::size_t pos = 0;
+    for (const auto& r : view.regions()) {
+      auto& v = state_->variables.at(r.var);
+      if (v.initial.empty()) {
+        v.initial.assign(v.bytes, std::byte{0});
+        v.initial_set.assign(v.bytes / std::max(1u, v.type.tesseraSize()), 0);
+      }
+      std::memcpy(v.initial.data() + r.begin, converted.data() + pos, r.end - r.begin);
+      std::fill(v.initial_set.begin() + r.begin / es, v.initial_set.begin() + r.end / es, 1);
+      pos += r.end - r.begin;
     }
-    std::memcpy(v.initial.data() + r.begin, converted.data() + pos, r.end - r.begin);
-    std::fill(v.initial_set.begin() + r.begin / es, v.initial_set.begin() + r.end / es, 1);
-    pos += r.end - r.begin;
   }
 }
 
+namespace {
+// Maps bytes [b, e) of a variable to `tile`; a logical variable of a replicated graph also
+// maps each replica's variable to the same tile of that replica.
+void map_bytes(GraphState& g, std::uint32_t var, std::uint64_t b, std::uint64_t e, unsigned tile) {
+  auto& v = g.variables.at(var);
+  detail::set_mapping(v, b, e, tile);
+  if (v.logical)
+    for (unsigned r = 0; r < v.replicas; ++r)
+      detail::set_mapping(g.variables.at(var + 1 + r), b, e, tile + r * g.replica_tiles);
+}
+}  // namespace
+
 void Graph::setTileMapping(const Tensor& t, unsigned tileNum) {
   unsigned tile = physicalTile(tileNum);
-  for (const auto& r : t.regions())
-    detail::set_mapping(state_->variables.at(r.var), r.begin, r.end, tile);
+  for (const auto& r : t.regions()) map_bytes(*state_, r.var, r.begin, r.end, tile);
 }
 
 void Graph::setTileMapping(const Tensor& t, const TileToTensorMapping& mapping) {
@@ -200,12 +316,11 @@ void Graph::setTileMapping(const Tensor& t, const TileToTensorMapping& mapping) 
                         iv.begin(), iv.end(), tile, t.numElements()));
       unsigned phys = physicalTile(static_cast<unsigned>(tile));
       std::uint64_t lo = iv.begin() * es, hi = iv.end() * es, pos = 0;
-      for (const auto& r : regions) {
+      for (std::size_t ri = 0; ri < regions.size(); ++ri) {
+        const auto& r = regions[ri];
         std::uint64_t len = r.end - r.begin;
         std::uint64_t a = std::max(lo, pos), b = std::min(hi, pos + len);
-        if (a < b)
-          detail::set_mapping(state_->variables.at(r.var), r.begin + a - pos, r.begin + b - pos,
-                              phys);
+        if (a < b) map_bytes(*state_, r.var, r.begin + a - pos, r.begin + b - pos, phys);
         pos += len;
       }
     }
@@ -278,6 +393,7 @@ VertexRef Graph::addVertex(ComputeSet cs, StringRef vertexType) {
   v.type = it->second;
   v.compute_set = cs.getId();
   v.fields.resize(state_->types[it->second].fields.size());
+  v.replicated = replication_ > 1;
   unsigned id = static_cast<unsigned>(state_->vertices.size());
   state_->vertices.push_back(std::move(v));
   state_->compute_sets[cs.getId()].vertices.push_back(id);
@@ -510,7 +626,7 @@ bool Graph::hasCodelet(StringRef vertexTypeName) const {
 }
 
 DataStream Graph::addHostToDeviceFIFO(StringRef handle, const Type& elementType,
-                                      std::size_t numElements, ReplicatedStreamMode,
+                                      std::size_t numElements, ReplicatedStreamMode mode,
                                       const OptionFlags&) {
   std::string h(handle);
   if (state_->stream_index.count(h))
@@ -518,6 +634,7 @@ DataStream Graph::addHostToDeviceFIFO(StringRef handle, const Type& elementType,
   unsigned id = static_cast<unsigned>(state_->streams.size());
   state_->streams.emplace_back(id, h, elementType, numElements, true);
   state_->stream_index[h] = id;
+  state_->stream_replication.emplace_back(replication_ > 1, mode);
   return state_->streams.back();
 }
 
@@ -529,6 +646,7 @@ DataStream Graph::addDeviceToHostFIFO(StringRef handle, const Type& elementType,
   unsigned id = static_cast<unsigned>(state_->streams.size());
   state_->streams.emplace_back(id, h, elementType, numElements, false);
   state_->stream_index[h] = id;
+  state_->stream_replication.emplace_back(replication_ > 1, ReplicatedStreamMode::REPLICATE);
   return state_->streams.back();
 }
 
@@ -538,6 +656,22 @@ void Graph::createHostWrite(StringRef handle, const Tensor& t, bool) {
 
 void Graph::createHostRead(StringRef handle, const Tensor& t, bool) {
   state_->host_handles[std::string(handle) + "\x01read"] = {t, false};
+}
+
+RemoteBuffer Graph::addRemoteBuffer(StringRef handle, const Type& elementType,
+                                    std::size_t numElements, std::size_t repeats, bool, bool) {
+  std::string h(handle);
+  if (state_->remote_index.count(h))
+    throw graph_connection_error(fmt::format("a remote buffer named '{}' already exists", h));
+  if (elementType == Type() || numElements == 0 || repeats == 0)
+    throw tensor_creation_error(fmt::format(
+        "remote buffer '{}' of {} elements x {} repeats: give an element type and at least one "
+        "element and one repeat",
+        h, numElements, repeats));
+  unsigned id = static_cast<unsigned>(state_->remote_buffers.size());
+  state_->remote_buffers.push_back({h, elementType, numElements, repeats, replication_ > 1});
+  state_->remote_index[h] = id;
+  return RemoteBuffer(id, h, elementType, numElements, repeats);
 }
 
 Function Graph::addFunction(const program::Program& program) {

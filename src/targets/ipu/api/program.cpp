@@ -132,6 +132,57 @@ Copy::Copy(const Tensor& src, const DataStream& stream, bool, const DebugContext
   node_->a = src;
 }
 
+namespace {
+void check_remote(const RemoteBuffer& buffer, const Tensor& t, const Tensor* offset,
+                  const char* dir) {
+  std::size_t rows = 1;
+  if (offset) {
+    if (!offset->valid() || offset->numElements() == 0 ||
+        (offset->elementType() != UNSIGNED_INT && offset->elementType() != INT))
+      throw control_program_error(fmt::format(
+          "Copy {} remote buffer '{}': the offset must be a tensor of UNSIGNED_INT or INT row "
+          "indices, one per row copied",
+          dir, buffer.handle()));
+    rows = offset->numElements();
+  }
+  if (t.elementType() != buffer.elementType() || t.numElements() != rows * buffer.numElements())
+    throw control_program_error(fmt::format(
+        "Copy {} remote buffer '{}' (rows of {} x {}) with a tensor of {} x {}: the tensor must "
+        "hold {} row(s) of the buffer's type, {} elements",
+        dir, buffer.handle(), buffer.numElements(), buffer.elementType().toString(),
+        t.numElements(), t.elementType().toString(), rows, rows * buffer.numElements()));
+}
+}  // namespace
+
+Copy::Copy(const RemoteBuffer& buffer, const Tensor& dst, const DebugContext& dc)
+    : Program(node(NodeKind::remote_to_tensor, dc)) {
+  check_remote(buffer, dst, nullptr, "from");
+  node_->remote = buffer;
+  node_->b = dst;
+}
+Copy::Copy(const RemoteBuffer& buffer, const Tensor& dst, const Tensor& offset,
+           const DebugContext& dc)
+    : Program(node(NodeKind::remote_to_tensor, dc)) {
+  check_remote(buffer, dst, &offset, "from");
+  node_->remote = buffer;
+  node_->b = dst;
+  node_->offset = offset;
+}
+Copy::Copy(const Tensor& src, const RemoteBuffer& buffer, const DebugContext& dc)
+    : Program(node(NodeKind::tensor_to_remote, dc)) {
+  check_remote(buffer, src, nullptr, "to");
+  node_->remote = buffer;
+  node_->a = src;
+}
+Copy::Copy(const Tensor& src, const RemoteBuffer& buffer, const Tensor& offset,
+           const DebugContext& dc)
+    : Program(node(NodeKind::tensor_to_remote, dc)) {
+  check_remote(buffer, src, &offset, "to");
+  node_->remote = buffer;
+  node_->a = src;
+  node_->offset = offset;
+}
+
 WriteUndef::WriteUndef(const Tensor& t, const DebugContext& dc)
     : Program(node(NodeKind::write_undef, dc)) {
   node_->a = t;

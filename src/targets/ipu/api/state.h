@@ -23,7 +23,8 @@ namespace abi = ::tessera::ipu::abi;
 
 struct TargetState {
   std::shared_ptr<const tessera::arch::MachineSpec> spec;
-  std::string arch;  // "ipu1", "ipu2" (or the preset name)
+  std::string arch;    // "ipu1", "ipu2" (or the preset name)
+  std::string preset;  // the preset name or JSON path it was loaded from
   unsigned num_ipus = 1;
   unsigned tiles_per_ipu = 0;
   unsigned num_tiles = 0;  // all IPUs, or a virtual graph's tiles
@@ -62,6 +63,13 @@ struct Variable {
   std::vector<std::byte> initial;         // empty: no initial value
   std::vector<std::uint8_t> initial_set;  // per element, when initial is partial
   std::map<std::uint64_t, std::pair<std::uint64_t, unsigned>> mapping;  // begin -> (end, tile)
+  // A variable of a replicated graph is a logical variable (the one the replicated graph's
+  // tensors name, mapped to replica-local tiles, never stored) followed by `replicas` physical
+  // variables, one per replica, mapped to that replica's tiles: replica r is base + 1 + r.
+  std::uint32_t base = 0;
+  unsigned replica = 0;
+  unsigned replicas = 1;
+  bool logical = false;
 };
 
 class CodeletLibrary;
@@ -89,6 +97,7 @@ struct VertexInstance {
   unsigned tile = ~0u;
   std::vector<Connection> fields;  // by the type's field index
   std::optional<VertexPerfEstimate> estimate;
+  bool replicated = false;  // added to a replicated graph: one instance per replica
 };
 
 struct ComputeSetInfo {
@@ -101,8 +110,23 @@ struct HostHandle {
   bool write = true;
 };
 
+struct RemoteBufferInfo {
+  std::string handle;
+  Type type;
+  std::size_t elements = 0;
+  std::size_t repeats = 0;
+  bool replicated = false;  // one buffer per replica
+};
+
 struct GraphState {
-  Target target;
+  Target target;  // the whole device, all replicas
+  // Replicated graphs (spec 001 §2.5): replica r's tile t is physical tile t + r * replica_tiles.
+  unsigned replication_factor = 1;
+  unsigned replica_tiles = 0;
+  bool replicated_top_level = false;  // Graph(target, replication_factor(n)): no parent
+  std::vector<std::pair<bool, ReplicatedStreamMode>> stream_replication;  // by stream id
+  std::vector<RemoteBufferInfo> remote_buffers;
+  std::map<std::string, unsigned> remote_index;
   std::vector<Variable> variables;
   std::vector<VertexType> types;
   std::map<std::string, unsigned> type_index;
@@ -118,6 +142,12 @@ struct GraphState {
   const Variable& var(std::uint32_t id) const { return variables.at(id); }
   // Tile of the byte at `offset` of variable `var`, or ~0u when unmapped.
   unsigned tile_of(std::uint32_t var, std::uint64_t offset) const;
+  // Whether any element of `t` is a replicated variable's.
+  bool replicated(const Tensor& t) const;
+  // The same elements on replica `r` (t itself where it holds no replicated variable).
+  Tensor replica_view(const Tensor& t, unsigned r) const;
+  // One view per replica when `t` is replicated, else {t}.
+  std::vector<Tensor> replica_views(const Tensor& t) const;
 };
 
 // Normalised vertex type name: "Foo<float, half>" -> "Foo<float,half>".
@@ -146,7 +176,9 @@ enum class NodeKind {
   print,
   assume_equal,
   call,
-  cycle_stamp
+  cycle_stamp,
+  remote_to_tensor,
+  tensor_to_remote
 };
 
 struct Node {
@@ -163,6 +195,8 @@ struct Node {
   unsigned function = 0;
   std::uint64_t stamp_base_node = 0;  // cycle_stamp: 0 = absolute; else subtract the stamp
   Tensor stamp_start;                 // of this tensor
+  RemoteBuffer remote;                // remote_to_tensor / tensor_to_remote
+  Tensor offset;                      // their rows (invalid: row 0)
 };
 
 }  // namespace poplar::program

@@ -161,6 +161,7 @@ std::shared_ptr<TargetState> make_target_state(std::string_view preset, unsigned
         spec->name, spec->target));
   auto s = std::make_shared<TargetState>();
   s->spec = spec;
+  s->preset = preset_for(preset);
   s->arch = spec->name == "ipu-mk1" ? "ipu1" : spec->name == "ipu-mk2" ? "ipu2" : spec->name;
   s->num_ipus = num_ipus;
   s->tiles_per_ipu = static_cast<unsigned>(spec->core_count.value);

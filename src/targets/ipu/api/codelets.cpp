@@ -525,4 +525,19 @@ void add_codelets(GraphState& graph, const std::string& path, CodeletFileType ty
   graph.libraries.push_back(lib);
 }
 
+bool add_builtin_vertex_type(GraphState& graph, const std::string& name,
+                             const abi::VertexTypeDesc& desc) {
+  std::string n = normalise_type_name(name);
+  if (graph.type_index.count(n)) return false;
+  VertexType vt;
+  vt.name = n;
+  vt.desc = desc;
+  vt.fields.assign(desc.fields, desc.fields + desc.field_count);
+  for (auto c = desc.constraints; c != nullptr && *c != nullptr; ++c)
+    vt.constraints.emplace_back(*c);
+  graph.type_index[n] = static_cast<unsigned>(graph.types.size());
+  graph.types.push_back(std::move(vt));
+  return true;
+}
+
 }  // namespace poplar::detail

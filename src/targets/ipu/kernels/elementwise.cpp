@@ -497,9 +497,10 @@ void add_elementwise_vertices(Graph& graph, poplar::ComputeSet cs, const Element
                               const std::vector<Tensor>& inputs, const Tensor& out, bool in_place,
                               const std::string& vertex) {
   // The codelet under this name, with its estimate: per worker, every 64-bit vector of output
-  // costs one load per input, the vector operations and a store, dual-issued (main and aux
-  // pipelines, spec 001 §7.1); operations with no vector form cost per element.
-  unsigned loads = unsigned(inputs.size()) + 1;
+  // costs its loads and store on the main pipeline and its arithmetic on the aux pipeline,
+  // dual-issued (spec 001 §7.1); a 128-bit load fetches two inputs' vectors (spec 001 §7.2.4).
+  // Operations with no vector form (transcendentals) cost per element.
+  unsigned loads = unsigned(inputs.size() + 1) / 2 + 1;
   unsigned vops = std::max(loads, program.vector_ops), sops = program.scalar_ops;
   unsigned out_type = program.out_type.tesseraId();
   register_codelet(graph, vertex, map_desc(in_place),

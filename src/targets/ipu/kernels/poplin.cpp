@@ -141,12 +141,13 @@ double amp_rate(const poplar::Target& t, Type in) {
   return in == poplar::HALF ? r : r / 4;
 }
 
-// Tile cycles of an AMP product of `macs` MACs: the rate above plus a fixed start and a cost per
-// output row (estimates in the spirit of PopLibs' ConvPartial1x1Out estimate, which charges a
-// worker overhead plus per-partition loop costs).
-std::uint64_t amp_cycles(const poplar::Target& t, Type in, std::uint64_t macs, std::uint64_t rows) {
+// Tile cycles of an AMP product of `macs` MACs, shaped as PopLibs' public estimate of its
+// ConvPartial1x1Out supervisor vertex (lib/poplin/PerformanceEstimation.hpp): a supervisor
+// overhead of about 50 cycles, each worker's fixed cost (about 16 for its work list plus 44 per
+// partition) charged x numWorkerContexts, and the core loop, which runs at the AMP rate.
+std::uint64_t amp_cycles(const poplar::Target& t, Type in, std::uint64_t macs, std::uint64_t) {
   unsigned workers = t.getNumWorkerContexts();
-  return 60 * workers + rows * 4 + std::uint64_t(std::ceil(double(macs) / amp_rate(t, in)));
+  return 50 + 60 * workers + std::uint64_t(std::ceil(double(macs) / amp_rate(t, in)));
 }
 
 // Registers the per-worker estimate (the engine charges a tile `workers` x its busiest worker).
@@ -257,8 +258,10 @@ detail::MatMulPlan plan_matmul(const poplar::Graph& g, std::size_t G, std::size_
           double outs = mb * nb / double(k);
           double moved = 2 * outs * double(k - 1) * pb;
           double width = std::max(1.0, 8.0 / pb);
+          // The partials' sum as the element-wise codelet's estimate charges it.
+          double per_vector = std::max(double((k + 1) / 2 + 1), double(k - 1 + (pt != out ? 1 : 0)));
           cost += c.setup + moved / c.bytes_per_cycle + c.sync +
-                  c.workers * (20 + std::ceil(outs / c.workers / width) * double(k + 1));
+                  c.workers * (20 + std::ceil(outs / c.workers / width) * per_vector);
         }
         if (mem > c.memory) {
           if (mem < best_fallback) best_fallback = mem, fallback = {T, unsigned(m), unsigned(n), unsigned(k), std::size_t(cost)};

@@ -299,3 +299,152 @@ TEST(PopLibs, ResultsAndCyclesDoNotDependOnHostThreads) {
     }
   }
 }
+
+namespace {
+// Direct convolution by its definition: in [N][G*IC][H][W], w [G][OC][IC][KH][KW].
+std::vector<float> conv_ref(const std::vector<float>& in, const std::vector<float>& w, int N, int G,
+                            int IC, int OC, int H, int W, int KH, int KW, int s, int pad, int OH,
+                            int OW) {
+  std::vector<float> out(std::size_t(N) * G * OC * OH * OW, 0);
+  for (int n = 0; n < N; ++n)
+    for (int g = 0; g < G; ++g)
+      for (int o = 0; o < OC; ++o)
+        for (int y = 0; y < OH; ++y)
+          for (int x = 0; x < OW; ++x) {
+            double acc = 0;
+            for (int c = 0; c < IC; ++c)
+              for (int i = 0; i < KH; ++i)
+                for (int j = 0; j < KW; ++j) {
+                  int iy = y * s + i - pad, ix = x * s + j - pad;
+                  if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
+                  acc += double(in[((std::size_t(n) * G * IC + g * IC + c) * H + iy) * W + ix]) *
+                         w[(((std::size_t(g) * OC + o) * IC + c) * KH + i) * KW + j];
+                }
+            out[((std::size_t(n) * G * OC + g * OC + o) * OH + y) * OW + x] = float(acc);
+          }
+  return out;
+}
+}  // namespace
+
+TEST(PopLibs, ConvolutionStridedPaddedGroupedAndDepthwise) {
+  struct Case {
+    int N, G, IC, OC, H, W, K, s, pad;
+  };
+  for (Case c : {Case{2, 1, 3, 5, 9, 7, 3, 2, 1}, Case{1, 2, 2, 3, 6, 6, 3, 1, 1},
+                 Case{1, 4, 1, 1, 8, 8, 3, 1, 1}}) {
+    Rig s(24);
+    poplin::ConvParams p(FLOAT, std::size_t(c.N), {std::size_t(c.H), std::size_t(c.W)},
+                         {std::size_t(c.K), std::size_t(c.K)}, std::size_t(c.IC),
+                         std::size_t(c.OC), std::size_t(c.G));
+    p.inputTransform.paddingLower = {unsigned(c.pad), unsigned(c.pad)};
+    p.inputTransform.paddingUpper = {unsigned(c.pad), unsigned(c.pad)};
+    p.outputTransform.stride = {unsigned(c.s), unsigned(c.s)};
+    Tensor in = poplin::createInput(s.graph, p, "in");
+    Tensor w = poplin::createWeights(s.graph, p, "w");
+    auto iv = randoms(in.numElements(), 21), wv = randoms(w.numElements(), 22);
+    s.graph.setInitialValue(in, ArrayRef<float>(iv));
+    s.graph.setInitialValue(w, ArrayRef<float>(wv));
+    Sequence prog;
+    Tensor out = poplin::convolution(s.graph, in, w, p, false, prog, "conv");
+    Tensor bias = poplin::createBiases(s.graph, out);
+    s.graph.setInitialValue(bias, ArrayRef<float>(std::vector<float>(out.dim(1), 0.5f)));
+    poplin::addBias(s.graph, out, bias, prog);
+    int OH = int(p.getOutputSize(0)), OW = int(p.getOutputSize(1));
+    auto e = conv_ref(iv, wv, c.N, c.G, c.IC, c.OC, c.H, c.W, c.K, c.K, c.s, c.pad, OH, OW);
+    auto r = s.run(prog, out);
+    ASSERT_EQ(r.size(), e.size());
+    for (std::size_t i = 0; i < e.size(); ++i) ASSERT_NEAR(r[i], e[i] + 0.5f, 1e-4) << i;
+  }
+  Rig s;
+  poplin::ConvParams bad(FLOAT, 1, {4, 4}, {3, 3}, 2, 2, 1);
+  bad.inputTransform.flip = {true, false};
+  Tensor in = poplin::createInput(s.graph, bad, "in"), w = poplin::createWeights(s.graph, bad, "w");
+  Sequence prog;
+  EXPECT_THROW(poplin::convolution(s.graph, in, w, bad, false, prog), poputil::poplibs_error);
+}
+
+TEST(PopLibs, PoolingNormalisationAndLoss) {
+  Rig s;
+  auto v = randoms(2 * 3 * 4 * 4, 31);
+  Tensor x = s.input({2, 3, 4, 4}, v);
+  Sequence prog;
+  popnn::pooling::PoolParams mp(popnn::PoolingType::MAX, {4, 4}, {2, 2}, {2, 2}, {0, 0}, {0, 0}, 3,
+                                2, FLOAT);
+  Tensor pooled = popnn::pooling::pool(s.graph, mp, x, prog);
+  auto [mean, inv] = popnn::bn::batchNormStatistics(s.graph, x, 1e-5f, prog, false);
+  Tensor gamma = s.input({3}, {1, 2, 3}), beta = s.input({3}, {0, 0, 1});
+  auto [y, white] = popnn::bn::batchNormalise(s.graph, x, gamma, beta, mean, inv, prog);
+  Tensor probs = s.input({2, 3}, {0.2f, 0.7f, 0.1f, 0.5f, 0.25f, 0.25f});
+  Tensor labels = s.graph.addVariable(UNSIGNED_INT, {2}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(labels, ArrayRef<unsigned>({1u, 2u}));
+  Tensor loss = s.graph.addVariable(FLOAT, {2}, VariableMappingMethod::LINEAR);
+  Tensor deltas = s.graph.addVariable(FLOAT, {2, 3}, VariableMappingMethod::LINEAR);
+  popnn::calcLoss(s.graph, probs, labels, loss, deltas, popnn::CROSS_ENTROPY_LOSS, prog);
+  auto r = s.run(prog, concat({pooled.flatten(), y.flatten(), loss, deltas.flatten()}));
+  // max pooling
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c)
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b) {
+          float m = -1e9f;
+          for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 2; ++j) m = std::max(m, v[((n * 3 + c) * 4 + a * 2 + i) * 4 + b * 2 + j]);
+          EXPECT_EQ(r[((n * 3 + c) * 2 + a) * 2 + b], m);
+        }
+  // batch norm: per channel mean 0 variance 1 before gamma/beta
+  for (int c = 0; c < 3; ++c) {
+    double m = 0, q = 0;
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 16; ++i) m += v[(n * 3 + c) * 16 + i];
+    m /= 32;
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 16; ++i) q += std::pow(v[(n * 3 + c) * 16 + i] - m, 2);
+    double is = 1 / std::sqrt(q / 32 + 1e-5);
+    float g[] = {1, 2, 3}, bb[] = {0, 0, 1};
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 16; ++i)
+        EXPECT_NEAR(r[24 + (n * 3 + c) * 16 + i], (v[(n * 3 + c) * 16 + i] - m) * is * g[c] + bb[c], 1e-4);
+  }
+  EXPECT_NEAR(r[24 + 96], -std::log(0.7f), 1e-6);
+  EXPECT_NEAR(r[24 + 97], -std::log(0.25f), 1e-6);
+  EXPECT_NEAR(r[24 + 98 + 1], 0.7f - 1, 1e-6);
+  EXPECT_NEAR(r[24 + 98 + 5], 0.25f - 1, 1e-6);
+}
+
+TEST(PopLibs, RandomNumbersAreSeededAndCumulativeSumRuns) {
+  Rig s(8);
+  Tensor ref = s.graph.addVariable(FLOAT, {4000}, VariableMappingMethod::LINEAR);
+  Tensor seed = s.graph.addConstant<unsigned>(UNSIGNED_INT, {2}, {1u, 2u});
+  s.graph.setTileMapping(seed, 0);
+  Sequence prog;
+  Tensor u1 = poprand::uniform(s.graph, &seed, 0, ref, FLOAT, 2.0, 4.0, prog);
+  Tensor u2 = poprand::uniform(s.graph, &seed, 0, ref, FLOAT, 2.0, 4.0, prog);
+  Tensor u3 = poprand::uniform(s.graph, &seed, 1, ref, FLOAT, 2.0, 4.0, prog);
+  Tensor nrm = poprand::normal(s.graph, &seed, 0, ref, FLOAT, 1.0, 2.0, prog);
+  Tensor tn = poprand::truncatedNormal(s.graph, &seed, 0, ref, FLOAT, 0.0, 1.0, 1.5, prog);
+  Tensor ones = s.input({4000}, std::vector<float>(4000, 1.0f));
+  Tensor drop = poprand::dropout(s.graph, &seed, 0, ones, ref, 0.25, 4.0, prog);
+  Tensor cs = popops::cumulativeSum(s.graph, s.input({2, 5}, iota(10)), prog);
+  auto r = s.run(prog, concat({u1, u2, u3, nrm, tn, drop, cs.flatten()}));
+  double mean = 0, nmean = 0, nvar = 0, kept = 0;
+  bool differ = false;
+  for (int i = 0; i < 4000; ++i) {
+    EXPECT_GE(r[i], 2.0f);
+    EXPECT_LE(r[i], 4.0f);
+    EXPECT_EQ(r[i], r[4000 + i]);
+    differ |= r[i] != r[8000 + i];
+    mean += r[i];
+    nmean += r[12000 + i];
+    EXPECT_LE(std::fabs(r[16000 + i]), 1.5f);
+    EXPECT_TRUE(r[20000 + i] == 0.0f || r[20000 + i] == 4.0f);
+    kept += r[20000 + i] != 0;
+  }
+  for (int i = 0; i < 4000; ++i) nvar += std::pow(r[12000 + i] - nmean / 4000, 2);
+  EXPECT_TRUE(differ);
+  EXPECT_NEAR(mean / 4000, 3.0, 0.05);
+  EXPECT_NEAR(nmean / 4000, 1.0, 0.1);
+  EXPECT_NEAR(std::sqrt(nvar / 4000), 2.0, 0.1);
+  EXPECT_NEAR(kept / 4000, 0.25, 0.03);
+  std::vector<float> cum = {0, 1, 3, 6, 10, 5, 11, 18, 26, 35};
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(r[24000 + i], cum[i]);
+}

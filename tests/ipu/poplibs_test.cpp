@@ -20,6 +20,10 @@
 #include <popnn/Pooling.hpp>
 #include <popnn/codelets.hpp>
 #include <popops/Cast.hpp>
+#include <popops/DynamicSlice.hpp>
+#include <popops/Encoding.hpp>
+#include <popops/Gather.hpp>
+#include <popops/Sort.hpp>
 #include <popops/ElementWise.hpp>
 #include <popops/Fill.hpp>
 #include <popops/Loop.hpp>
@@ -447,4 +451,56 @@ TEST(PopLibs, RandomNumbersAreSeededAndCumulativeSumRuns) {
   EXPECT_NEAR(kept / 4000, 0.25, 0.03);
   std::vector<float> cum = {0, 1, 3, 6, 10, 5, 11, 18, 26, 35};
   for (int i = 0; i < 10; ++i) EXPECT_EQ(r[24000 + i], cum[i]);
+}
+
+TEST(PopLibs, SlicesAtRunTimeOffsetsGatherOneHotAndSort) {
+  Rig s;
+  auto v = iota(5 * 4);
+  Tensor t = s.input({5, 4}, v);
+  Tensor off = s.graph.addVariable(UNSIGNED_INT, {1}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(off, ArrayRef<unsigned>({2u}));
+  Tensor offs = s.graph.addVariable(UNSIGNED_INT, {3, 1}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(offs, ArrayRef<unsigned>({4u, 0u, 9u}));
+  Sequence prog;
+  Tensor ds = popops::dynamicSlice(s.graph, t, off, {0}, {2}, prog);       // rows 2, 3
+  Tensor ms = popops::multiSlice(s.graph, t, offs, {0}, {1}, prog);        // rows 4, 0, zeros
+  Tensor idx = s.graph.addVariable(INT, {2}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(idx, ArrayRef<int>({3, 1}));
+  Tensor g = popops::gather(s.graph, t, idx, 1, prog);                      // columns 3, 1
+  Tensor oh = s.graph.addVariable(FLOAT, {2, 4}, VariableMappingMethod::LINEAR);
+  popops::encodeOneHot(s.graph, idx, oh, prog);
+  Tensor keys = s.input({2, 4}, {3, 1, 2, 0, 5, 7, 6, 4});
+  Tensor vals = s.input({2, 4}, {30, 10, 20, 0, 50, 70, 60, 40});
+  Tensor sorted = popops::sort(s.graph, keys, 1, prog);
+  Tensor sv = popops::sortKeyValue(s.graph, keys, vals, 1, prog);
+  Tensor upd = s.input({1, 4}, {-1, -2, -3, -4});
+  popops::dynamicUpdate(s.graph, t, upd, off, {0}, {1}, prog);
+  auto r = s.run(prog, concat({ds.flatten(), ms.flatten(), g.flatten(), oh.flatten(),
+                               sorted.flatten(), sv.flatten(), t.flatten()}));
+  std::vector<float> e;
+  for (int i = 8; i < 16; ++i) e.push_back(float(i));
+  for (int i = 16; i < 20; ++i) e.push_back(float(i));
+  for (int i = 0; i < 4; ++i) e.push_back(float(i));
+  for (int i = 0; i < 4; ++i) e.push_back(0);
+  for (int row = 0; row < 5; ++row) e.push_back(float(row * 4 + 3)), e.push_back(float(row * 4 + 1));
+  for (float x : {0, 0, 0, 1, 0, 1, 0, 0}) e.push_back(x);
+  for (float x : {0, 1, 2, 3, 4, 5, 6, 7}) e.push_back(x);
+  for (float x : {0, 10, 20, 30, 40, 50, 60, 70}) e.push_back(x);
+  for (int i = 0; i < 20; ++i) e.push_back(i >= 8 && i < 12 ? float(-(i - 7)) : float(i));
+  ASSERT_EQ(r.size(), e.size());
+  for (std::size_t i = 0; i < e.size(); ++i) EXPECT_EQ(r[i], e[i]) << i;
+}
+
+TEST(PopLibs, AProductThatDoesNotFitNamesTheTile) {
+  Rig s(2);
+  Tensor A = s.graph.addVariable(FLOAT, {512, 512}, VariableMappingMethod::LINEAR);
+  Tensor B = s.graph.addVariable(FLOAT, {512, 512}, VariableMappingMethod::LINEAR);
+  Sequence prog;
+  Tensor C = poplin::matMul(s.graph, A, B, prog, FLOAT, "big");
+  try {
+    Engine engine(s.graph, prog);
+    FAIL() << "expected a tile memory error";
+  } catch (const graph_memory_allocation_error& e) {
+    EXPECT_NE(std::string(e.what()).find("tile "), std::string::npos) << e.what();
+  }
 }

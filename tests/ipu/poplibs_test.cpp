@@ -504,3 +504,21 @@ TEST(PopLibs, AProductThatDoesNotFitNamesTheTile) {
     EXPECT_NE(std::string(e.what()).find("tile "), std::string::npos) << e.what();
   }
 }
+
+TEST(PopLibs, ReduceUpdatesAnOutputAndReadsNothingUndefined) {
+  Rig s;
+  Tensor x = s.input({3, 4}, iota(12));
+  Tensor acc = s.input({3}, {100, 200, 300});
+  Sequence prog;
+  popops::reduceWithOutput(s.graph, x, acc, {1}, {popops::Operation::ADD, true}, prog);
+  Tensor fresh = popops::reduce(s.graph, x, {0}, popops::Operation::MAX, prog);
+  Tensor out = concat(acc, fresh);
+  s.graph.createHostRead("out", out);
+  // Every element a program reads was written first: the check finds nothing.
+  Engine engine(s.graph, prog, {{"debug.checkUndefinedReads", "true"}});
+  engine.load(s.dev);
+  engine.run(0);
+  std::vector<float> r(7);
+  engine.readTensor("out", r.data(), r.data() + r.size());
+  EXPECT_EQ(r, (std::vector<float>{106, 222, 338, 8, 9, 10, 11}));
+}

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <bit>
 #include <set>
+#include <type_traits>
 
 #include <popops/ElementWise.hpp>
 #include <popops/Cast.hpp>
@@ -54,11 +55,15 @@ double combine(Operation op, double acc, double x) {
 
 }  // namespace
 
-// params: op, in type, out type, partial rows per output, update, scale (float bits).
+// params: op, in type, out type, partial rows per output, update, scale (float bits). The
+// output is read (InOut) only by the updating form.
+template <bool Update>
 class ReduceVertex : public poplar::MultiVertex {
  public:
   poplar::Input<poplar::VectorList<Byte>> partials;
-  poplar::InOut<poplar::VectorList<Byte>> out;
+  std::conditional_t<Update, poplar::InOut<poplar::VectorList<Byte>>,
+                     poplar::Output<poplar::VectorList<Byte>>>
+      out;
   poplar::Vector<unsigned> params;
 
   bool compute(unsigned w) {
@@ -81,7 +86,7 @@ class ReduceVertex : public poplar::MultiVertex {
         }
         acc *= scale;
         unsigned char* dst = o + i * type_bytes(out_type);
-        if (update) {
+        if (Update && update) {
           double old;
           load_elements(dst, out_type, 1, &old);
           acc = combine(op == Operation::SQUARE_ADD ? Operation::ADD : op, old, acc);
@@ -115,9 +120,14 @@ class CumSumVertex : public poplar::Vertex {
 
 namespace {
 
-const abi::FieldDesc kReduceFields[] = {TESSERA_IPU_FIELD(ReduceVertex, partials),
-                                        TESSERA_IPU_FIELD(ReduceVertex, out),
-                                        TESSERA_IPU_FIELD(ReduceVertex, params)};
+using ReduceOut = ReduceVertex<false>;
+using ReduceUpdate = ReduceVertex<true>;
+const abi::FieldDesc kReduceFields[] = {TESSERA_IPU_FIELD(ReduceOut, partials),
+                                        TESSERA_IPU_FIELD(ReduceOut, out),
+                                        TESSERA_IPU_FIELD(ReduceOut, params)};
+const abi::FieldDesc kReduceUpdateFields[] = {TESSERA_IPU_FIELD(ReduceUpdate, partials),
+                                              TESSERA_IPU_FIELD(ReduceUpdate, out),
+                                              TESSERA_IPU_FIELD(ReduceUpdate, params)};
 const abi::FieldDesc kCumSumFields[] = {TESSERA_IPU_FIELD(CumSumVertex, rows),
                                         TESSERA_IPU_FIELD(CumSumVertex, params)};
 const char* const kNone[] = {nullptr};
@@ -128,11 +138,14 @@ const char* op_name(Operation op) {
   return names[unsigned(op)];
 }
 
-std::string reduce_vertex(Graph& graph, Operation op, Type in, Type out) {
-  std::string name = templated("popops::Reduce", {std::string("popops::") + op_name(op),
-                                                  type_arg(in), type_arg(out)});
-  static const abi::VertexTypeDesc desc =
-      poplar::detail::describe_vertex<ReduceVertex>("popops::Reduce", kReduceFields, 3, kNone);
+std::string reduce_vertex(Graph& graph, Operation op, Type in, Type out, bool update = false) {
+  std::string name = templated(update ? "popops::ReduceUpdate" : "popops::Reduce",
+                               {std::string("popops::") + op_name(op), type_arg(in), type_arg(out)});
+  static const abi::VertexTypeDesc plain =
+      poplar::detail::describe_vertex<ReduceOut>("popops::Reduce", kReduceFields, 3, kNone);
+  static const abi::VertexTypeDesc updating = poplar::detail::describe_vertex<ReduceUpdate>(
+      "popops::ReduceUpdate", kReduceUpdateFields, 3, kNone);
+  const abi::VertexTypeDesc& desc = update ? updating : plain;
   unsigned in_type = in.tesseraId();
   bool costly = op == Operation::LOG_ADD;
   // Per worker: its share of the outputs, each a loop over its partials in 64-bit vectors
@@ -161,7 +174,7 @@ Type partials_type(Type in) {
 // One stage: out[o] = op over rows[o] (each a 1-D tensor of partials), on out's tiles.
 void reduce_stage(Graph& graph, poplar::ComputeSet cs, const Tensor& rows2d, const Tensor& out,
                   Operation op, bool update, float scale) {
-  std::string vertex = reduce_vertex(graph, op, rows2d.elementType(), out.elementType());
+  std::string vertex = reduce_vertex(graph, op, rows2d.elementType(), out.elementType(), update);
   Tensor flat = out.flatten();
   auto mapping = graph.getTileMapping(flat);
   for (unsigned tile = 0; tile < mapping.size(); ++tile) {

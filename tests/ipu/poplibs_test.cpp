@@ -15,6 +15,7 @@
 #include <poplin/MatMul.hpp>
 #include <poplin/codelets.hpp>
 #include <popnn/BatchNorm.hpp>
+#include <popnn/LayerNorm.hpp>
 #include <popnn/Loss.hpp>
 #include <popnn/NonLinearity.hpp>
 #include <popnn/Pooling.hpp>
@@ -32,7 +33,10 @@
 #include <popops/codelets.hpp>
 #include <poprand/RandomGen.hpp>
 #include <poprand/codelets.hpp>
+#include <poputil/Broadcast.hpp>
 #include <poputil/TileMapping.hpp>
+#include <poputil/Util.hpp>
+#include <poputil/VertexTemplates.hpp>
 #include <poputil/exceptions.hpp>
 
 using namespace poplar;
@@ -521,4 +525,57 @@ TEST(PopLibs, ReduceUpdatesAnOutputAndReadsNothingUndefined) {
   std::vector<float> r(7);
   engine.readTensor("out", r.data(), r.data() + r.size());
   EXPECT_EQ(r, (std::vector<float>{106, 222, 338, 8, 9, 10, 11}));
+}
+
+TEST(PopLibs, UtilitiesLoopsActivationsAndLayerNorm) {
+  Rig s;
+  EXPECT_EQ(poputil::templateVertex("popops::Foo", FLOAT, 4u, true), "popops::Foo<float,4,true>");
+  Tensor a = s.graph.addVariable(FLOAT, {3, 1}, VariableMappingMethod::LINEAR);
+  Tensor b = s.graph.addVariable(FLOAT, {4}, VariableMappingMethod::LINEAR);
+  poputil::broadcastToMatch(a, b);
+  EXPECT_EQ(a.shape(), (std::vector<std::size_t>{3, 4}));
+  EXPECT_EQ(b.shape(), (std::vector<std::size_t>{3, 4}));
+  auto m = poputil::calcLinearTileMapping(s.graph, {1000}, 1, 4);
+  std::size_t covered = 0;
+  for (const auto& tile : m)
+    for (const auto& iv : tile) covered += iv.size();
+  EXPECT_EQ(covered, 1000u);
+
+  auto v = iota(8, -2, 0.5f);
+  Tensor x = s.input({2, 4}, v);
+  Sequence prog;
+  Tensor copy = poputil::duplicate(s.graph, x, prog);
+  Tensor two = poputil::cloneN(s.graph, x, 2);
+  EXPECT_EQ(two.shape(), (std::vector<std::size_t>{2, 2, 4}));
+  Tensor gelu = popnn::nonLinearity(s.graph, popnn::NonLinearityType::GELU, x, prog);
+  Tensor lsm = popnn::logSoftmax(s.graph, x, prog);
+  auto [mean, inv] = popnn::ln::layerNormStatistics(s.graph, x, 1e-5f, prog, false);
+  Tensor gamma = s.input({4}, {1, 1, 1, 1}), beta = s.input({4}, {0, 0, 0, 0});
+  Tensor ln = popnn::ln::layerNormalise(s.graph, x, gamma, beta, mean, inv, prog).first;
+  // countedForLoop: counter from 0 while < 5 step 2 adds 1 to `n` three times.
+  Tensor i = s.graph.addVariable(INT, {1}, VariableMappingMethod::LINEAR);
+  Tensor limit = s.graph.addConstant<int>(INT, {1}, 5);
+  s.graph.setTileMapping(limit, 0);
+  Tensor n = s.input({1}, {0.0f});
+  Sequence body;
+  popops::addInPlace(s.graph, n, 1.0f, body);
+  prog.add(popops::countedForLoop(s.graph, i, 0, limit, 2, body));
+  std::vector<Tensor> outs;
+  popops::reduceMany(s.graph, {popops::SingleReduceOp(x, {1}, {popops::Operation::MIN})}, outs, prog);
+  auto r = s.run(prog, concat({copy.flatten(), gelu.flatten(), lsm.flatten(), ln.flatten(), n,
+                               outs.at(0).flatten()}));
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_EQ(r[k], v[k]);
+    float g = 0.5f * v[k] * (1 + std::tanh(0.7978845608f * (v[k] + 0.044715f * v[k] * v[k] * v[k])));
+    EXPECT_NEAR(r[8 + k], g, 1e-5);
+    int row = k / 4;
+    double mx = v[row * 4 + 3], sum = 0, mean_r = 0, var = 0;
+    for (int j = 0; j < 4; ++j) sum += std::exp(v[row * 4 + j] - mx), mean_r += v[row * 4 + j] / 4;
+    for (int j = 0; j < 4; ++j) var += std::pow(v[row * 4 + j] - mean_r, 2) / 4;
+    EXPECT_NEAR(r[16 + k], v[k] - mx - std::log(sum), 1e-5);
+    EXPECT_NEAR(r[24 + k], (v[k] - mean_r) / std::sqrt(var + 1e-5), 1e-4);
+  }
+  EXPECT_EQ(r[32], 3.0f);
+  EXPECT_EQ(r[33], v[0]);
+  EXPECT_EQ(r[34], v[4]);
 }

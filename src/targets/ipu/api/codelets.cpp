@@ -512,21 +512,25 @@ void add_codelets(GraphState& graph, const std::string& path, CodeletFileType ty
   if (object && !fs::exists(so)) read_file(so);  // file_load_error naming the path
   auto lib = CodeletLibrary::load(so);
   const auto* desc = lib->desc();
-  for (std::size_t i = 0; i < desc->type_count; ++i) {
-    const auto& d = desc->types[i];
-    std::string name = normalise_type_name(d.name);
-    if (graph.type_index.count(name)) continue;  // Poplar keeps the first definition
-    VertexType vt;
-    vt.name = name;
-    vt.desc = d;
-    vt.fields.assign(d.fields, d.fields + d.field_count);
-    for (auto c = d.constraints; c != nullptr && *c != nullptr; ++c)
-      vt.constraints.emplace_back(*c);
-    vt.library = lib;
-    graph.type_index[name] = static_cast<unsigned>(graph.types.size());
-    graph.types.push_back(std::move(vt));
-  }
+  for (std::size_t i = 0; i < desc->type_count; ++i)
+    if (add_builtin_vertex_type(graph, desc->types[i].name, desc->types[i]))
+      graph.types.back().library = lib;  // Poplar keeps the first definition
   graph.libraries.push_back(lib);
+}
+
+bool add_builtin_vertex_type(GraphState& graph, const std::string& name,
+                             const abi::VertexTypeDesc& desc) {
+  std::string n = normalise_type_name(name);
+  if (graph.type_index.count(n)) return false;
+  VertexType vt;
+  vt.name = n;
+  vt.desc = desc;
+  vt.fields.assign(desc.fields, desc.fields + desc.field_count);
+  for (auto c = desc.constraints; c != nullptr && *c != nullptr; ++c)
+    vt.constraints.emplace_back(*c);
+  graph.type_index[n] = static_cast<unsigned>(graph.types.size());
+  graph.types.push_back(std::move(vt));
+  return true;
 }
 
 }  // namespace poplar::detail

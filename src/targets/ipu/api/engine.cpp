@@ -181,9 +181,13 @@ class Compiler {
     for (const auto& c : chunks) {
       if (c.tile != cv.tile) {
         // Sent by the owner, received here (inputs); sent from here, received there (outputs).
+        // An input the owner already sends to another tile of this compute set costs the owner
+        // nothing more: a send carries no destination and any number of tiles may listen to
+        // the sender's wires (Graphcore patent application US 2019/0121777, "Instruction set").
         std::uint64_t n = c.bytes * ((sf.in ? 1 : 0) + (sf.out ? 1 : 0));
         cs.exchange_per_tile[cv.tile] += n;
-        cs.exchange_per_tile[c.tile] += n;
+        bool multicast = sf.in && !sent_.insert({c.var, c.var_offset, c.bytes}).second;
+        cs.exchange_per_tile[c.tile] += multicast ? n - c.bytes : n;
       }
     }
     sf.chunks = std::move(chunks);
@@ -193,6 +197,7 @@ class Compiler {
   }
 
   void compile_compute_set(unsigned id) {
+    sent_.clear();
     auto cs = std::make_unique<CompiledComputeSet>();
     const auto& info = g_.compute_sets[id];
     cs->name = info.name;
@@ -563,6 +568,7 @@ class Compiler {
   GraphState& g_;
   const tessera::arch::MachineSpec& spec_;
   std::map<unsigned, std::uint64_t> staging_, state_bytes_;
+  std::set<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>> sent_;  // this compute set
   std::map<unsigned, std::set<unsigned>> tile_types_;
   std::set<std::uint32_t> elem_aligned_, region1_, interleaved_;
   std::byte* arena_ = nullptr;

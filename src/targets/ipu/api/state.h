@@ -156,6 +156,10 @@ std::string normalise_type_name(std::string_view name);
 // Compiles (or loads) codelets and registers their vertex types in `graph`.
 void add_codelets(GraphState& graph, const std::string& path, CodeletFileType type,
                   const std::string& flags);
+// Registers a vertex type compiled into Tessera itself (the PopLibs codelets) under `name`; the
+// first registration of a name wins, as with addCodelets. Returns false when it already existed.
+bool add_builtin_vertex_type(GraphState& graph, const std::string& name,
+                             const abi::VertexTypeDesc& desc);
 
 }  // namespace poplar::detail
 

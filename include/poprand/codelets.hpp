@@ -1,0 +1,8 @@
+// Adds poprand's codelets to a graph.
+#pragma once
+
+#include <poplar/Graph.hpp>
+
+namespace poprand {
+void addCodelets(poplar::Graph& graph);
+}

@@ -1,0 +1,372 @@
+// popops slicing at run-time offsets, gather, one-hot encoding and sorts.
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <popops/Cast.hpp>
+#include <popops/DynamicSlice.hpp>
+#include <popops/ElementWise.hpp>
+#include <popops/Encoding.hpp>
+#include <popops/Gather.hpp>
+#include <popops/Sort.hpp>
+#include <poputil/TileMapping.hpp>
+
+#include "elementwise.h"
+
+namespace tessera::ipu::poplibs {
+
+// Copies rows between a base [S][cols] and slices [N*sz][cols] at run-time offsets.
+// params: S, sz, element bytes, N, offset type, update (0: base -> slices; 1: slices -> base).
+class SliceVertex : public poplar::Vertex {
+ public:
+  poplar::Input<poplar::Vector<Byte>> offsets;
+  poplar::Input<poplar::VectorList<Byte>> base;
+  poplar::Output<poplar::VectorList<Byte>> out;
+  poplar::Vector<unsigned> params;
+
+  bool compute() {
+    std::size_t S = params[0], sz = params[1], es = params[2], N = params[3];
+    std::vector<double> off(N);
+    load_elements(offsets.data(), params[4], N, off.data());
+    for (std::size_t i = 0; i < N; ++i)
+      for (std::size_t j = 0; j < sz; ++j) {
+        auto& dst = out[i * sz + j];
+        double o = off[i];
+        if (o < 0 || std::size_t(o) + j >= S) {
+          std::memset(dst.data(), 0, dst.size() * es);  // out of range: zeros
+          continue;
+        }
+        std::memcpy(dst.data(), base[std::size_t(o) + j].data(), dst.size() * es);
+      }
+    return true;
+  }
+};
+
+class UpdateVertex : public poplar::Vertex {
+ public:
+  poplar::Input<poplar::Vector<Byte>> offsets;
+  poplar::InOut<poplar::VectorList<Byte>> base;
+  poplar::Input<poplar::VectorList<Byte>> slices;
+  poplar::Vector<unsigned> params;
+
+  bool compute() {
+    std::size_t S = params[0], sz = params[1], es = params[2], N = params[3];
+    std::vector<double> off(N);
+    load_elements(offsets.data(), params[4], N, off.data());
+    for (std::size_t i = 0; i < N; ++i)
+      for (std::size_t j = 0; j < sz; ++j) {
+        double o = off[i];
+        if (o < 0 || std::size_t(o) + j >= S) continue;  // out of range: skipped
+        auto& dst = base[std::size_t(o) + j];
+        std::memcpy(dst.data(), slices[i * sz + j].data(), dst.size() * es);
+      }
+    return true;
+  }
+};
+
+// Stable ascending sort of one row of keys, carrying values when there are any.
+// params: key type, value type, has values.
+class SortVertex : public poplar::Vertex {
+ public:
+  poplar::InOut<poplar::Vector<Byte>> keys;
+  poplar::InOut<poplar::VectorList<Byte>> values;
+  poplar::Vector<unsigned> params;
+
+  bool compute() {
+    std::size_t n = keys.size();
+    std::vector<double> k(n);
+    load_elements(keys.data(), params[0], n, k.data());
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return k[a] < k[b]; });
+    std::vector<double> sorted(n);
+    for (std::size_t i = 0; i < n; ++i) sorted[i] = k[order[i]];
+    store_elements(keys.data(), params[0], n, sorted.data());
+    if (params[2] && values.size() == 1) {
+      std::vector<double> v(n), vs(n);
+      load_elements(values[0].data(), params[1], n, v.data());
+      for (std::size_t i = 0; i < n; ++i) vs[i] = v[order[i]];
+      store_elements(values[0].data(), params[1], n, vs.data());
+    }
+    return true;
+  }
+};
+
+namespace {
+
+const abi::FieldDesc kSliceFields[] = {
+    TESSERA_IPU_FIELD(SliceVertex, offsets), TESSERA_IPU_FIELD(SliceVertex, base),
+    TESSERA_IPU_FIELD(SliceVertex, out), TESSERA_IPU_FIELD(SliceVertex, params)};
+const abi::FieldDesc kUpdateFields[] = {
+    TESSERA_IPU_FIELD(UpdateVertex, offsets), TESSERA_IPU_FIELD(UpdateVertex, base),
+    TESSERA_IPU_FIELD(UpdateVertex, slices), TESSERA_IPU_FIELD(UpdateVertex, params)};
+const abi::FieldDesc kSortFields[] = {TESSERA_IPU_FIELD(SortVertex, keys),
+                                      TESSERA_IPU_FIELD(SortVertex, values),
+                                      TESSERA_IPU_FIELD(SortVertex, params)};
+const char* const kNone[] = {nullptr};
+
+// Copies move 64 bits per cycle per row element run (estimate).
+poplar::VertexPerfEstimate copy_estimate(const poplar::VertexIntrospector& v, const char* field) {
+  return poplar::VertexPerfEstimate(30 + v.getFieldInfo(field).totalElements() / 2);
+}
+
+std::string slice_vertex(Graph& g, bool update, Type t) {
+  static const abi::VertexTypeDesc s = poplar::detail::describe_vertex<SliceVertex>(
+      "popops::DynamicSlice2D", kSliceFields, 4, kNone);
+  static const abi::VertexTypeDesc u = poplar::detail::describe_vertex<UpdateVertex>(
+      "popops::DynamicUpdateSlice2D", kUpdateFields, 4, kNone);
+  std::string name = templated(update ? "popops::DynamicUpdateSlice2D" : "popops::DynamicSlice2D",
+                               {type_arg(t)});
+  register_codelet(g, name, update ? u : s,
+                   [update](const poplar::VertexIntrospector& v, const poplar::Target&) {
+                     return copy_estimate(v, update ? "slices" : "out");
+                   });
+  return name;
+}
+
+// base2 [S][C], slices2 [N*sz][C]: one vertex per column chunk on the chunk's tile.
+void slice_columns(Graph& g, const Tensor& base2, const Tensor& slices2, const Tensor& offsets,
+                   std::size_t sz, bool update, poplar::program::Sequence& prog,
+                   const poplar::DebugContext& dc) {
+  require_codelets(g, "popops", "popops::MapExpr");
+  std::string vertex = slice_vertex(g, update, base2.elementType());
+  std::size_t S = base2.dim(0), C = base2.dim(1), N = slices2.dim(0) / std::max<std::size_t>(1, sz);
+  unsigned T = num_tiles(g);
+  std::size_t chunks = std::max<std::size_t>(1, std::min<std::size_t>(T, C));
+  auto cs = g.addComputeSet(name_of(dc, update ? "dynamicUpdate" : "dynamicSlice"));
+  for (std::size_t c = 0; c < chunks; ++c) {
+    std::size_t c0 = split_begin(C, chunks, c), c1 = split_begin(C, chunks, c + 1);
+    if (c0 == c1) continue;
+    unsigned tile = unsigned(c * T / chunks);
+    std::vector<Tensor> b, s;
+    for (std::size_t r = 0; r < S; ++r) b.push_back(base2[r].slice(c0, c1));
+    for (std::size_t r = 0; r < slices2.dim(0); ++r) s.push_back(slices2[r].slice(c0, c1));
+    if (!update) g.setTileMapping(slices2.slice({0, c0}, {slices2.dim(0), c1}), tile);
+    auto v = g.addVertex(cs, vertex);
+    g.connect(v["offsets"], offsets.flatten());
+    g.connect(v["base"], poplar::ArrayRef<Tensor>(b));
+    g.connect(v[update ? "slices" : "out"], poplar::ArrayRef<Tensor>(s));
+    set_state(g, v, "params",
+              {unsigned(S), unsigned(sz), base2.elementType().tesseraSize(), unsigned(N),
+               offsets.elementType().tesseraId()});
+    g.setTileMapping(v, tile);
+  }
+  prog.add(poplar::program::Execute(cs, dc));
+}
+
+void check_offsets(const Tensor& offsets, const char* fn) {
+  auto t = offsets.elementType();
+  if (t != poplar::UNSIGNED_INT && t != poplar::INT)
+    throw poputil::poplibs_error(fmt::format("popops::{}: offsets must be unsigned int or int, not {}",
+                                             fn, t.toString()));
+}
+
+// t with `dim` first, as [S][rest].
+Tensor rows_of(const Tensor& t, unsigned dim) {
+  Tensor r = t.dimRoll(dim, 0);
+  return r.reshape({r.dim(0), r.numElements() / std::max<std::size_t>(1, r.dim(0))});
+}
+
+}  // namespace
+
+const abi::VertexTypeDesc& sort_desc() {
+  static const abi::VertexTypeDesc d =
+      poplar::detail::describe_vertex<SortVertex>("popops::Sort", kSortFields, 3, kNone);
+  return d;
+}
+
+}  // namespace tessera::ipu::poplibs
+
+namespace popops {
+
+using namespace tessera::ipu::poplibs;
+using poplar::Tensor;
+using poplar::program::Sequence;
+
+Tensor dynamicSlice(poplar::Graph& graph, const Tensor& t, const Tensor& offset,
+                    const std::vector<std::size_t>& dims, const std::vector<std::size_t>& sizes,
+                    Sequence& prog, const poplar::DebugContext& dc, const poplar::OptionFlags&) {
+  check_offsets(offset, "dynamicSlice");
+  if (dims.size() != sizes.size() || offset.numElements() != dims.size())
+    throw poputil::poplibs_error(fmt::format(
+        "popops::dynamicSlice: {} dims, {} sizes and {} offsets; give one size and one offset "
+        "per dimension",
+        dims.size(), sizes.size(), offset.numElements()));
+  Tensor cur = t;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    unsigned d = unsigned(dims[i]);
+    if (d >= cur.rank() || sizes[i] > cur.dim(d))
+      throw poputil::poplibs_error(fmt::format(
+          "popops::dynamicSlice: dimension {} (size {}) cannot give a slice of {}", d,
+          d < cur.rank() ? cur.dim(d) : 0, sizes[i]));
+    Tensor base2 = rows_of(cur, d);
+    auto shape = cur.dimRoll(d, 0).shape();
+    shape[0] = sizes[i];
+    Tensor out = graph.addVariable(t.elementType(), shape, {dc, "slice"});
+    Tensor out2 = out.reshape({sizes[i], out.numElements() / std::max<std::size_t>(1, sizes[i])});
+    slice_columns(graph, base2, out2, offset.flatten().slice(i, i + 1), sizes[i], false, prog, dc);
+    cur = out.dimRoll(0, d);
+  }
+  return cur;
+}
+
+void dynamicUpdate(poplar::Graph& graph, const Tensor& t, const Tensor& s, const Tensor& offset,
+                   const std::vector<std::size_t>& dims, const std::vector<std::size_t>& sizes,
+                   Sequence& prog, const poplar::DebugContext& dc, const poplar::OptionFlags&) {
+  check_offsets(offset, "dynamicUpdate");
+  if (dims.size() != 1 || sizes.size() != 1 || offset.numElements() != 1)
+    throw poputil::poplibs_error(
+        "popops::dynamicUpdate: Tessera updates along one dimension (one dim, size and offset)");
+  unsigned d = unsigned(dims[0]);
+  if (d >= t.rank() || s.rank() != t.rank() || s.dim(d) != sizes[0])
+    throw poputil::poplibs_error(fmt::format("popops::dynamicUpdate: slice {{{}}} does not fit {{{}}} "
+                                             "along dimension {}",
+                                             fmt::join(s.shape(), ","), fmt::join(t.shape(), ","), d));
+  slice_columns(graph, rows_of(t, d), rows_of(s, d), offset, sizes[0], true, prog, dc);
+}
+
+Tensor multiSlice(poplar::Graph& graph, const Tensor& t, const Tensor& offsets,
+                  const std::vector<std::size_t>& dims, const std::vector<std::size_t>& sizes,
+                  Sequence& prog, const SlicePlan&, const poplar::OptionFlags&,
+                  const poplar::DebugContext& dc) {
+  check_offsets(offsets, "multiSlice");
+  if (dims.size() != 1 || sizes.size() != 1)
+    throw poputil::poplibs_error("popops::multiSlice: Tessera slices along one dimension");
+  unsigned d = unsigned(dims[0]);
+  if (d >= t.rank()) throw poputil::poplibs_error("popops::multiSlice: dimension out of range");
+  std::size_t N = offsets.dim(0);
+  auto rolled = t.dimRoll(d, 0).shape();
+  std::vector<std::size_t> shape = {N, sizes[0]};
+  shape.insert(shape.end(), rolled.begin() + 1, rolled.end());
+  Tensor out = graph.addVariable(t.elementType(), shape, {dc, "multiSlice"});
+  Tensor out2 = out.reshape({N * sizes[0], out.numElements() / std::max<std::size_t>(1, N * sizes[0])});
+  slice_columns(graph, rows_of(t, d), out2, offsets, sizes[0], false, prog, dc);
+  return out;
+}
+
+void multiUpdate(poplar::Graph& graph, const Tensor& t, const Tensor& s, const Tensor& offsets,
+                 const std::vector<std::size_t>& dims, const std::vector<std::size_t>& sizes,
+                 Sequence& prog, const SlicePlan&, const poplar::OptionFlags&,
+                 const poplar::DebugContext& dc) {
+  check_offsets(offsets, "multiUpdate");
+  if (dims.size() != 1 || sizes.size() != 1)
+    throw poputil::poplibs_error("popops::multiUpdate: Tessera updates along one dimension");
+  unsigned d = unsigned(dims[0]);
+  std::size_t N = offsets.dim(0);
+  if (s.numElements() != N * sizes[0] * (t.numElements() / std::max<std::size_t>(1, t.dim(d))))
+    throw poputil::poplibs_error("popops::multiUpdate: the slices do not match offsets x sizes x "
+                                 "the other dimensions of t");
+  slice_columns(graph, rows_of(t, d), s.reshape({N * sizes[0], s.numElements() / (N * sizes[0])}),
+                offsets, sizes[0], true, prog, dc);
+}
+
+Tensor gather(poplar::Graph& graph, const Tensor& input, const Tensor& indices, unsigned axis,
+              Sequence& prog, const GatherParams&, const poplar::DebugContext& dc) {
+  if (axis >= input.rank())
+    throw poputil::poplibs_error(fmt::format("popops::gather: axis {} of a {}-dimensional input",
+                                             axis, input.rank()));
+  Tensor rows = multiSlice(graph, input, indices.flatten().expand({1}), {axis}, {1}, prog, {}, {}, dc);
+  // rows: [n][1][input dims without axis, in rolled order] -> out shape.
+  auto rolled = input.dimRoll(axis, 0).shape();
+  std::vector<std::size_t> s = indices.shape();
+  s.insert(s.end(), rolled.begin() + 1, rolled.end());
+  Tensor r = rows.reshape(s);
+  // Move the index dimensions to `axis`.
+  std::vector<unsigned> perm;
+  unsigned ni = indices.rank();
+  for (unsigned i = 0; i < axis; ++i) perm.push_back(ni + i);
+  for (unsigned i = 0; i < ni; ++i) perm.push_back(i);
+  for (unsigned i = ni + axis; i < r.rank(); ++i) perm.push_back(i);
+  return r.dimShuffle(perm);
+}
+
+void encodeOneHot(poplar::Graph& graph, const Tensor& indices, const Tensor& encoded,
+                  Sequence& prog, const poplar::DebugContext& dc) {
+  if (encoded.rank() != 2 || indices.numElements() != encoded.dim(0))
+    throw poputil::poplibs_error(fmt::format(
+        "popops::encodeOneHot: encoded must be [indices][classes]; it is {{{}}} for {} indices",
+        fmt::join(encoded.shape(), ","), indices.numElements()));
+  std::size_t C = encoded.dim(1);
+  std::vector<int> classes(C);
+  std::iota(classes.begin(), classes.end(), 0);
+  Tensor iota = graph.addConstant<int>(poplar::INT, {1, C}, poplar::ArrayRef<int>(classes), {dc, "classes"});
+  poputil::mapTensorLinearly(graph, iota);
+  Tensor idx = indices.elementType() == poplar::INT
+                   ? indices
+                   : popops::cast(graph, indices, poplar::INT, prog, {dc, "indices"});
+  namespace pe = popops::expr;
+  mapWithOutput(graph, pe::Cast(pe::Equal(pe::_1, pe::_2), encoded.elementType()),
+                {iota, idx.reshape({encoded.dim(0), 1})}, encoded, prog, {dc, "encodeOneHot"});
+}
+
+namespace {
+void sort_rows(poplar::Graph& graph, const Tensor& k, const Tensor* v, unsigned dim, Sequence& prog,
+               const poplar::DebugContext& dc) {
+  require_codelets(graph, "popops", "popops::MapExpr");
+  if (dim >= k.rank())
+    throw poputil::poplibs_error(fmt::format("popops::sort: dimension {} of a {}-dimensional tensor",
+                                             dim, k.rank()));
+  if (v && v->shape() != k.shape())
+    throw poputil::poplibs_error("popops::sortKeyValue: keys and values must have the same shape");
+  std::string vertex = templated("popops::Sort", {type_arg(k.elementType()),
+                                                  v ? type_arg(v->elementType()) : std::string("void")});
+  register_codelet(graph, vertex, sort_desc(),
+                   [](const poplar::VertexIntrospector& vi, const poplar::Target&) {
+                     // n log n compares and moves (estimate).
+                     double n = double(vi.getFieldInfo("keys").totalElements());
+                     return poplar::VertexPerfEstimate(40 + std::uint64_t(n * std::log2(n + 1) * 6));
+                   });
+  Tensor kr = k.dimRoll(dim, k.rank() - 1);
+  std::size_t L = k.dim(dim), R = k.numElements() / std::max<std::size_t>(1, L);
+  kr = kr.reshape({R, L});
+  Tensor vr = v ? v->dimRoll(dim, k.rank() - 1).reshape({R, L}) : Tensor();
+  auto cs = graph.addComputeSet(name_of(dc, "sort"));
+  for (std::size_t r = 0; r < R; ++r) {
+    auto vx = graph.addVertex(cs, vertex);
+    graph.connect(vx["keys"], kr[r]);
+    if (v)
+      graph.connect(vx["values"], poplar::ArrayRef<Tensor>({vr[r]}));
+    else
+      graph.connect(vx["values"], poplar::ArrayRef<Tensor>(std::vector<Tensor>{}));
+    set_state(graph, vx, "params",
+              {k.elementType().tesseraId(), v ? v->elementType().tesseraId() : 0u, v ? 1u : 0u});
+    auto m = graph.getTileMapping(kr[r].slice(0, 1), false);
+    unsigned tile = 0;
+    for (unsigned i = 0; i < m.size(); ++i)
+      if (!m[i].empty()) tile = i;
+    graph.setTileMapping(vx, tile);
+  }
+  prog.add(poplar::program::Execute(cs, dc));
+}
+}  // namespace
+
+void sortInPlace(poplar::Graph& graph, const Tensor& t, unsigned dim, Sequence& prog,
+                 const poplar::DebugContext& dc) {
+  sort_rows(graph, t, nullptr, dim, prog, dc);
+}
+
+Tensor sort(poplar::Graph& graph, const Tensor& t, unsigned dim, Sequence& prog,
+            const poplar::DebugContext& dc) {
+  Tensor out = clone_like(graph, t, t.elementType(), {dc, "sorted"});
+  prog.add(poplar::program::Copy(t, out, false, dc));
+  sortInPlace(graph, out, dim, prog, dc);
+  return out;
+}
+
+void sortKeyValueInPlace(poplar::Graph& graph, const Tensor& k, const Tensor& v, unsigned dim,
+                         Sequence& prog, const poplar::DebugContext& dc) {
+  sort_rows(graph, k, &v, dim, prog, dc);
+}
+
+Tensor sortKeyValue(poplar::Graph& graph, const Tensor& k, const Tensor& v, unsigned dim,
+                    Sequence& prog, const poplar::DebugContext& dc) {
+  Tensor kc = clone_like(graph, k, k.elementType(), {dc, "keys"});
+  Tensor vc = clone_like(graph, v, v.elementType(), {dc, "values"});
+  prog.add(poplar::program::Copy(k, kc, false, dc));
+  prog.add(poplar::program::Copy(v, vc, false, dc));
+  sortKeyValueInPlace(graph, kc, vc, dim, prog, dc);
+  return vc;
+}
+
+}  // namespace popops

@@ -1,0 +1,581 @@
+// PopLibs on the ipu presets: each function builds graph that the Engine runs; results are
+// checked against their definitions computed here, and runs agree for 1, 2 and 8 host threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include <poplar/Engine.hpp>
+#include <poplar/Graph.hpp>
+#include <poplar/IPUModel.hpp>
+#include <poplin/Convolution.hpp>
+#include <poplin/MatMul.hpp>
+#include <poplin/codelets.hpp>
+#include <popnn/BatchNorm.hpp>
+#include <popnn/LayerNorm.hpp>
+#include <popnn/Loss.hpp>
+#include <popnn/NonLinearity.hpp>
+#include <popnn/Pooling.hpp>
+#include <popnn/codelets.hpp>
+#include <popops/Cast.hpp>
+#include <popops/DynamicSlice.hpp>
+#include <popops/Encoding.hpp>
+#include <popops/Gather.hpp>
+#include <popops/Sort.hpp>
+#include <popops/ElementWise.hpp>
+#include <popops/Fill.hpp>
+#include <popops/Loop.hpp>
+#include <popops/Reduce.hpp>
+#include <popops/ScaledAdd.hpp>
+#include <popops/codelets.hpp>
+#include <poprand/RandomGen.hpp>
+#include <poprand/codelets.hpp>
+#include <poputil/Broadcast.hpp>
+#include <poputil/TileMapping.hpp>
+#include <poputil/Util.hpp>
+#include <poputil/VertexTemplates.hpp>
+#include <poputil/exceptions.hpp>
+
+using namespace poplar;
+using namespace poplar::program;
+namespace pe = popops::expr;
+
+namespace {
+
+Device device(unsigned tiles = 16) {
+  IPUModel model("ipu2");
+  model.tilesPerIPU = tiles;
+  return model.createDevice();
+}
+
+std::vector<float> iota(std::size_t n, float start = 0, float step = 1) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = start + step * float(i);
+  return v;
+}
+
+std::vector<float> randoms(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+struct Rig {
+  Device dev;
+  Graph graph;
+  explicit Rig(unsigned tiles = 16) : dev(device(tiles)), graph(dev.getTarget()) {
+    popops::addCodelets(graph);
+    poplin::addCodelets(graph);
+    popnn::addCodelets(graph);
+    poprand::addCodelets(graph);
+  }
+  Tensor input(const std::vector<std::size_t>& shape, const std::vector<float>& values,
+               Type type = FLOAT) {
+    Tensor t = graph.addVariable(type, shape, VariableMappingMethod::LINEAR);
+    graph.setInitialValue(t, ArrayRef<float>(values));
+    return t;
+  }
+  std::vector<float> run(Sequence& prog, const Tensor& out, unsigned threads = 0) {
+    if (threads) setenv("TESSERA_THREADS", std::to_string(threads).c_str(), 1);
+    graph.createHostRead("out", out);
+    Engine engine(graph, prog);
+    engine.load(dev);
+    engine.run(0);
+    std::vector<float> r(out.numElements());
+    if (out.elementType() == FLOAT) {
+      engine.readTensor("out", r.data(), r.data() + r.size());
+    } else {
+      std::vector<double> tmp(r.size());
+      if (out.elementType() == HALF) {
+        std::vector<half> h(r.size());
+        engine.readTensor("out", h.data(), h.data() + h.size());
+        for (std::size_t i = 0; i < r.size(); ++i) r[i] = float(h[i]);
+      } else if (out.elementType() == BOOL) {
+        std::vector<unsigned char> b(r.size());
+        engine.readTensor("out", b.data(), b.data() + b.size());
+        for (std::size_t i = 0; i < r.size(); ++i) r[i] = b[i];
+      } else {
+        std::vector<int> b(r.size());
+        engine.readTensor("out", b.data(), b.data() + b.size());
+        for (std::size_t i = 0; i < r.size(); ++i) r[i] = float(b[i]);
+      }
+    }
+    if (threads) unsetenv("TESSERA_THREADS");
+    return r;
+  }
+};
+
+}  // namespace
+
+TEST(PopLibs, MapFusesAnExpressionOverBroadcastInputs) {
+  Rig s;
+  auto a = iota(64, -3, 0.1f), b = iota(8, 1, 0.5f);
+  Tensor A = s.input({8, 8}, a), B = s.input({8}, b);
+  Sequence prog;
+  Tensor out = popops::map(s.graph, pe::Tanh(pe::_1 * pe::_2 + 1.0f), {A, B}, prog);
+  auto r = s.run(prog, out);
+  for (std::size_t i = 0; i < 64; ++i)
+    EXPECT_NEAR(r[i], std::tanh(a[i] * b[i % 8] + 1.0f), 1e-6) << i;
+}
+
+TEST(PopLibs, NamedElementWiseFunctionsAndInPlaceForms) {
+  Rig s;
+  auto a = iota(100, 0.5f, 0.25f), b = iota(100, 3, -0.1f);
+  Tensor A = s.input({100}, a), B = s.input({100}, b);
+  Sequence prog;
+  Tensor sum = popops::add(s.graph, A, B, prog);
+  Tensor mx = popops::max(s.graph, A, B, prog);
+  Tensor pw = popops::pow(s.graph, A, 2.0f, prog);
+  Tensor pred = popops::lt(s.graph, A, B, prog);
+  Tensor sel = popops::select(s.graph, A, B, pred, prog);
+  popops::sqrtInPlace(s.graph, A, prog);
+  popops::mulInPlace(s.graph, A, sel, prog);  // sqrt(a) * (a < b ? a : b)
+  Tensor all = concat({sum, mx, pw, A});
+  auto r = s.run(prog, all);
+  for (std::size_t i = 0; i < 100; ++i) {
+    EXPECT_FLOAT_EQ(r[i], a[i] + b[i]);
+    EXPECT_FLOAT_EQ(r[100 + i], std::max(a[i], b[i]));
+    EXPECT_NEAR(r[200 + i], a[i] * a[i], 1e-4);
+    EXPECT_NEAR(r[300 + i], std::sqrt(a[i]) * (a[i] < b[i] ? a[i] : b[i]), 1e-5);
+  }
+}
+
+TEST(PopLibs, IntegerDivisionTruncatesAndCastRoundsToHalf) {
+  Rig s;
+  Tensor A = s.graph.addVariable(INT, {4}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(A, ArrayRef<int>({7, -7, 9, 100}));
+  Sequence prog;
+  Tensor q = popops::div(s.graph, A, 2, prog);
+  auto r = s.run(prog, q);
+  EXPECT_EQ(r, (std::vector<float>{3, -3, 4, 50}));
+  Rig h;
+  Tensor F = h.input({3}, {1.0f, 0.1f, 65504.0f});
+  Sequence p2;
+  Tensor c = popops::cast(h.graph, F, HALF, p2);
+  auto rh = h.run(p2, c);
+  EXPECT_EQ(rh[0], 1.0f);
+  EXPECT_EQ(rh[1], float(half(0.1f)));
+  EXPECT_EQ(rh[2], 65504.0f);
+}
+
+TEST(PopLibs, MapRejectsMismatchedTypesAndShapes) {
+  Rig s;
+  Tensor A = s.input({4}, iota(4));
+  Tensor B = s.graph.addVariable(INT, {4}, VariableMappingMethod::LINEAR);
+  Tensor C = s.input({3}, iota(3));
+  Sequence prog;
+  EXPECT_THROW(popops::add(s.graph, A, B, prog), poputil::poplibs_error);
+  EXPECT_THROW(popops::add(s.graph, A, C, prog), poputil::poplibs_error);
+  EXPECT_THROW(popops::map(s.graph, pe::_1 + pe::_3, {A, A}, prog), poputil::poplibs_error);
+  Graph bare(device().getTarget());
+  Tensor X = bare.addVariable(FLOAT, {4}, VariableMappingMethod::LINEAR);
+  EXPECT_THROW(popops::neg(bare, X, prog), poputil::poplibs_error);  // no addCodelets
+}
+
+TEST(PopLibs, ReduceOverDimensionsWithEveryOperation) {
+  Rig s;
+  auto a = iota(2 * 3 * 4, -5, 0.5f);
+  Tensor A = s.input({2, 3, 4}, a);
+  Sequence prog;
+  Tensor sum = popops::reduce(s.graph, A, {0, 2}, popops::Operation::ADD, prog);
+  Tensor mx = popops::reduce(s.graph, A, {1}, popops::Operation::MAX, prog);
+  Tensor sq = popops::reduce(s.graph, A, FLOAT, {0, 1, 2}, {popops::Operation::SQUARE_ADD, 0.5f},
+                             prog);
+  auto r = s.run(prog, concat({sum.flatten(), mx.flatten(), sq.flatten()}));
+  for (int j = 0; j < 3; ++j) {
+    float e = 0;
+    for (int i = 0; i < 2; ++i)
+      for (int k = 0; k < 4; ++k) e += a[(i * 3 + j) * 4 + k];
+    EXPECT_NEAR(r[j], e, 1e-5);
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 4; ++k) {
+      float e = -1e9f;
+      for (int j = 0; j < 3; ++j) e = std::max(e, a[(i * 3 + j) * 4 + k]);
+      EXPECT_EQ(r[3 + i * 4 + k], e);
+    }
+  float e = 0;
+  for (float x : a) e += x * x;
+  EXPECT_NEAR(r[11], 0.5f * e, 1e-3);
+}
+
+TEST(PopLibs, LongReductionTakesTwoStagesAndMatches) {
+  Rig s(64);
+  auto a = randoms(50000, 3);
+  Tensor A = s.input({50000}, a);
+  Sequence prog;
+  Tensor sum = popops::reduce(s.graph, A, {0}, popops::Operation::ADD, prog);
+  auto r = s.run(prog, sum);
+  double e = std::accumulate(a.begin(), a.end(), 0.0);
+  EXPECT_NEAR(r[0], e, 1e-3);
+}
+
+TEST(PopLibs, ScaledAddFillAndCountedLoop) {
+  Rig s;
+  Tensor A = s.input({10}, iota(10)), B = s.input({10}, iota(10, 1, 0));
+  Sequence prog;
+  auto loop = popops::countedLoop(s.graph, 3, [&](const Tensor&) {
+    Sequence body;
+    popops::scaledAddTo(s.graph, A, B, 2.0f, body);
+    return body;
+  });
+  prog.add(loop);
+  Tensor f = s.graph.addVariable(FLOAT, {4}, VariableMappingMethod::LINEAR);
+  popops::fill(s.graph, f, 2.5f, prog);
+  auto r = s.run(prog, concat(A, f));
+  for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(r[i], float(i) + 6.0f);
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(r[10 + i], 2.5f);
+}
+
+TEST(PopLibs, MatMulMatchesItsDefinitionAndSplitsK) {
+  Rig s(64);
+  const std::size_t M = 24, K = 300, N = 20;
+  auto a = randoms(M * K, 1), b = randoms(K * N, 2);
+  poplin::PlanningCache cache;
+  Tensor A = poplin::createMatMulInputLHS(s.graph, FLOAT, {M, K}, {K, N}, "A", {}, &cache);
+  Tensor B = poplin::createMatMulInputRHS(s.graph, FLOAT, {M, K}, {K, N}, "B", {}, &cache);
+  s.graph.setInitialValue(A, ArrayRef<float>(a));
+  s.graph.setInitialValue(B, ArrayRef<float>(b));
+  Sequence prog;
+  Tensor C = poplin::matMul(s.graph, A, B, prog, FLOAT, "mm", {}, &cache);
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_NE(poplin::reportPlan(s.graph, FLOAT, FLOAT, {M, K}, {K, N}, {}, &cache).find("x"),
+            std::string::npos);
+  auto r = s.run(prog, C);
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      double e = 0;
+      for (std::size_t k = 0; k < K; ++k) e += double(a[i * K + k]) * b[k * N + j];
+      ASSERT_NEAR(r[i * N + j], e, 1e-4) << i << "," << j;
+    }
+}
+
+TEST(PopLibs, MatMulHalfAndGroupedAndErrors) {
+  Rig s(32);
+  auto a = randoms(2 * 8 * 16, 4), b = randoms(2 * 16 * 4, 5);
+  Tensor A = s.input({2, 8, 16}, a, HALF), B = s.input({2, 16, 4}, b, HALF);
+  Sequence prog;
+  Tensor C = poplin::matMulGrouped(s.graph, A, B, prog, FLOAT);
+  auto r = s.run(prog, C);
+  for (int g = 0; g < 2; ++g)
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 4; ++j) {
+        float e = 0;
+        for (int k = 0; k < 16; ++k)
+          e += float(half(a[(g * 8 + i) * 16 + k])) * float(half(b[(g * 16 + k) * 4 + j]));
+        EXPECT_NEAR(r[(g * 8 + i) * 4 + j], e, 1e-3);
+      }
+  Sequence p2;
+  EXPECT_THROW(poplin::matMul(s.graph, A[0], A[0], p2), poputil::poplibs_error);
+}
+
+TEST(PopLibs, ResultsAndCyclesDoNotDependOnHostThreads) {
+  std::vector<float> first;
+  std::uint64_t cycles0 = 0;
+  for (unsigned threads : {1u, 2u, 8u}) {
+    Rig s(32);
+    Tensor A = s.input({40, 50}, randoms(2000, 7)), B = s.input({50, 30}, randoms(1500, 8));
+    Sequence prog;
+    Tensor C = poplin::matMul(s.graph, A, B, prog, FLOAT);
+    Tensor D = popnn::nonLinearity(s.graph, popnn::NonLinearityType::SOFTMAX, C, prog);
+    Tensor seed = s.graph.addConstant<unsigned>(UNSIGNED_INT, {2}, {11u, 12u});
+    s.graph.setTileMapping(seed, 0);
+    Tensor R = poprand::uniform(s.graph, &seed, 5, D, FLOAT, -1.0, 1.0, prog);
+    Tensor out = concat(D.flatten(), R.flatten());
+    setenv("TESSERA_THREADS", std::to_string(threads).c_str(), 1);
+    s.graph.createHostRead("out", out);
+    Engine engine(s.graph, prog);
+    engine.load(s.dev);
+    engine.run(0);
+    std::vector<float> r(out.numElements());
+    engine.readTensor("out", r.data(), r.data() + r.size());
+    unsetenv("TESSERA_THREADS");
+    std::ostringstream summary;
+    engine.printProfileSummary(summary, {});
+    std::uint64_t cycles = std::hash<std::string>()(summary.str());
+    if (first.empty()) {
+      first = r;
+      cycles0 = cycles;
+    } else {
+      EXPECT_EQ(r, first) << threads;
+      EXPECT_EQ(cycles, cycles0) << threads;
+    }
+  }
+}
+
+namespace {
+// Direct convolution by its definition: in [N][G*IC][H][W], w [G][OC][IC][KH][KW].
+std::vector<float> conv_ref(const std::vector<float>& in, const std::vector<float>& w, int N, int G,
+                            int IC, int OC, int H, int W, int KH, int KW, int s, int pad, int OH,
+                            int OW) {
+  std::vector<float> out(std::size_t(N) * G * OC * OH * OW, 0);
+  for (int n = 0; n < N; ++n)
+    for (int g = 0; g < G; ++g)
+      for (int o = 0; o < OC; ++o)
+        for (int y = 0; y < OH; ++y)
+          for (int x = 0; x < OW; ++x) {
+            double acc = 0;
+            for (int c = 0; c < IC; ++c)
+              for (int i = 0; i < KH; ++i)
+                for (int j = 0; j < KW; ++j) {
+                  int iy = y * s + i - pad, ix = x * s + j - pad;
+                  if (iy < 0 || ix < 0 || iy >= H || ix >= W) continue;
+                  acc += double(in[((std::size_t(n) * G * IC + g * IC + c) * H + iy) * W + ix]) *
+                         w[(((std::size_t(g) * OC + o) * IC + c) * KH + i) * KW + j];
+                }
+            out[((std::size_t(n) * G * OC + g * OC + o) * OH + y) * OW + x] = float(acc);
+          }
+  return out;
+}
+}  // namespace
+
+TEST(PopLibs, ConvolutionStridedPaddedGroupedAndDepthwise) {
+  struct Case {
+    int N, G, IC, OC, H, W, K, s, pad;
+  };
+  for (Case c : {Case{2, 1, 3, 5, 9, 7, 3, 2, 1}, Case{1, 2, 2, 3, 6, 6, 3, 1, 1},
+                 Case{1, 4, 1, 1, 8, 8, 3, 1, 1}}) {
+    Rig s(24);
+    poplin::ConvParams p(FLOAT, std::size_t(c.N), {std::size_t(c.H), std::size_t(c.W)},
+                         {std::size_t(c.K), std::size_t(c.K)}, std::size_t(c.IC),
+                         std::size_t(c.OC), std::size_t(c.G));
+    p.inputTransform.paddingLower = {unsigned(c.pad), unsigned(c.pad)};
+    p.inputTransform.paddingUpper = {unsigned(c.pad), unsigned(c.pad)};
+    p.outputTransform.stride = {unsigned(c.s), unsigned(c.s)};
+    Tensor in = poplin::createInput(s.graph, p, "in");
+    Tensor w = poplin::createWeights(s.graph, p, "w");
+    auto iv = randoms(in.numElements(), 21), wv = randoms(w.numElements(), 22);
+    s.graph.setInitialValue(in, ArrayRef<float>(iv));
+    s.graph.setInitialValue(w, ArrayRef<float>(wv));
+    Sequence prog;
+    Tensor out = poplin::convolution(s.graph, in, w, p, false, prog, "conv");
+    Tensor bias = poplin::createBiases(s.graph, out);
+    s.graph.setInitialValue(bias, ArrayRef<float>(std::vector<float>(out.dim(1), 0.5f)));
+    poplin::addBias(s.graph, out, bias, prog);
+    int OH = int(p.getOutputSize(0)), OW = int(p.getOutputSize(1));
+    auto e = conv_ref(iv, wv, c.N, c.G, c.IC, c.OC, c.H, c.W, c.K, c.K, c.s, c.pad, OH, OW);
+    auto r = s.run(prog, out);
+    ASSERT_EQ(r.size(), e.size());
+    for (std::size_t i = 0; i < e.size(); ++i) ASSERT_NEAR(r[i], e[i] + 0.5f, 1e-4) << i;
+  }
+  Rig s;
+  poplin::ConvParams bad(FLOAT, 1, {4, 4}, {3, 3}, 2, 2, 1);
+  bad.inputTransform.flip = {true, false};
+  Tensor in = poplin::createInput(s.graph, bad, "in"), w = poplin::createWeights(s.graph, bad, "w");
+  Sequence prog;
+  EXPECT_THROW(poplin::convolution(s.graph, in, w, bad, false, prog), poputil::poplibs_error);
+}
+
+TEST(PopLibs, PoolingNormalisationAndLoss) {
+  Rig s;
+  auto v = randoms(2 * 3 * 4 * 4, 31);
+  Tensor x = s.input({2, 3, 4, 4}, v);
+  Sequence prog;
+  popnn::pooling::PoolParams mp(popnn::PoolingType::MAX, {4, 4}, {2, 2}, {2, 2}, {0, 0}, {0, 0}, 3,
+                                2, FLOAT);
+  Tensor pooled = popnn::pooling::pool(s.graph, mp, x, prog);
+  auto [mean, inv] = popnn::bn::batchNormStatistics(s.graph, x, 1e-5f, prog, false);
+  Tensor gamma = s.input({3}, {1, 2, 3}), beta = s.input({3}, {0, 0, 1});
+  auto [y, white] = popnn::bn::batchNormalise(s.graph, x, gamma, beta, mean, inv, prog);
+  Tensor probs = s.input({2, 3}, {0.2f, 0.7f, 0.1f, 0.5f, 0.25f, 0.25f});
+  Tensor labels = s.graph.addVariable(UNSIGNED_INT, {2}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(labels, ArrayRef<unsigned>({1u, 2u}));
+  Tensor loss = s.graph.addVariable(FLOAT, {2}, VariableMappingMethod::LINEAR);
+  Tensor deltas = s.graph.addVariable(FLOAT, {2, 3}, VariableMappingMethod::LINEAR);
+  popnn::calcLoss(s.graph, probs, labels, loss, deltas, popnn::CROSS_ENTROPY_LOSS, prog);
+  auto r = s.run(prog, concat({pooled.flatten(), y.flatten(), loss, deltas.flatten()}));
+  // max pooling
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c)
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b) {
+          float m = -1e9f;
+          for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 2; ++j) m = std::max(m, v[((n * 3 + c) * 4 + a * 2 + i) * 4 + b * 2 + j]);
+          EXPECT_EQ(r[((n * 3 + c) * 2 + a) * 2 + b], m);
+        }
+  // batch norm: per channel mean 0 variance 1 before gamma/beta
+  for (int c = 0; c < 3; ++c) {
+    double m = 0, q = 0;
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 16; ++i) m += v[(n * 3 + c) * 16 + i];
+    m /= 32;
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 16; ++i) q += std::pow(v[(n * 3 + c) * 16 + i] - m, 2);
+    double is = 1 / std::sqrt(q / 32 + 1e-5);
+    float g[] = {1, 2, 3}, bb[] = {0, 0, 1};
+    for (int n = 0; n < 2; ++n)
+      for (int i = 0; i < 16; ++i)
+        EXPECT_NEAR(r[24 + (n * 3 + c) * 16 + i], (v[(n * 3 + c) * 16 + i] - m) * is * g[c] + bb[c], 1e-4);
+  }
+  EXPECT_NEAR(r[24 + 96], -std::log(0.7f), 1e-6);
+  EXPECT_NEAR(r[24 + 97], -std::log(0.25f), 1e-6);
+  EXPECT_NEAR(r[24 + 98 + 1], 0.7f - 1, 1e-6);
+  EXPECT_NEAR(r[24 + 98 + 5], 0.25f - 1, 1e-6);
+}
+
+TEST(PopLibs, RandomNumbersAreSeededAndCumulativeSumRuns) {
+  Rig s(8);
+  Tensor ref = s.graph.addVariable(FLOAT, {4000}, VariableMappingMethod::LINEAR);
+  Tensor seed = s.graph.addConstant<unsigned>(UNSIGNED_INT, {2}, {1u, 2u});
+  s.graph.setTileMapping(seed, 0);
+  Sequence prog;
+  Tensor u1 = poprand::uniform(s.graph, &seed, 0, ref, FLOAT, 2.0, 4.0, prog);
+  Tensor u2 = poprand::uniform(s.graph, &seed, 0, ref, FLOAT, 2.0, 4.0, prog);
+  Tensor u3 = poprand::uniform(s.graph, &seed, 1, ref, FLOAT, 2.0, 4.0, prog);
+  Tensor nrm = poprand::normal(s.graph, &seed, 0, ref, FLOAT, 1.0, 2.0, prog);
+  Tensor tn = poprand::truncatedNormal(s.graph, &seed, 0, ref, FLOAT, 0.0, 1.0, 1.5, prog);
+  Tensor ones = s.input({4000}, std::vector<float>(4000, 1.0f));
+  Tensor drop = poprand::dropout(s.graph, &seed, 0, ones, ref, 0.25, 4.0, prog);
+  Tensor cs = popops::cumulativeSum(s.graph, s.input({2, 5}, iota(10)), prog);
+  auto r = s.run(prog, concat({u1, u2, u3, nrm, tn, drop, cs.flatten()}));
+  double mean = 0, nmean = 0, nvar = 0, kept = 0;
+  bool differ = false;
+  for (int i = 0; i < 4000; ++i) {
+    EXPECT_GE(r[i], 2.0f);
+    EXPECT_LE(r[i], 4.0f);
+    EXPECT_EQ(r[i], r[4000 + i]);
+    differ |= r[i] != r[8000 + i];
+    mean += r[i];
+    nmean += r[12000 + i];
+    EXPECT_LE(std::fabs(r[16000 + i]), 1.5f);
+    EXPECT_TRUE(r[20000 + i] == 0.0f || r[20000 + i] == 4.0f);
+    kept += r[20000 + i] != 0;
+  }
+  for (int i = 0; i < 4000; ++i) nvar += std::pow(r[12000 + i] - nmean / 4000, 2);
+  EXPECT_TRUE(differ);
+  EXPECT_NEAR(mean / 4000, 3.0, 0.05);
+  EXPECT_NEAR(nmean / 4000, 1.0, 0.1);
+  EXPECT_NEAR(std::sqrt(nvar / 4000), 2.0, 0.1);
+  EXPECT_NEAR(kept / 4000, 0.25, 0.03);
+  std::vector<float> cum = {0, 1, 3, 6, 10, 5, 11, 18, 26, 35};
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(r[24000 + i], cum[i]);
+}
+
+TEST(PopLibs, SlicesAtRunTimeOffsetsGatherOneHotAndSort) {
+  Rig s;
+  auto v = iota(5 * 4);
+  Tensor t = s.input({5, 4}, v);
+  Tensor off = s.graph.addVariable(UNSIGNED_INT, {1}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(off, ArrayRef<unsigned>({2u}));
+  Tensor offs = s.graph.addVariable(UNSIGNED_INT, {3, 1}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(offs, ArrayRef<unsigned>({4u, 0u, 9u}));
+  Sequence prog;
+  Tensor ds = popops::dynamicSlice(s.graph, t, off, {0}, {2}, prog);       // rows 2, 3
+  Tensor ms = popops::multiSlice(s.graph, t, offs, {0}, {1}, prog);        // rows 4, 0, zeros
+  Tensor idx = s.graph.addVariable(INT, {2}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(idx, ArrayRef<int>({3, 1}));
+  Tensor g = popops::gather(s.graph, t, idx, 1, prog);                      // columns 3, 1
+  Tensor oh = s.graph.addVariable(FLOAT, {2, 4}, VariableMappingMethod::LINEAR);
+  popops::encodeOneHot(s.graph, idx, oh, prog);
+  Tensor keys = s.input({2, 4}, {3, 1, 2, 0, 5, 7, 6, 4});
+  Tensor vals = s.input({2, 4}, {30, 10, 20, 0, 50, 70, 60, 40});
+  Tensor sorted = popops::sort(s.graph, keys, 1, prog);
+  Tensor sv = popops::sortKeyValue(s.graph, keys, vals, 1, prog);
+  Tensor upd = s.input({1, 4}, {-1, -2, -3, -4});
+  popops::dynamicUpdate(s.graph, t, upd, off, {0}, {1}, prog);
+  auto r = s.run(prog, concat({ds.flatten(), ms.flatten(), g.flatten(), oh.flatten(),
+                               sorted.flatten(), sv.flatten(), t.flatten()}));
+  std::vector<float> e;
+  for (int i = 8; i < 16; ++i) e.push_back(float(i));
+  for (int i = 16; i < 20; ++i) e.push_back(float(i));
+  for (int i = 0; i < 4; ++i) e.push_back(float(i));
+  for (int i = 0; i < 4; ++i) e.push_back(0);
+  for (int row = 0; row < 5; ++row) e.push_back(float(row * 4 + 3)), e.push_back(float(row * 4 + 1));
+  for (float x : {0, 0, 0, 1, 0, 1, 0, 0}) e.push_back(x);
+  for (float x : {0, 1, 2, 3, 4, 5, 6, 7}) e.push_back(x);
+  for (float x : {0, 10, 20, 30, 40, 50, 60, 70}) e.push_back(x);
+  for (int i = 0; i < 20; ++i) e.push_back(i >= 8 && i < 12 ? float(-(i - 7)) : float(i));
+  ASSERT_EQ(r.size(), e.size());
+  for (std::size_t i = 0; i < e.size(); ++i) EXPECT_EQ(r[i], e[i]) << i;
+}
+
+TEST(PopLibs, AProductThatDoesNotFitNamesTheTile) {
+  Rig s(2);
+  Tensor A = s.graph.addVariable(FLOAT, {512, 512}, VariableMappingMethod::LINEAR);
+  Tensor B = s.graph.addVariable(FLOAT, {512, 512}, VariableMappingMethod::LINEAR);
+  Sequence prog;
+  Tensor C = poplin::matMul(s.graph, A, B, prog, FLOAT, "big");
+  try {
+    Engine engine(s.graph, prog);
+    FAIL() << "expected a tile memory error";
+  } catch (const graph_memory_allocation_error& e) {
+    EXPECT_NE(std::string(e.what()).find("tile "), std::string::npos) << e.what();
+  }
+}
+
+TEST(PopLibs, ReduceUpdatesAnOutputAndReadsNothingUndefined) {
+  Rig s;
+  Tensor x = s.input({3, 4}, iota(12));
+  Tensor acc = s.input({3}, {100, 200, 300});
+  Sequence prog;
+  popops::reduceWithOutput(s.graph, x, acc, {1}, {popops::Operation::ADD, true}, prog);
+  Tensor fresh = popops::reduce(s.graph, x, {0}, popops::Operation::MAX, prog);
+  Tensor out = concat(acc, fresh);
+  s.graph.createHostRead("out", out);
+  // Every element a program reads was written first: the check finds nothing.
+  Engine engine(s.graph, prog, {{"debug.checkUndefinedReads", "true"}});
+  engine.load(s.dev);
+  engine.run(0);
+  std::vector<float> r(7);
+  engine.readTensor("out", r.data(), r.data() + r.size());
+  EXPECT_EQ(r, (std::vector<float>{106, 222, 338, 8, 9, 10, 11}));
+}
+
+TEST(PopLibs, UtilitiesLoopsActivationsAndLayerNorm) {
+  Rig s;
+  EXPECT_EQ(poputil::templateVertex("popops::Foo", FLOAT, 4u, true), "popops::Foo<float,4,true>");
+  Tensor a = s.graph.addVariable(FLOAT, {3, 1}, VariableMappingMethod::LINEAR);
+  Tensor b = s.graph.addVariable(FLOAT, {4}, VariableMappingMethod::LINEAR);
+  poputil::broadcastToMatch(a, b);
+  EXPECT_EQ(a.shape(), (std::vector<std::size_t>{3, 4}));
+  EXPECT_EQ(b.shape(), (std::vector<std::size_t>{3, 4}));
+  auto m = poputil::calcLinearTileMapping(s.graph, {1000}, 1, 4);
+  std::size_t covered = 0;
+  for (const auto& tile : m)
+    for (const auto& iv : tile) covered += iv.size();
+  EXPECT_EQ(covered, 1000u);
+
+  auto v = iota(8, -2, 0.5f);
+  Tensor x = s.input({2, 4}, v);
+  Sequence prog;
+  Tensor copy = poputil::duplicate(s.graph, x, prog);
+  Tensor two = poputil::cloneN(s.graph, x, 2);
+  EXPECT_EQ(two.shape(), (std::vector<std::size_t>{2, 2, 4}));
+  Tensor gelu = popnn::nonLinearity(s.graph, popnn::NonLinearityType::GELU, x, prog);
+  Tensor lsm = popnn::logSoftmax(s.graph, x, prog);
+  auto [mean, inv] = popnn::ln::layerNormStatistics(s.graph, x, 1e-5f, prog, false);
+  Tensor gamma = s.input({4}, {1, 1, 1, 1}), beta = s.input({4}, {0, 0, 0, 0});
+  Tensor ln = popnn::ln::layerNormalise(s.graph, x, gamma, beta, mean, inv, prog).first;
+  // countedForLoop: counter from 0 while < 5 step 2 adds 1 to `n` three times.
+  Tensor i = s.graph.addVariable(INT, {1}, VariableMappingMethod::LINEAR);
+  Tensor limit = s.graph.addConstant<int>(INT, {1}, 5);
+  s.graph.setTileMapping(limit, 0);
+  Tensor n = s.input({1}, {0.0f});
+  Sequence body;
+  popops::addInPlace(s.graph, n, 1.0f, body);
+  prog.add(popops::countedForLoop(s.graph, i, 0, limit, 2, body));
+  std::vector<Tensor> outs;
+  popops::reduceMany(s.graph, {popops::SingleReduceOp(x, {1}, {popops::Operation::MIN})}, outs, prog);
+  auto r = s.run(prog, concat({copy.flatten(), gelu.flatten(), lsm.flatten(), ln.flatten(), n,
+                               outs.at(0).flatten()}));
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_EQ(r[k], v[k]);
+    float g = 0.5f * v[k] * (1 + std::tanh(0.7978845608f * (v[k] + 0.044715f * v[k] * v[k] * v[k])));
+    EXPECT_NEAR(r[8 + k], g, 1e-5);
+    int row = k / 4;
+    double mx = v[row * 4 + 3], sum = 0, mean_r = 0, var = 0;
+    for (int j = 0; j < 4; ++j) sum += std::exp(v[row * 4 + j] - mx), mean_r += v[row * 4 + j] / 4;
+    for (int j = 0; j < 4; ++j) var += std::pow(v[row * 4 + j] - mean_r, 2) / 4;
+    EXPECT_NEAR(r[16 + k], v[k] - mx - std::log(sum), 1e-5);
+    EXPECT_NEAR(r[24 + k], (v[k] - mean_r) / std::sqrt(var + 1e-5), 1e-4);
+  }
+  EXPECT_EQ(r[32], 3.0f);
+  EXPECT_EQ(r[33], v[0]);
+  EXPECT_EQ(r[34], v[4]);
+}

@@ -239,6 +239,42 @@ TEST(BmStreams, StreamsOverlapGdmaWithTpuAndKeepResults) {
   EXPECT_EQ(run_tiles(2).cycles, streams.cycles);
 }
 
+TEST(BmStreams, AcquiredCmdbufKeepsStreamsAndDependencies) {
+  Bm bm;
+  tessera::runtime::Device& dev = tessera::bm::device_of(bm.ctx);
+  dev.set_trace_enabled(true);
+  std::vector<std::uint8_t> d(32 * 64 * 16, 3);
+  bmmem_device_t g = bm.devmem(d.size()), out = bm.devmem(d.size());
+  ASSERT_EQ(bm_memcpy_s2d(bm.ctx, g, d.data()), BM_SUCCESS);
+  tensor_lmem* a = bmk1880_tl_alloc(bm.bk, shape_t4(1, 32, 64, 16), FMT_I8, CTRL_AL);
+  tensor_lmem* b = bmk1880_tl_alloc(bm.bk, shape_t4(1, 32, 64, 16), FMT_I8, CTRL_AL);
+  tensor_lmem* c = bmk1880_tl_alloc(bm.bk, shape_t4(1, 32, 64, 16), FMT_I8, CTRL_AL);
+  bmk1880_create_streams(bm.bk, 2);
+  bmk1880_set_stream(bm.bk, 0);
+  void* la = bmk1880_gdma_load(bm.bk, a, bmmem_device_addr(bm.ctx, g), CTRL_NULL);
+  bmk1880_set_stream(bm.bk, 1);
+  bmk1880_gdma_load(bm.bk, b, bmmem_device_addr(bm.ctx, g), CTRL_NULL);
+  bmk1880_set_stream(bm.bk, 0);
+  bmk1880_relu_param_t p{c, a};
+  void* relu = bmk1880_tpu_relu(bm.bk, &p);
+  void* st = bmk1880_gdma_store(bm.bk, c, bmmem_device_addr(bm.ctx, out), CTRL_NULL);
+  bmk1880_add_dependency(bm.bk, la, st);
+  bmk1880_destroy_streams(bm.bk);
+  ASSERT_TRUE(la && relu && st);
+  u32 size = 0;
+  u8* buf = bmk1880_acquire_cmdbuf(bm.bk, &size);
+  ASSERT_NE(buf, nullptr) << tessera_bm_last_error();
+  std::vector<u8> copy(buf, buf + size);
+  bmk1880_reset(bm.bk);
+  ASSERT_EQ(bm_send_cmdbuf(bm.ctx, copy.data(), copy.size(), nullptr), BM_SUCCESS)
+      << tessera_bm_last_error();
+  // The load of b (stream 1) ran beside the relu (stream 0).
+  EXPECT_TRUE(gdma_overlaps_tpu(dev.profile().trace));
+  std::vector<std::uint8_t> r(d.size());
+  ASSERT_EQ(bm_memcpy_d2s(bm.ctx, r.data(), out), BM_SUCCESS);
+  EXPECT_EQ(r, d);
+}
+
 TEST(BmStreams, ParallelModeLetsEnginesRunUnsynchronised) {
   Bm bm;
   tessera::runtime::Device& dev = tessera::bm::device_of(bm.ctx);
@@ -285,8 +321,16 @@ TEST(BmKernel, StandaloneContextRunsItsCmdbufThroughTheRuntime) {
   ASSERT_EQ(bm_send_cmdbuf(ctx, cmdbuf, size, nullptr), BM_SUCCESS) << tessera_bm_last_error();
   ASSERT_EQ(bm_memcpy_d2s(ctx, y.data(), gy), BM_SUCCESS);
   for (int i = 0; i < 64; ++i) EXPECT_EQ(static_cast<std::int8_t>(y[i]), std::max(i - 32, 0));
-  // Sent once: the buffer is empty now.
+  // The buffer is self-contained: it runs again, and a corrupted one is refused.
+  std::fill(y.begin(), y.end(), 0);
+  ASSERT_EQ(bm_memcpy_s2d(ctx, gy, y.data()), BM_SUCCESS);
+  ASSERT_EQ(bm_send_cmdbuf(ctx, cmdbuf, size, nullptr), BM_SUCCESS) << tessera_bm_last_error();
+  ASSERT_EQ(bm_memcpy_d2s(ctx, y.data(), gy), BM_SUCCESS);
+  EXPECT_EQ(static_cast<std::int8_t>(y[40]), 8);
+  EXPECT_EQ(bm_send_cmdbuf(ctx, cmdbuf, size - 3, nullptr), BM_ERR_INVALID_ARGUMENT);
+  cmdbuf[0] = 0;
   EXPECT_EQ(bm_send_cmdbuf(ctx, cmdbuf, size, nullptr), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "not a command header");
   bmk1880_tl_free(bk, r);
   bmk1880_tl_free(bk, t);
   bmk1880_cleanup(bk);

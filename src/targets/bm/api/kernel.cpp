@@ -33,7 +33,6 @@ std::unordered_set<const Command*>& handles() {
   return h;
 }
 
-constexpr std::uint32_t kPayloadBytes = 16;  // context id, command serial
 
 std::uint32_t align_up(std::uint32_t v, std::uint32_t a) { return (v + a - 1) / a * a; }
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
@@ -135,6 +134,8 @@ void retire(bmk1880_context* k) {
   k->poisoned.clear();
 }
 
+}  // namespace
+
 void destroy_kernel(bmk1880_context* k) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex);
@@ -156,8 +157,6 @@ bmk1880_context* new_kernel(const arch::MachineSpec& spec) {
   return k.release();
 }
 
-}  // namespace
-
 bmk1880_context* kernel_of(void* ctx) {
   if (!ctx) throw_user_error("the BMKernel context is NULL; create it with bmk1880_register or "
                              "bmruntime_bmkernel_create");
@@ -167,12 +166,6 @@ bmk1880_context* kernel_of(void* ctx) {
   if (it == registry().end() || it->second != k)
     throw_user_error("the BMKernel context is not live (cleaned up, or not a BMKernel context)");
   return k;
-}
-
-bmk1880_context* find_kernel(std::uint64_t id) {
-  std::lock_guard<std::mutex> lock(registry_mutex);
-  auto it = registry().find(id);
-  return it == registry().end() ? nullptr : it->second;
 }
 
 stride_t default_stride(const ChipParams& p, shape_t s, bool aligned) {
@@ -438,32 +431,23 @@ u8* bmk1880_acquire_cmdbuf(void* ctx, u32* size) {
   return guard("bmk1880_acquire_cmdbuf", static_cast<u8*>(nullptr), [&]() -> u8* {
     bmk1880_context* k = kernel_of(ctx);
     if (!size) throw_user_error("bmk1880_acquire_cmdbuf: size is NULL");
-    const std::size_t count = k->commands.size() - k->first_current;
-    const std::size_t entry = sizeof(cmd_hdr_t) + kPayloadBytes;
-    const std::size_t bytes = count * entry;
+    if (!k->poisoned.empty())
+      throw_user_error("bmk1880_acquire_cmdbuf: the command buffer holds a command that failed "
+                       "when it was recorded: {}",
+                       k->poisoned);
+    const std::vector<std::uint8_t> bytes_v = encode_cmdbuf(k);
+    const std::size_t bytes = bytes_v.size();
     std::uint8_t* buf = k->cmdbuf;
     if (buf) {
       if (bytes > k->cmdbuf_size)
-        throw_user_error("bmk1880_acquire_cmdbuf: {} commands take {} bytes, more than the "
+        throw_user_error("bmk1880_acquire_cmdbuf: the commands take {} bytes, more than the "
                          "{}-byte cmdbuf given to bmk1880_register; register a larger cmdbuf",
-                         count, bytes, k->cmdbuf_size);
+                         bytes, k->cmdbuf_size);
     } else {
       k->own_cmdbuf.assign(std::max<std::size_t>(bytes, 1), 0);
       buf = k->own_cmdbuf.data();
     }
-    // Tessera's encoding: a cmd_hdr_t per command with the engine, and as payload the context
-    // and the command (not the BM1880's register layout, which spec 002 does not give).
-    for (std::size_t i = 0; i < count; ++i) {
-      const Command& c = k->commands[k->first_current + i];
-      cmd_hdr_t hdr{};
-      hdr.magic = BM_CMB_HDR_MAGIC;
-      hdr.len = kPayloadBytes;
-      hdr.engine_id = static_cast<u8>(c.engine);
-      std::uint8_t* at = buf + i * entry;
-      std::memcpy(at, &hdr, sizeof hdr);
-      const std::uint64_t payload[2] = {k->id, c.serial};
-      std::memcpy(at + sizeof hdr, payload, kPayloadBytes);
-    }
+    std::memcpy(buf, bytes_v.data(), bytes);
     *size = static_cast<u32>(bytes);
     return buf;
   });
@@ -720,38 +704,7 @@ bmerr_t bm_send_cmdbuf(bmctx_t ctx, uint8_t* cmdbuf, size_t sz, uint16_t* seq_no
     if (!ctx || !ctx->device)
       throw_user_error("bm_send_cmdbuf: the BM context is NULL or not bound to a device");
     if (!cmdbuf && sz) throw_user_error("bm_send_cmdbuf: cmdbuf is NULL");
-    const std::size_t entry = sizeof(cmd_hdr_t) + kPayloadBytes;
-    if (sz % entry != 0)
-      throw_user_error("bm_send_cmdbuf: {} bytes is not a whole number of commands; pass the "
-                       "buffer and size bmk1880_acquire_cmdbuf returned",
-                       sz);
-    bmk1880_context* k = nullptr;
-    std::vector<std::uint64_t> serials;
-    for (std::size_t at = 0; at < sz; at += entry) {
-      cmd_hdr_t hdr;
-      std::memcpy(&hdr, cmdbuf + at, sizeof hdr);
-      std::uint64_t payload[2];
-      std::memcpy(payload, cmdbuf + at + sizeof hdr, kPayloadBytes);
-      if (hdr.magic != BM_CMB_HDR_MAGIC || hdr.len != kPayloadBytes)
-        throw_user_error("bm_send_cmdbuf: byte {} is not a command header from "
-                         "bmk1880_acquire_cmdbuf",
-                         at);
-      bmk1880_context* owner = find_kernel(payload[0]);
-      if (!owner || (k && owner != k))
-        throw_user_error("bm_send_cmdbuf: the buffer names a BMKernel context that is gone or "
-                         "mixes contexts");
-      k = owner;
-      serials.push_back(payload[1]);
-    }
-    if (!k) return;
-    const std::size_t current = k->commands.size() - k->first_current;
-    bool same = serials.size() == current;
-    for (std::size_t i = 0; same && i < serials.size(); ++i)
-      same = serials[i] == k->first_current + i;
-    if (!same)
-      throw_user_error("bm_send_cmdbuf: the buffer is not the context's current command buffer "
-                       "(acquire it again after the last command; it is run once)");
-    submit(k, *ctx->device->chip);
+    run_cmdbuf(*ctx->device->chip, cmdbuf, sz, 0, 0);
     if (seq_no) *seq_no = 0;
   });
 }

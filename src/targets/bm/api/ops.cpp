@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include <fmt/format.h>
@@ -230,24 +231,24 @@ Tl cap(bmk1880_context* k, const tensor_lmem* t, const char* role, const char* n
 using namespace tessera;
 using namespace tessera::bm;
 
-extern "C" {
+namespace {
 
-void* bmk1880_gdma_load(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
+void* impl_gdma_load(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
   return gdma_gl(ctx, "bmk1880_gdma_load", t, gaddr, nullptr, ctrls, true);
 }
-void* bmk1880_gdma_store(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
+void* impl_gdma_store(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
   return gdma_gl(ctx, "bmk1880_gdma_store", t, gaddr, nullptr, ctrls, false);
 }
-void* bmk1880_gdma_load_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
+void* impl_gdma_load_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
                                ctrl_t ctrls) {
   return gdma_gl(ctx, "bmk1880_gdma_load_stride", t, gaddr, &stride, ctrls, true);
 }
-void* bmk1880_gdma_store_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
+void* impl_gdma_store_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
                                 ctrl_t ctrls) {
   return gdma_gl(ctx, "bmk1880_gdma_store_stride", t, gaddr, &stride, ctrls, false);
 }
 
-void* bmk1880_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl_t ctrls) {
+void* impl_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl_t ctrls) {
   const char* name = "bmk1880_gdma_copy_gmem";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     if (!dst || !src) throw_user_error("{}: {} is NULL", name, !dst ? "dst" : "src");
@@ -307,7 +308,7 @@ void* bmk1880_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl
   });
 }
 
-void* bmk1880_gdma_copy_lmem(void* ctx, tensor_lmem* dst, tensor_lmem* src) {
+void* impl_gdma_copy_lmem(void* ctx, tensor_lmem* dst, tensor_lmem* src) {
   const char* name = "bmk1880_gdma_copy_lmem";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const Tl d = cap(k, dst, "dst", name), s = cap(k, src, "src", name);
@@ -328,7 +329,7 @@ void* bmk1880_gdma_copy_lmem(void* ctx, tensor_lmem* dst, tensor_lmem* src) {
   });
 }
 
-void* bmk1880_gdma_lrn_shift(void* ctx, tensor_lmem* dst, tensor_lmem* src, bool right_shift,
+void* impl_gdma_lrn_shift(void* ctx, tensor_lmem* dst, tensor_lmem* src, bool right_shift,
                              int lrn_step) {
   const char* name = "bmk1880_gdma_lrn_shift";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
@@ -355,7 +356,7 @@ void* bmk1880_gdma_lrn_shift(void* ctx, tensor_lmem* dst, tensor_lmem* src, bool
 
 // ---- element-wise arithmetic ----
 
-void* bmk1880_tpu_mul(void* ctx, const bmk1880_mul_param_t* p) {
+void* impl_tpu_mul(void* ctx, const bmk1880_mul_param_t* p) {
   const char* name = "bmk1880_tpu_mul";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const auto& q = param(p, name);
@@ -387,7 +388,7 @@ void* bmk1880_tpu_mul(void* ctx, const bmk1880_mul_param_t* p) {
   });
 }
 
-void* bmk1880_tpu_mul_const(void* ctx, const bmk1880_mul_const_param_t* p) {
+void* impl_tpu_mul_const(void* ctx, const bmk1880_mul_const_param_t* p) {
   const char* name = "bmk1880_tpu_mul_const";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const auto& q = param(p, name);
@@ -417,7 +418,7 @@ void* bmk1880_tpu_mul_const(void* ctx, const bmk1880_mul_const_param_t* p) {
   });
 }
 
-}  // extern "C"
+}  // namespace
 
 namespace {
 
@@ -845,16 +846,16 @@ void* pool_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
 
 }  // namespace
 
-extern "C" {
+namespace {
 
-void* bmk1880_tpu_mac(void* ctx, const bmk1880_mac_param_t* p) {
+void* impl_tpu_mac(void* ctx, const bmk1880_mac_param_t* p) {
   const char* name = "bmk1880_tpu_mac";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return mac_common(ctx, name, p->res_high, p->res_low, p->res_is_int8, p->a, p->b, 0, false,
                     p->lshift_width, p->rshift_width);
 }
 
-void* bmk1880_tpu_mac_const(void* ctx, const bmk1880_mac_const_param_t* p) {
+void* impl_tpu_mac_const(void* ctx, const bmk1880_mac_const_param_t* p) {
   const char* name = "bmk1880_tpu_mac_const";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   const std::int64_t b = p->b_is_signed ? std::int64_t{p->b} : std::int64_t{static_cast<u8>(p->b)};
@@ -862,14 +863,14 @@ void* bmk1880_tpu_mac_const(void* ctx, const bmk1880_mac_const_param_t* p) {
                     p->b_is_signed, p->lshift_width, p->rshift_width);
 }
 
-void* bmk1880_tpu_add(void* ctx, const bmk1880_add_param_t* p) {
+void* impl_tpu_add(void* ctx, const bmk1880_add_param_t* p) {
   const char* name = "bmk1880_tpu_add";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return addsub(ctx, name, p->res_high, p->res_low, p->a_high, p->a_low, p->b_high, p->b_low,
                 false, 0, false, false);
 }
 
-void* bmk1880_tpu_add_const(void* ctx, const bmk1880_add_const_param_t* p) {
+void* impl_tpu_add_const(void* ctx, const bmk1880_add_const_param_t* p) {
   const char* name = "bmk1880_tpu_add_const";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   const std::int64_t b =
@@ -878,40 +879,40 @@ void* bmk1880_tpu_add_const(void* ctx, const bmk1880_add_const_param_t* p) {
                 b, p->b_is_signed, false);
 }
 
-void* bmk1880_tpu_sub(void* ctx, const bmk1880_sub_param_t* p) {
+void* impl_tpu_sub(void* ctx, const bmk1880_sub_param_t* p) {
   const char* name = "bmk1880_tpu_sub";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return addsub(ctx, name, p->res_high, p->res_low, p->a_high, p->a_low, p->b_high, p->b_low,
                 false, 0, false, true);
 }
 
-void* bmk1880_tpu_max(void* ctx, const bmk1880_max_param_t* p) {
+void* impl_tpu_max(void* ctx, const bmk1880_max_param_t* p) {
   const char* name = "bmk1880_tpu_max";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return maxmin(ctx, name, p->max, p->a, p->b, 0, false, true);
 }
 
-void* bmk1880_tpu_max_const(void* ctx, const bmk1880_max_const_param_t* p) {
+void* impl_tpu_max_const(void* ctx, const bmk1880_max_const_param_t* p) {
   const char* name = "bmk1880_tpu_max_const";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   const std::int64_t b = p->b_is_signed ? std::int64_t{p->b} : std::int64_t{static_cast<u8>(p->b)};
   return maxmin(ctx, name, p->max, p->a, nullptr, b, p->b_is_signed, true);
 }
 
-void* bmk1880_tpu_min(void* ctx, const bmk1880_min_param_t* p) {
+void* impl_tpu_min(void* ctx, const bmk1880_min_param_t* p) {
   const char* name = "bmk1880_tpu_min";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return maxmin(ctx, name, p->min, p->a, p->b, 0, false, false);
 }
 
-void* bmk1880_tpu_min_const(void* ctx, const bmk1880_min_const_param_t* p) {
+void* impl_tpu_min_const(void* ctx, const bmk1880_min_const_param_t* p) {
   const char* name = "bmk1880_tpu_min_const";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   const std::int64_t b = p->b_is_signed ? std::int64_t{p->b} : std::int64_t{static_cast<u8>(p->b)};
   return maxmin(ctx, name, p->min, p->a, nullptr, b, p->b_is_signed, false);
 }
 
-void* bmk1880_tpu_arith_shift(void* ctx, const bmk1880_arith_shift_param_t* p) {
+void* impl_tpu_arith_shift(void* ctx, const bmk1880_arith_shift_param_t* p) {
   const char* name = "bmk1880_tpu_arith_shift";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const auto& q = param(p, name);
@@ -942,53 +943,53 @@ void* bmk1880_tpu_arith_shift(void* ctx, const bmk1880_arith_shift_param_t* p) {
   });
 }
 
-void* bmk1880_tpu_and_int8(void* ctx, const bmk1880_and_int8_param_t* p) {
+void* impl_tpu_and_int8(void* ctx, const bmk1880_and_int8_param_t* p) {
   const char* name = "bmk1880_tpu_and_int8";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return logic8(ctx, name, Logic::and_, p->res, p->a, p->b);
 }
-void* bmk1880_tpu_or_int8(void* ctx, const bmk1880_or_int8_param_t* p) {
+void* impl_tpu_or_int8(void* ctx, const bmk1880_or_int8_param_t* p) {
   const char* name = "bmk1880_tpu_or_int8";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return logic8(ctx, name, Logic::or_, p->res, p->a, p->b);
 }
-void* bmk1880_tpu_xor_int8(void* ctx, const bmk1880_xor_int8_param_t* p) {
+void* impl_tpu_xor_int8(void* ctx, const bmk1880_xor_int8_param_t* p) {
   const char* name = "bmk1880_tpu_xor_int8";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return logic8(ctx, name, Logic::xor_, p->res, p->a, p->b);
 }
-void* bmk1880_tpu_and_int16(void* ctx, const bmk1880_and_int16_param_t* p) {
+void* impl_tpu_and_int16(void* ctx, const bmk1880_and_int16_param_t* p) {
   const char* name = "bmk1880_tpu_and_int16";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return logic16(ctx, name, Logic::and_, p->res_high, p->res_low, p->a_high, p->a_low, p->b_high,
                  p->b_low);
 }
-void* bmk1880_tpu_or_int16(void* ctx, const bmk1880_or_int16_param_t* p) {
+void* impl_tpu_or_int16(void* ctx, const bmk1880_or_int16_param_t* p) {
   const char* name = "bmk1880_tpu_or_int16";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return logic16(ctx, name, Logic::or_, p->res_high, p->res_low, p->a_high, p->a_low, p->b_high,
                  p->b_low);
 }
-void* bmk1880_tpu_xor_int16(void* ctx, const bmk1880_xor_int16_param_t* p) {
+void* impl_tpu_xor_int16(void* ctx, const bmk1880_xor_int16_param_t* p) {
   const char* name = "bmk1880_tpu_xor_int16";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return logic16(ctx, name, Logic::xor_, p->res_high, p->res_low, p->a_high, p->a_low, p->b_high,
                  p->b_low);
 }
 
-void* bmk1880_tpu_copy(void* ctx, const bmk1880_copy_param_t* p) {
+void* impl_tpu_copy(void* ctx, const bmk1880_copy_param_t* p) {
   const char* name = "bmk1880_tpu_copy";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return copy_common(ctx, name, p->dst, nullptr, p->src, nullptr);
 }
 
-void* bmk1880_tpu_copy_with_stride(void* ctx, const bmk1880_copy_with_stride_param_t* p) {
+void* impl_tpu_copy_with_stride(void* ctx, const bmk1880_copy_with_stride_param_t* p) {
   const char* name = "bmk1880_tpu_copy_with_stride";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return copy_common(ctx, name, p->dst, &p->dst_stride, p->src, &p->src_stride);
 }
 
-void* bmk1880_tpu_mdsum(void* ctx, const bmk1880_mdsum_param_t* p) {
+void* impl_tpu_mdsum(void* ctx, const bmk1880_mdsum_param_t* p) {
   const char* name = "bmk1880_tpu_mdsum";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const auto& q = param(p, name);
@@ -1021,7 +1022,7 @@ void* bmk1880_tpu_mdsum(void* ctx, const bmk1880_mdsum_param_t* p) {
   });
 }
 
-void* bmk1880_tpu_lut(void* ctx, const bmk1880_lut_param_t* p) {
+void* impl_tpu_lut(void* ctx, const bmk1880_lut_param_t* p) {
   const char* name = "bmk1880_tpu_lut";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const auto& q = param(p, name);
@@ -1043,7 +1044,7 @@ void* bmk1880_tpu_lut(void* ctx, const bmk1880_lut_param_t* p) {
   });
 }
 
-void* bmk1880_tpu_relu(void* ctx, const bmk1880_relu_param_t* p) {
+void* impl_tpu_relu(void* ctx, const bmk1880_relu_param_t* p) {
   const char* name = "bmk1880_tpu_relu";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const auto& q = param(p, name);
@@ -1059,7 +1060,7 @@ void* bmk1880_tpu_relu(void* ctx, const bmk1880_relu_param_t* p) {
   });
 }
 
-void* bmk1880_tpu_conv(void* ctx, const bmk1880_conv_param_t* p) {
+void* impl_tpu_conv(void* ctx, const bmk1880_conv_param_t* p) {
   const char* name = "bmk1880_tpu_conv";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   ConvSpec cs;
@@ -1073,7 +1074,7 @@ void* bmk1880_tpu_conv(void* ctx, const bmk1880_conv_param_t* p) {
   return conv_common(ctx, name, p->ofmap, p->ifmap, p->weight, p->bias, cs, false);
 }
 
-void* bmk1880_tpu_winograd(void* ctx, const bmk1880_winograd_param_t* p) {
+void* impl_tpu_winograd(void* ctx, const bmk1880_winograd_param_t* p) {
   const char* name = "bmk1880_tpu_winograd";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   ConvSpec cs;
@@ -1083,7 +1084,7 @@ void* bmk1880_tpu_winograd(void* ctx, const bmk1880_winograd_param_t* p) {
   return conv_common(ctx, name, p->ofmap, p->ifmap, p->weight, p->bias, cs, true);
 }
 
-void* bmk1880_tpu_depthwise(void* ctx, const bmk1880_depthwise_param_t* p) {
+void* impl_tpu_depthwise(void* ctx, const bmk1880_depthwise_param_t* p) {
   const char* name = "bmk1880_tpu_depthwise";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   ConvSpec cs;
@@ -1095,21 +1096,21 @@ void* bmk1880_tpu_depthwise(void* ctx, const bmk1880_depthwise_param_t* p) {
   return conv_common(ctx, name, p->ofmap, p->ifmap, p->weight, p->bias, cs, false);
 }
 
-void* bmk1880_tpu_max_pooling(void* ctx, const bmk1880_max_pooling_param_t* p) {
+void* impl_tpu_max_pooling(void* ctx, const bmk1880_max_pooling_param_t* p) {
   const char* name = "bmk1880_tpu_max_pooling";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return pool_common(ctx, name, p->ofmap, p->ifmap, window_of(Tl{}, *p), p->kh, p->kw,
                      p->stride_h, p->stride_w, true, 0, 0);
 }
 
-void* bmk1880_tpu_avg_pooling(void* ctx, const bmk1880_avg_pooling_param_t* p) {
+void* impl_tpu_avg_pooling(void* ctx, const bmk1880_avg_pooling_param_t* p) {
   const char* name = "bmk1880_tpu_avg_pooling";
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
   return pool_common(ctx, name, p->ofmap, p->ifmap, window_of(Tl{}, *p), p->kh, p->kw,
                      p->stride_h, p->stride_w, false, p->avg_pooling_const, p->rshift_width);
 }
 
-void* bmk1880_tpu_matrix_mac(void* ctx, const bmk1880_matrix_mac_param_t* p) {
+void* impl_tpu_matrix_mac(void* ctx, const bmk1880_matrix_mac_param_t* p) {
   const char* name = "bmk1880_tpu_matrix_mac";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const auto& q = param(p, name);
@@ -1186,7 +1187,7 @@ void* bmk1880_tpu_matrix_mac(void* ctx, const bmk1880_matrix_mac_param_t* p) {
   });
 }
 
-void* bmk1880_tpu_matrix_mac_2(void* ctx, const bmk1880_matrix_mac_2_param_t* p) {
+void* impl_tpu_matrix_mac_2(void* ctx, const bmk1880_matrix_mac_2_param_t* p) {
   const char* name = "bmk1880_tpu_matrix_mac_2";
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const auto& q = param(p, name);
@@ -1224,4 +1225,374 @@ void* bmk1880_tpu_matrix_mac_2(void* ctx, const bmk1880_matrix_mac_2_param_t* p)
   });
 }
 
+}  // namespace
+
+// ---- the C entry points, and command buffers as bytes ----
+// Each entry point records through its impl_ function and attaches the call, serialised, to
+// the command, so that bmk1880_acquire_cmdbuf can write a self-contained command buffer that
+// bm_send_cmdbuf (or a BMNet model) replays later, in another context.
+
+namespace tessera::bm {
+namespace {
+
+enum Op : std::uint16_t {
+  op_gdma_load = 1,
+  op_gdma_store,
+  op_gdma_load_stride,
+  op_gdma_store_stride,
+  op_gdma_copy_gmem,
+  op_gdma_copy_lmem,
+  op_gdma_lrn_shift,
+  op_tpu_mul = 32,
+  op_tpu_mul_const,
+  op_tpu_mac,
+  op_tpu_mac_const,
+  op_tpu_add,
+  op_tpu_add_const,
+  op_tpu_sub,
+  op_tpu_max,
+  op_tpu_max_const,
+  op_tpu_min,
+  op_tpu_min_const,
+  op_tpu_arith_shift,
+  op_tpu_and_int8,
+  op_tpu_and_int16,
+  op_tpu_or_int8,
+  op_tpu_or_int16,
+  op_tpu_xor_int8,
+  op_tpu_xor_int16,
+  op_tpu_copy,
+  op_tpu_copy_with_stride,
+  op_tpu_mdsum,
+  op_tpu_lut,
+  op_tpu_relu,
+  op_tpu_conv,
+  op_tpu_winograd,
+  op_tpu_depthwise,
+  op_tpu_max_pooling,
+  op_tpu_avg_pooling,
+  op_tpu_matrix_mac,
+  op_tpu_matrix_mac_2,
+};
+
+struct Writer {
+  std::vector<std::uint8_t>& out;
+  template <typename T>
+  void pod(const T& v) {
+    bytes(&v, sizeof(T));
+  }
+  void bytes(const void* data, std::size_t n) {
+    const std::size_t at = out.size();
+    out.resize(at + n);
+    std::memcpy(out.data() + at, data, n);
+  }
+  void tensor(const tensor_lmem* t) {
+    pod(static_cast<std::uint8_t>(t != nullptr));
+    if (!t) return;
+    tensor_lmem copy = *t;
+    copy.stride = nullptr;
+    pod(copy);
+    pod(static_cast<std::uint8_t>(t->stride != nullptr));
+    if (t->stride) pod(*t->stride);
+  }
+};
+
+struct Arena {
+  std::deque<tensor_lmem> tensors;
+  std::deque<stride_t> strides;
+};
+
+struct Reader {
+  const std::uint8_t* p;
+  std::size_t left;
+  template <typename T>
+  T pod() {
+    if (left < sizeof(T))
+      throw_user_error("the command buffer is truncated or corrupt (a command ends early); pass "
+                       "the buffer and size bmk1880_acquire_cmdbuf returned");
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
+    left -= sizeof(T);
+    return v;
+  }
+  tensor_lmem* tensor(Arena& a) {
+    if (!pod<std::uint8_t>()) return nullptr;
+    tensor_lmem& t = a.tensors.emplace_back(pod<tensor_lmem>());
+    t.stride = pod<std::uint8_t>() ? &a.strides.emplace_back(pod<stride_t>()) : nullptr;
+    return &t;
+  }
+};
+
+template <typename P, typename Fields>
+void* attach(void* handle, Op op, const P* p, Fields&& fields) {
+  if (!handle) return handle;
+  std::vector<std::uint8_t> out;
+  Writer w{out};
+  P q = *p;
+  w.pod(q);
+  fields(q, [&](tensor_lmem*& t) { w.tensor(t); });
+  auto* c = static_cast<Command*>(handle);
+  c->op = op;
+  c->payload = std::move(out);
+  return handle;
+}
+
+struct GdmaArgs {
+  u64 gaddr;
+  stride_t stride;
+  ctrl_t ctrls;
+};
+struct LrnArgs {
+  std::uint8_t right;
+  std::int32_t step;
+};
+struct CopyGmemArgs {
+  tensor_gmem dst, src;
+  ctrl_t ctrls;
+};
+
+void* attach_bytes(void* handle, Op op, std::vector<std::uint8_t> bytes) {
+  if (handle) {
+    auto* c = static_cast<Command*>(handle);
+    c->op = op;
+    c->payload = std::move(bytes);
+  }
+  return handle;
+}
+
+std::vector<std::uint8_t> gdma_bytes(const tensor_lmem* t, u64 gaddr, const stride_t* s, ctrl_t c) {
+  std::vector<std::uint8_t> out;
+  Writer w{out};
+  w.pod(GdmaArgs{gaddr, s ? *s : stride_t{}, c});
+  w.tensor(t);
+  return out;
+}
+
+}  // namespace
+}  // namespace tessera::bm
+
+// X(name, param type, the tensor_lmem* members)
+#define TESSERA_BM_TPU_OPS(X)                                                                \
+  X(tpu_mul, bmk1880_mul_param_t, f(q.res_high); f(q.res_low); f(q.a); f(q.b);)              \
+  X(tpu_mul_const, bmk1880_mul_const_param_t, f(q.res_high); f(q.res_low); f(q.a);)          \
+  X(tpu_mac, bmk1880_mac_param_t, f(q.res_high); f(q.res_low); f(q.a); f(q.b);)              \
+  X(tpu_mac_const, bmk1880_mac_const_param_t, f(q.res_high); f(q.res_low); f(q.a);)          \
+  X(tpu_add, bmk1880_add_param_t, f(q.res_high); f(q.res_low); f(q.a_high); f(q.a_low);      \
+    f(q.b_high); f(q.b_low);)                                                                \
+  X(tpu_add_const, bmk1880_add_const_param_t, f(q.res_high); f(q.res_low); f(q.a_high);      \
+    f(q.a_low);)                                                                             \
+  X(tpu_sub, bmk1880_sub_param_t, f(q.res_high); f(q.res_low); f(q.a_high); f(q.a_low);      \
+    f(q.b_high); f(q.b_low);)                                                                \
+  X(tpu_max, bmk1880_max_param_t, f(q.max); f(q.a); f(q.b);)                                 \
+  X(tpu_max_const, bmk1880_max_const_param_t, f(q.max); f(q.a);)                             \
+  X(tpu_min, bmk1880_min_param_t, f(q.min); f(q.a); f(q.b);)                                 \
+  X(tpu_min_const, bmk1880_min_const_param_t, f(q.min); f(q.a);)                             \
+  X(tpu_arith_shift, bmk1880_arith_shift_param_t, f(q.res_high); f(q.res_low); f(q.a_high);  \
+    f(q.a_low); f(q.bits);)                                                                  \
+  X(tpu_and_int8, bmk1880_and_int8_param_t, f(q.res); f(q.a); f(q.b);)                       \
+  X(tpu_and_int16, bmk1880_and_int16_param_t, f(q.res_high); f(q.res_low); f(q.a_high);      \
+    f(q.a_low); f(q.b_high); f(q.b_low);)                                                    \
+  X(tpu_or_int8, bmk1880_or_int8_param_t, f(q.res); f(q.a); f(q.b);)                         \
+  X(tpu_or_int16, bmk1880_or_int16_param_t, f(q.res_high); f(q.res_low); f(q.a_high);        \
+    f(q.a_low); f(q.b_high); f(q.b_low);)                                                    \
+  X(tpu_xor_int8, bmk1880_xor_int8_param_t, f(q.res); f(q.a); f(q.b);)                       \
+  X(tpu_xor_int16, bmk1880_xor_int16_param_t, f(q.res_high); f(q.res_low); f(q.a_high);      \
+    f(q.a_low); f(q.b_high); f(q.b_low);)                                                    \
+  X(tpu_copy, bmk1880_copy_param_t, f(q.dst); f(q.src);)                                     \
+  X(tpu_copy_with_stride, bmk1880_copy_with_stride_param_t, f(q.dst); f(q.src);)             \
+  X(tpu_mdsum, bmk1880_mdsum_param_t, f(q.res_high); f(q.res_low); f(q.a);)                  \
+  X(tpu_lut, bmk1880_lut_param_t, f(q.ofmap); f(q.ifmap); f(q.table);)                       \
+  X(tpu_relu, bmk1880_relu_param_t, f(q.ofmap); f(q.ifmap);)                                 \
+  X(tpu_conv, bmk1880_conv_param_t, f(q.ofmap); f(q.ifmap); f(q.weight); f(q.bias);)         \
+  X(tpu_winograd, bmk1880_winograd_param_t, f(q.ofmap); f(q.ifmap); f(q.weight); f(q.bias);) \
+  X(tpu_depthwise, bmk1880_depthwise_param_t, f(q.ofmap); f(q.ifmap); f(q.weight);           \
+    f(q.bias);)                                                                              \
+  X(tpu_max_pooling, bmk1880_max_pooling_param_t, f(q.ofmap); f(q.ifmap);)                   \
+  X(tpu_avg_pooling, bmk1880_avg_pooling_param_t, f(q.ofmap); f(q.ifmap);)                   \
+  X(tpu_matrix_mac, bmk1880_matrix_mac_param_t, f(q.res); f(q.left); f(q.right); f(q.bias);) \
+  X(tpu_matrix_mac_2, bmk1880_matrix_mac_2_param_t, f(q.res); f(q.left); f(q.right);)
+
+extern "C" {
+
+#define TESSERA_BM_DEFINE(name, P, FIELDS)                                         \
+  void* bmk1880_##name(void* ctx, const P* p) {                                  \
+    return attach(impl_##name(ctx, p), op_##name, p, [](P& q, auto&& f) { FIELDS }); \
+  }
+TESSERA_BM_TPU_OPS(TESSERA_BM_DEFINE)
+#undef TESSERA_BM_DEFINE
+
+void* bmk1880_gdma_load(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
+  void* h = impl_gdma_load(ctx, t, gaddr, ctrls);
+  return h ? attach_bytes(h, op_gdma_load, gdma_bytes(t, gaddr, nullptr, ctrls)) : h;
+}
+void* bmk1880_gdma_store(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
+  void* h = impl_gdma_store(ctx, t, gaddr, ctrls);
+  return h ? attach_bytes(h, op_gdma_store, gdma_bytes(t, gaddr, nullptr, ctrls)) : h;
+}
+void* bmk1880_gdma_load_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
+                               ctrl_t ctrls) {
+  void* h = impl_gdma_load_stride(ctx, t, gaddr, stride, ctrls);
+  return h ? attach_bytes(h, op_gdma_load_stride, gdma_bytes(t, gaddr, &stride, ctrls)) : h;
+}
+void* bmk1880_gdma_store_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
+                                ctrl_t ctrls) {
+  void* h = impl_gdma_store_stride(ctx, t, gaddr, stride, ctrls);
+  return h ? attach_bytes(h, op_gdma_store_stride, gdma_bytes(t, gaddr, &stride, ctrls)) : h;
+}
+void* bmk1880_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl_t ctrls) {
+  void* h = impl_gdma_copy_gmem(ctx, dst, src, ctrls);
+  if (!h) return h;
+  std::vector<std::uint8_t> out;
+  Writer{out}.pod(CopyGmemArgs{*dst, *src, ctrls});
+  return attach_bytes(h, op_gdma_copy_gmem, std::move(out));
+}
+void* bmk1880_gdma_copy_lmem(void* ctx, tensor_lmem* dst, tensor_lmem* src) {
+  void* h = impl_gdma_copy_lmem(ctx, dst, src);
+  if (!h) return h;
+  std::vector<std::uint8_t> out;
+  Writer w{out};
+  w.tensor(dst);
+  w.tensor(src);
+  return attach_bytes(h, op_gdma_copy_lmem, std::move(out));
+}
+void* bmk1880_gdma_lrn_shift(void* ctx, tensor_lmem* dst, tensor_lmem* src, bool right_shift,
+                             int lrn_step) {
+  void* h = impl_gdma_lrn_shift(ctx, dst, src, right_shift, lrn_step);
+  if (!h) return h;
+  std::vector<std::uint8_t> out;
+  Writer w{out};
+  w.pod(LrnArgs{static_cast<std::uint8_t>(right_shift), lrn_step});
+  w.tensor(dst);
+  w.tensor(src);
+  return attach_bytes(h, op_gdma_lrn_shift, std::move(out));
+}
+
 }  // extern "C"
+
+namespace tessera::bm {
+namespace {
+
+// Replays one serialised call into context k; returns the command's handle.
+void* replay(bmk1880_context* k, std::uint16_t op, Reader& r, Arena& arena, std::uint64_t neuron,
+             std::uint64_t weight) {
+  auto reloc = [&](u64 gaddr, ctrl_t ctrls) {
+    return gaddr + ((ctrls & CTRL_NEURON) ? neuron : 0) + ((ctrls & CTRL_WEIGHT) ? weight : 0);
+  };
+  switch (op) {
+#define TESSERA_BM_DECODE(name, P, FIELDS)           \
+  case op_##name: {                                  \
+    P q = r.pod<P>();                                \
+    auto f = [&](tensor_lmem*& t) { t = r.tensor(arena); }; \
+    FIELDS                                           \
+    return bmk1880_##name(k, &q);                    \
+  }
+    TESSERA_BM_TPU_OPS(TESSERA_BM_DECODE)
+#undef TESSERA_BM_DECODE
+    case op_gdma_load:
+    case op_gdma_store:
+    case op_gdma_load_stride:
+    case op_gdma_store_stride: {
+      const GdmaArgs a = r.pod<GdmaArgs>();
+      tensor_lmem* t = r.tensor(arena);
+      const u64 g = reloc(a.gaddr, a.ctrls);
+      if (op == op_gdma_load) return bmk1880_gdma_load(k, t, g, a.ctrls);
+      if (op == op_gdma_store) return bmk1880_gdma_store(k, t, g, a.ctrls);
+      if (op == op_gdma_load_stride) return bmk1880_gdma_load_stride(k, t, g, a.stride, a.ctrls);
+      return bmk1880_gdma_store_stride(k, t, g, a.stride, a.ctrls);
+    }
+    case op_gdma_copy_gmem: {
+      CopyGmemArgs a = r.pod<CopyGmemArgs>();
+      return bmk1880_gdma_copy_gmem(k, &a.dst, &a.src, a.ctrls);
+    }
+    case op_gdma_copy_lmem: {
+      tensor_lmem* d = r.tensor(arena);
+      tensor_lmem* s = r.tensor(arena);
+      return bmk1880_gdma_copy_lmem(k, d, s);
+    }
+    case op_gdma_lrn_shift: {
+      const LrnArgs a = r.pod<LrnArgs>();
+      tensor_lmem* d = r.tensor(arena);
+      tensor_lmem* s = r.tensor(arena);
+      return bmk1880_gdma_lrn_shift(k, d, s, a.right != 0, a.step);
+    }
+    default:
+      throw_user_error("the command buffer holds an unknown operation {}; it is not from "
+                       "bmk1880_acquire_cmdbuf",
+                       op);
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_cmdbuf(const bmk1880_context* k) {
+  std::vector<std::uint8_t> out;
+  Writer w{out};
+  for (std::size_t i = k->first_current; i < k->commands.size(); ++i) {
+    const Command& c = k->commands[i];
+    TESSERA_CHECK(c.op != 0, "command {} ({}) has no encoding", c.serial, c.name);
+    std::vector<std::uint8_t> body;
+    Writer b{body};
+    b.pod(c.op);
+    b.pod(static_cast<std::uint32_t>(c.deps.size()));
+    for (const Command* d : c.deps) b.pod(static_cast<std::uint32_t>(d->serial - k->first_current));
+    b.bytes(c.payload.data(), c.payload.size());
+    cmd_hdr_t hdr{};
+    hdr.magic = BM_CMB_HDR_MAGIC;
+    hdr.len = static_cast<u8>(std::min<std::size_t>(body.size(), 255));
+    hdr.engine_id = static_cast<u8>(c.engine);
+    hdr.mask = static_cast<u32>(body.size());
+    w.pod(hdr);
+    w.bytes(body.data(), body.size());
+  }
+  return out;
+}
+
+void run_cmdbuf(Chip& chip, const std::uint8_t* buf, std::size_t size, std::uint64_t neuron_base,
+                std::uint64_t weight_base) {
+  bmk1880_context* k = new_kernel(chip.device().spec());
+  struct Drop {
+    bmk1880_context* k;
+    ~Drop() { destroy_kernel(k); }
+  } drop{k};
+  Reader r{buf, size};
+  Arena arena;
+  std::vector<std::vector<std::uint32_t>> deps;
+  std::vector<Command*> handles;
+  while (r.left > 0) {
+    const cmd_hdr_t hdr = r.pod<cmd_hdr_t>();
+    if (hdr.magic != BM_CMB_HDR_MAGIC || hdr.mask > r.left)
+      throw_user_error("byte {} of the command buffer is not a command header from "
+                       "bmk1880_acquire_cmdbuf",
+                       size - r.left - sizeof(cmd_hdr_t));
+    Reader body{r.p, hdr.mask};
+    r.p += hdr.mask;
+    r.left -= hdr.mask;
+    const auto op = body.pod<std::uint16_t>();
+    std::vector<std::uint32_t>& d = deps.emplace_back(body.pod<std::uint32_t>());
+    for (auto& x : d) x = body.pod<std::uint32_t>();
+    tessera_bm_clear_error();
+    void* h = replay(k, op, body, arena, neuron_base, weight_base);
+    if (!h) {
+      const std::string why = fmt::format("command {} of the command buffer: {}", handles.size(),
+                                          tessera_bm_last_error());
+      if (tessera_bm_last_error_kind() == TESSERA_BM_DEVICE_FAULT)
+        throw DeviceFault("bmk1880 cmdbuf", why);
+      throw UserError(why);
+    }
+    handles.push_back(static_cast<Command*>(h));
+  }
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    handles[i]->deps.clear();
+    for (std::uint32_t x : deps[i]) {
+      if (x >= handles.size())
+        throw_user_error("command {} of the command buffer waits for command {}, which it does "
+                         "not hold",
+                         i, x);
+      handles[i]->deps.push_back(handles[x]);
+    }
+  }
+  submit(k, chip);
+}
+
+}  // namespace tessera::bm

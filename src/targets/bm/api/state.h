@@ -110,6 +110,9 @@ struct Command {
   std::vector<Command*> deps;
   std::function<void(Chip&)> run;
   Cost cost;
+  // The call that recorded it, serialised (bmk1880_acquire_cmdbuf writes it; codec in ops.cpp).
+  std::uint16_t op = 0;
+  std::vector<std::uint8_t> payload;
 };
 
 }  // namespace tessera::bm
@@ -183,7 +186,16 @@ bmk1880_context* kernel_of(void* ctx);  // UserError unless a live context
 // The captured form of a tensor_lmem: checks format, shape, alignment and that it fits lmem.
 Tl capture(const bmk1880_context* k, const tensor_lmem* t, const char* role, const char* op);
 stride_t default_stride(const ChipParams& p, shape_t s, bool aligned);
-// Registry of BMKernel contexts, for bm_send_cmdbuf.
-bmk1880_context* find_kernel(std::uint64_t id);
+bmk1880_context* new_kernel(const arch::MachineSpec& spec);
+void destroy_kernel(bmk1880_context* k);
+
+// Command buffers as bytes: one cmd_hdr_t per command (engine_id; `mask` holds the payload's
+// length, as `len` has only 8 bits), then the payload: the recording call's op number, the
+// indices of the commands it waits for, and its operands. Decoding replays the calls into a
+// fresh context, adding `neuron_base` / `weight_base` to GDMA addresses marked CTRL_NEURON /
+// CTRL_WEIGHT (BMNet relocation), and submits it on `chip`.
+std::vector<std::uint8_t> encode_cmdbuf(const bmk1880_context* k);
+void run_cmdbuf(Chip& chip, const std::uint8_t* buf, std::size_t size, std::uint64_t neuron_base,
+                std::uint64_t weight_base);
 
 }  // namespace tessera::bm

@@ -31,6 +31,24 @@
   X(bm_memcpy_s2d, bmerr_t, (bmctx_t, bmmem_device_t, uint8_t *))                             \
   X(bm_memcpy_d2s, bmerr_t, (bmctx_t, uint8_t *, bmmem_device_t))                             \
   X(bm_send_cmdbuf, bmerr_t, (bmctx_t, uint8_t *, size_t, uint16_t *))                        \
+  X(bmnet_register, bmerr_t, (bmctx_t, bmnet_info_t *, bmnet_t *))                             \
+  X(bmnet_register_bmodel, bmerr_t, (bmctx_t, char *, bmnet_t *))                              \
+  X(bmnet_register_noalloc, bmerr_t, (bmctx_t, bmnet_info_t *, bmnet_t *))                     \
+  X(bmnet_set_input_shape, bmerr_t, (bmnet_t, shape_t))                                        \
+  X(bmnet_get_output_info, bmerr_t, (bmnet_t, bmnet_output_info_t *))                          \
+  X(bmnet_cleanup, void, (bmnet_t))                                                            \
+  X(bmnet_run, bmerr_t, (bmnet_t))                                                             \
+  X(bmnet_weight_devmem, bmmem_device_t, (bmnet_t))                                            \
+  X(bmnet_neuron_devmem, bmmem_device_t, (bmnet_t))                                            \
+  X(bmnet_input_devmem, bmmem_device_t, (bmnet_t))                                             \
+  X(bmnet_output_devmem, bmmem_device_t, (bmnet_t))                                            \
+  X(bmnet_import_weight_devmem, bmerr_t, (bmnet_t, bmmem_device_t))                            \
+  X(bmnet_import_neuron_devmem, bmerr_t, (bmnet_t, bmmem_device_t))                            \
+  X(bmnet_load_input, bmerr_t, (bmnet_t, uint8_t *))                                           \
+  X(bmnet_load_neuron, bmerr_t, (bmnet_t, uint64_t, int, uint8_t *))                           \
+  X(bmnet_store_output, bmerr_t, (bmnet_t, uint8_t *))                                         \
+  X(bmnet_store_neuron, bmerr_t, (bmnet_t, uint64_t, int, uint8_t *))                          \
+  X(bmnet_inference, bmerr_t, (bmnet_t, uint8_t *, uint8_t *))                                 \
   X(tessera_bm_last_error, const char *, (void))                                              \
   X(tessera_bm_last_error_kind, tessera_bm_error_kind_t, (void))                              \
   X(tessera_bm_clear_error, void, (void))                                                     \

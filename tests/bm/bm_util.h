@@ -5,6 +5,7 @@
 #include <bmkernel/bm1880/bmkernel_1880.h>
 #include <libbmruntime/bmruntime.h>
 #include <libbmruntime/bmruntime_bmkernel.h>
+#include <libbmruntime/bmruntime_bmnet.h>
 
 #include <cstdint>
 #include <string>

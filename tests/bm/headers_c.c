@@ -4,6 +4,7 @@
 #include <bmkernel/bm_kernel.h>
 #include <libbmruntime/bmruntime.h>
 #include <libbmruntime/bmruntime_bmkernel.h>
+#include <libbmruntime/bmruntime_bmnet.h>
 
 #include <stdio.h>
 

@@ -646,3 +646,32 @@ TEST(BmMatrix, Mac2MultipliesTwo256Matrices) {
 }
 
 }  // namespace
+
+namespace {
+
+// Partial sums beyond 2^24 (past float's exact integers) whose exact total is small: the
+// result must be the exact integer sum.
+TEST(BmMatrix, LongSumsAreExact) {
+  Bm bm;
+  const int K = 2200, C = 16;
+  std::vector<std::uint8_t> L(K), Rt(static_cast<std::size_t>(K * C));
+  for (int k = 0; k < K; ++k) {
+    L[k] = b8(127);
+    for (int j = 0; j < C; ++j) Rt[k * C + j] = b8(k == 0 ? j : (k < 1100 ? 127 : -127));
+  }
+  tensor_lmem* l = bm.load(shape_t2(1, K), FMT_I8, L);
+  tensor_lmem* r = bm.load(shape_t2(K, C), FMT_I8, Rt);
+  tensor_lmem* res = bmk1880_tl_alloc(bm.bk, shape_t2(2, C), FMT_I8, CTRL_AL);
+  bmk1880_matrix_mac_param_t p{res, l, r, nullptr, 0, 0, false, CTRL_NULL};
+  ASSERT_NE(bmk1880_tpu_matrix_mac(bm.bk, &p), nullptr) << tessera_bm_last_error();
+  auto so = bm.store(res, 2 * C);
+  bm.submit();
+  auto got = bm.read(so);
+  for (int j = 0; j < C; ++j) {
+    // 127 * j + 1099 * 127 * 127 - 1100 * 127 * 127
+    const ll want = 127LL * j - 127LL * 127;
+    EXPECT_EQ(val16(got[C + j], got[j], true), want) << j;
+  }
+}
+
+}  // namespace

@@ -388,15 +388,7 @@ extern "C" {
 
 bmk1880_chip_info_t bmk1880_chip_info(void) {
   return guard("bmk1880_chip_info", bmk1880_chip_info_t{}, [] {
-    const ChipParams p = ChipParams::from(default_spec());
-    bmk1880_chip_info_t info{};
-    info.version = 1880;
-    info.npu_num = p.npu_num;
-    info.eu_num = p.eu_num;
-    info.lmem_size = p.lmem_size;
-    info.lmem_banks = p.lmem_banks;
-    info.lmem_bank_size = p.lmem_bank_size;
-    return info;
+    return ChipParams::from(default_spec()).info();
   });
 }
 

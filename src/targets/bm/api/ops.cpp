@@ -14,6 +14,7 @@
 #include "guard.h"
 #include "state.h"
 #include "tessera/core/error.h"
+#include "tessera/ops/gemm.h"
 
 namespace tessera::bm {
 namespace {
@@ -600,6 +601,27 @@ void* copy_common(void* ctx, const char* name, tensor_lmem* dst, const stride_t*
   });
 }
 
+// How many int8 products a float sum may hold and stay exact: every partial sum below 2^24.
+std::size_t exact_chunk(bool a_signed, bool b_signed) {
+  const std::size_t ma = a_signed ? 128 : 255, mb = b_signed ? 128 : 255;
+  return std::max<std::size_t>(1, (std::size_t{1} << 24) / (ma * mb));
+}
+
+// acc (m x n) = a (m x k) * b (k x n), integer-valued floats, exact: the host BLAS multiplies
+// chunks of k small enough that float sums are exact, and the chunks add up in 64-bit integers.
+void int_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b,
+              std::size_t chunk, std::vector<float>& part, std::vector<std::int64_t>& acc) {
+  std::fill(acc.begin(), acc.end(), 0);
+  for (std::size_t k0 = 0; k0 < k; k0 += chunk) {
+    const std::size_t kk = std::min(chunk, k - k0);
+    ops::sgemm(false, false, static_cast<std::int64_t>(m), static_cast<std::int64_t>(n),
+               static_cast<std::int64_t>(kk), 1.0f, a + k0, static_cast<std::int64_t>(k),
+               b + k0 * n, static_cast<std::int64_t>(n), 0.0f, part.data(),
+               static_cast<std::int64_t>(n));
+    for (std::size_t i = 0; i < m * n; ++i) acc[i] += static_cast<std::int64_t>(part[i]);
+  }
+}
+
 // The window of an ifmap after insertion and padding (spec 002 "bmk1880 tpu conv").
 struct Window {
   std::uint32_t H = 0, W = 0;
@@ -771,6 +793,43 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
         for (std::uint32_t co = 0; co < cout; ++co)
           bv[co] = widen16(chip.read(b, 1, co, 0, 0, name), chip.read(b, 0, co, 0, 0, name), true);
       std::vector<std::int64_t> rows(cs.kh), cols(cs.kw);
+      if (!cs.depthwise) {
+        // out[co][p] = sum_k w[co][k] * col[k][p] over im2col columns, as exact integer GEMMs
+        // on the host BLAS (ops::sgemm) in chunks of K whose sums stay below 2^24.
+        const std::size_t K = std::size_t{cin} * cs.kh * cs.kw, P = std::size_t{ho} * wo;
+        std::vector<float> a(std::size_t{cout} * K), col(K * P), part(std::size_t{cout} * P);
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(wv[i]);
+        std::vector<std::int64_t> acc(std::size_t{cout} * P);
+        const std::size_t chunk = exact_chunk(in.is_signed(), w.is_signed());
+        for (std::uint32_t n = 0; n < in.n; ++n) {
+          std::fill(col.begin(), col.end(), 0.0f);
+          for (std::uint32_t oy = 0; oy < ho; ++oy)
+            for (std::uint32_t ox = 0; ox < wo; ++ox)
+              for (std::uint32_t ky = 0; ky < cs.kh; ++ky) {
+                const std::int64_t r = cs.win.row(std::int64_t{oy} * cs.sh + std::int64_t{ky} * cs.dh);
+                if (r < 0) continue;
+                for (std::uint32_t kx = 0; kx < cs.kw; ++kx) {
+                  const std::int64_t q = cs.win.col(std::int64_t{ox} * cs.sw + std::int64_t{kx} * cs.dw);
+                  if (q < 0) continue;
+                  for (std::uint32_t ci = 0; ci < cin; ++ci)
+                    col[((std::size_t{ci} * cs.kh + ky) * cs.kw + kx) * P + std::size_t{oy} * wo + ox] =
+                        static_cast<float>(x[((std::size_t{n} * in.c + ci) * in.h +
+                                              static_cast<std::size_t>(r)) * in.w +
+                                             static_cast<std::size_t>(q)]);
+                }
+              }
+          int_gemm(cout, P, K, a.data(), col.data(), chunk, part, acc);
+          for (std::uint32_t co = 0; co < cout; ++co)
+            for (std::uint32_t oy = 0; oy < ho; ++oy)
+              for (std::uint32_t ox = 0; ox < wo; ++ox) {
+                std::int64_t v = acc[std::size_t{co} * P + std::size_t{oy} * wo + ox] + bv[co];
+                if (cs.relu && v < 0) v = 0;
+                chip.write(out, n, co, oy, ox,
+                           static_cast<std::uint8_t>(saturate(rshift(v, cs.rshift_w), sg, 8)));
+              }
+        }
+        return;
+      }
       for (std::uint32_t n = 0; n < in.n; ++n)
         for (std::uint32_t co = 0; co < cout; ++co)
           for (std::uint32_t oy = 0; oy < ho; ++oy) {
@@ -779,18 +838,16 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
             for (std::uint32_t ox = 0; ox < wo; ++ox) {
               for (std::uint32_t kx = 0; kx < cs.kw; ++kx)
                 cols[kx] = cs.win.col(std::int64_t{ox} * cs.sw + std::int64_t{kx} * cs.dw);
+              // Depthwise: one channel's window, kh x kw products.
               std::int64_t acc = 0;
-              for (std::uint32_t ci = 0; ci < wc; ++ci) {
-                const std::uint32_t ic = cs.depthwise ? co : ci;
-                for (std::uint32_t ky = 0; ky < cs.kh; ++ky) {
-                  if (rows[ky] < 0) continue;
-                  const std::int32_t* xr =
-                      &x[((std::size_t{n} * in.c + ic) * in.h + static_cast<std::size_t>(rows[ky])) *
-                         in.w];
-                  const std::int32_t* wr = &wv[((std::size_t{co} * wc + ci) * cs.kh + ky) * cs.kw];
-                  for (std::uint32_t kx = 0; kx < cs.kw; ++kx)
-                    if (cols[kx] >= 0) acc += std::int64_t{xr[cols[kx]]} * wr[kx];
-                }
+              for (std::uint32_t ky = 0; ky < cs.kh; ++ky) {
+                if (rows[ky] < 0) continue;
+                const std::int32_t* xr =
+                    &x[((std::size_t{n} * in.c + co) * in.h + static_cast<std::size_t>(rows[ky])) *
+                       in.w];
+                const std::int32_t* wr = &wv[(std::size_t{co} * cs.kh + ky) * cs.kw];
+                for (std::uint32_t kx = 0; kx < cs.kw; ++kx)
+                  if (cols[kx] >= 0) acc += std::int64_t{xr[cols[kx]]} * wr[kx];
               }
               acc += bv[co];
               if (cs.relu && acc < 0) acc = 0;
@@ -1157,17 +1214,20 @@ void* impl_tpu_matrix_mac(void* ctx, const bmk1880_matrix_mac_param_t* p) {
     Cost cost = tpu_cost(k, produced, K);
     cost.macs = double(R) * K * C;
     return record(k, ENGINE_BD, name, cost, [=](Chip& chip) {
-      std::vector<std::int64_t> lv(std::size_t{R} * K), rv(std::size_t{K} * C);
+      std::vector<float> lv(std::size_t{R} * K), rv(std::size_t{K} * C), part(std::size_t{R} * C);
       for (std::uint32_t i = 0; i < R; ++i)
         for (std::uint32_t kk = 0; kk < K; ++kk)
-          lv[std::size_t{i} * K + kk] = widen(chip.read_m(l, i, kk, name), l.is_signed());
+          lv[std::size_t{i} * K + kk] =
+              static_cast<float>(widen(chip.read_m(l, i, kk, name), l.is_signed()));
       for (std::uint32_t kk = 0; kk < K; ++kk)
         for (std::uint32_t j = 0; j < C; ++j)
-          rv[std::size_t{kk} * C + j] = widen(chip.read_m(r, kk, j, name), r.is_signed());
+          rv[std::size_t{kk} * C + j] =
+              static_cast<float>(widen(chip.read_m(r, kk, j, name), r.is_signed()));
+      std::vector<std::int64_t> prod(std::size_t{R} * C);
+      int_gemm(R, C, K, lv.data(), rv.data(), exact_chunk(l.is_signed(), r.is_signed()), part, prod);
       for (std::uint32_t i = 0; i < R; ++i)
         for (std::uint32_t j = 0; j < C; ++j) {
-          std::int64_t acc = 0;
-          for (std::uint32_t kk = 0; kk < K; ++kk) acc += lv[std::size_t{i} * K + kk] * rv[std::size_t{kk} * C + j];
+          std::int64_t acc = prod[std::size_t{i} * C + j];
           if (has_bias) acc += widen16(chip.read_m(b, 1, j, name), chip.read_m(b, 0, j, name), true);
           if (ra)
             acc += widen16(chip.read_m(res, R + i, j, name), chip.read_m(res, i, j, name),
@@ -1209,16 +1269,19 @@ void* impl_tpu_matrix_mac_2(void* ctx, const bmk1880_matrix_mac_2_param_t* p) {
     Cost cost = tpu_cost(k, res, 256);
     return record(k, ENGINE_BD, name, cost, [=](Chip& chip) {
       // left (i, k) = left(0, i, 0, k); right (k, j) = right(k, j / 16, 0, j % 16).
-      std::vector<std::int64_t> lv(256 * 256), rv(256 * 256);
+      std::vector<float> lv(256 * 256), rv(256 * 256), part(256 * 256);
       for (std::uint32_t i = 0; i < 256; ++i)
         for (std::uint32_t kk = 0; kk < 256; ++kk) {
-          lv[i * 256 + kk] = widen(chip.read(l, 0, i, 0, kk, name), l.is_signed());
-          rv[kk * 256 + i] = widen(chip.read(r, kk, i / 16, 0, i % 16, name), r.is_signed());
+          lv[i * 256 + kk] = static_cast<float>(widen(chip.read(l, 0, i, 0, kk, name), l.is_signed()));
+          rv[kk * 256 + i] =
+              static_cast<float>(widen(chip.read(r, kk, i / 16, 0, i % 16, name), r.is_signed()));
         }
+      std::vector<std::int64_t> prod(256 * 256);
+      int_gemm(256, 256, 256, lv.data(), rv.data(), exact_chunk(l.is_signed(), r.is_signed()), part,
+               prod);
       for (std::uint32_t i = 0; i < 256; ++i)
         for (std::uint32_t j = 0; j < 256; ++j) {
-          std::int64_t acc = 0;
-          for (std::uint32_t kk = 0; kk < 256; ++kk) acc += lv[i * 256 + kk] * rv[kk * 256 + j];
+          const std::int64_t acc = prod[i * 256 + j];
           chip.write(res, 0, i, 0, j, static_cast<std::uint8_t>(saturate(acc, sg, 8)));
         }
     });

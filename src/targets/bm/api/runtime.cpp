@@ -88,6 +88,17 @@ ChipParams ChipParams::from(const arch::MachineSpec& spec) {
   return p;
 }
 
+bmk_chip_info_t ChipParams::info() const {
+  bmk_chip_info_t i{};
+  i.version = 1880;
+  i.npu_num = npu_num;
+  i.eu_num = eu_num;
+  i.lmem_size = lmem_size;
+  i.lmem_banks = lmem_banks;
+  i.lmem_bank_size = lmem_bank_size;
+  return i;
+}
+
 std::string Tl::describe() const {
   if (matrix)
     return fmt::format("{} (matrix {}x{} {} at la 0x{:x})", role, rows, cols,
@@ -370,15 +381,7 @@ bmerr_t bm_device_config(bmdev_t dev, int id, void* buf) {
 bm_devinfo_t bm_device_get_info(bmdev_t dev) {
   return guard("bm_device_get_info", bm_devinfo_t{}, [&] {
     if (!dev) throw_user_error("bm_device_get_info: dev is NULL");
-    const ChipParams& p = dev->chip->params();
-    bm_devinfo_t info{};
-    info.version = 1880;
-    info.npu_num = p.npu_num;
-    info.eu_num = p.eu_num;
-    info.lmem_size = p.lmem_size;
-    info.lmem_banks = p.lmem_banks;
-    info.lmem_bank_size = p.lmem_bank_size;
-    return info;
+    return dev->chip->params().info();
   });
 }
 

@@ -32,6 +32,7 @@ struct ChipParams {
   std::uint32_t lmem_banks = 0;
   std::uint32_t lmem_bank_size = 0;
   static ChipParams from(const arch::MachineSpec& spec);  // UserError if not a bm preset
+  bmk_chip_info_t info() const;                           // as bmk1880_chip_info reports it
 };
 
 // The preset bm_init / bm_device_open / bmk1880_register use: $TESSERA_BM_PRESET or the

@@ -293,6 +293,30 @@ TEST(BmStreams, ParallelModeLetsEnginesRunUnsynchronised) {
   EXPECT_TRUE(gdma_overlaps_tpu(dev.profile().trace));
 }
 
+TEST(BmFaults, UnsynchronisedEnginesTouchingTheSameLmemRace) {
+  Bm bm;
+  std::vector<std::uint8_t> d(4 * 16, 1);
+  tensor_lmem* a = bmk1880_tl_alloc(bm.bk, shape_t4(1, 4, 4, 4), FMT_I8, CTRL_AL);
+  tensor_lmem* c = bmk1880_tl_alloc(bm.bk, shape_t4(1, 4, 4, 4), FMT_I8, CTRL_AL);
+  bmk1880_parallel_enable(bm.bk);
+  bm.put(a, d);  // the GDMA writes a ...
+  bmk1880_relu_param_t p{c, a};
+  ASSERT_NE(bmk1880_tpu_relu(bm.bk, &p), nullptr);  // ... while the TPU may already read it
+  bmk1880_parallel_disable(bm.bk);
+  tessera_bm_clear_error();
+  bmruntime_bmkernel_submit(bm.ctx);
+  expect_error(TESSERA_BM_DEVICE_FAULT, "race");
+  expect_error(TESSERA_BM_DEVICE_FAULT, "bmk1880_tpu_relu");
+  expect_error(TESSERA_BM_DEVICE_FAULT, "bmk1880_add_dependency");
+  // With the dependency stated, the same program runs.
+  bmk1880_parallel_enable(bm.bk);
+  void* load = bm.put(a, d);
+  void* relu = bmk1880_tpu_relu(bm.bk, &p);
+  bmk1880_add_dependency(bm.bk, load, relu);
+  bmk1880_parallel_disable(bm.bk);
+  bm.submit();
+}
+
 TEST(BmKernel, StandaloneContextRunsItsCmdbufThroughTheRuntime) {
   std::vector<u8> buf(4096);
   bmk1880_info_t info{1880, buf.data(), static_cast<u32>(buf.size())};

@@ -15,6 +15,7 @@
 #include "state.h"
 #include "tessera/core/error.h"
 #include "tessera/sim/cost_model.h"
+#include "tessera/sim/race.h"
 #include "tessera/sim/timeline.h"
 
 namespace tessera::bm {
@@ -181,7 +182,7 @@ stride_t default_stride(const ChipParams& p, shape_t s, bool aligned) {
   return st;
 }
 
-Tl capture(const bmk1880_context* k, const tensor_lmem* t, const char* role, const char* op) {
+Tl capture(bmk1880_context* k, const tensor_lmem* t, const char* role, const char* op) {
   if (!t) throw_user_error("{}: {} is NULL", op, role);
   if (t->type == TL_TYPE_CONSTANT)
     throw_user_error("{}: {} is a constant, not a tensor in lmem", op, role);
@@ -223,6 +224,16 @@ Tl capture(const bmk1880_context* k, const tensor_lmem* t, const char* role, con
                       fmt::format("{}: lmem overflow: {} reaches lmem address 0x{:x}, past the "
                                   "{} of each NPU's lmem; place it lower or make it smaller",
                                   op, tl.describe(), last, sim::format_bytes(p.lmem_size)));
+  // Outputs by their role; a GDMA load marks its tensor written itself (ops.cpp).
+  static const std::set<std::string> outputs = {"res", "res_high", "res_low", "ofmap",
+                                                "max", "min", "dst"};
+  Touch touch;
+  touch.lo = tl.la;
+  touch.hi = static_cast<std::uint32_t>(last + 1);
+  touch.lanes = std::min(tl.c, p.npu_num);
+  touch.write = outputs.count(tl.role) != 0;
+  touch.what = tl.describe();
+  k->touches.push_back(std::move(touch));
   return tl;
 }
 
@@ -235,6 +246,8 @@ Command* record(bmk1880_context* k, int engine, std::string name, Cost cost,
   c.name = std::move(name);
   c.cost = std::move(cost);
   c.run = std::move(run);
+  c.touches = std::move(k->touches);
+  k->touches.clear();
   using Mode = bmk1880_context::Mode;
   switch (k->mode) {
     case Mode::serial:
@@ -344,7 +357,13 @@ void submit(bmk1880_context* k, Chip& chip) {
 
   sim::Timeline tl(spec.core_name, spec, &cost);
   tl.set_trace(device.trace_enabled());
+  tl.set_track_order(true);
   const sim::PipeId tpu = tl.pipe("tpu"), gdma = tl.pipe("gdma");
+  // Commands on different engines that touch the same lmem bytes, one writing, without a
+  // dependency between them race: the chip would compute either order (parallel mode, streams).
+  sim::RaceDetector races;
+  races.set_remedy("order them with bmk1880_add_dependency, bmk1880_parallel_disable before the "
+                   "reader, or by putting both in one stream");
   std::unordered_map<const Command*, sim::Event> done;
   std::uint64_t global_bytes = 0, bytes_read = 0, bytes_written = 0;
   double macs = 0;
@@ -360,8 +379,16 @@ void submit(bmk1880_context* k, Chip& chip) {
     }
     global_bytes += c.cost.gmem_bytes;
     macs += c.cost.macs;
-    done[&c] = tl.issue(c.engine == ENGINE_GDMA ? gdma : tpu, c.name, cycles[i], deps);
+    const sim::Event ev = tl.issue(c.engine == ENGINE_GDMA ? gdma : tpu, c.name, cycles[i], deps);
+    done[&c] = ev;
+    for (const Touch& t : c.touches)
+      for (std::uint32_t npu = 0; npu < t.lanes; ++npu)
+        races.record(ev, fmt::format("npu{} lmem", npu), t.lo, t.hi,
+                     t.write ? sim::RaceDetector::Kind::write : sim::RaceDetector::Kind::read,
+                     fmt::format("{} {} {}", label(&c), t.write ? "writing" : "reading", t.what));
   }
+  tl.finish();
+  races.check(tl);
   profile::KernelRecord rec;
   rec.name = "bm:cmdbuf";
   rec.bytes_read = bytes_read;

@@ -46,6 +46,7 @@ template <typename F>
 void* op(void* ctx, const char* name, F&& body) {
   return guard(name, static_cast<void*>(nullptr), [&]() -> void* {
     bmk1880_context* k = kernel_of(ctx);
+    k->touches.clear();
     try {
       return body(k);
     } catch (const std::exception& e) {
@@ -65,7 +66,7 @@ std::string where_of(const bmk1880_context* k, const Tl& t) {
   return fmt::format("npu0 lmem bank {}", t.la / k->params.lmem_bank_size);
 }
 
-void same_shape(const bmk1880_context* k, const Tl& a, const Tl& b, const char* name) {
+void same_shape(bmk1880_context* k, const Tl& a, const Tl& b, const char* name) {
   if (a.n != b.n || a.c != b.c || a.h != b.h || a.w != b.w || a.rows != b.rows || a.cols != b.cols)
     throw DeviceFault(where_of(k, b), fmt::format("{}: shapes do not match: {} and {}; every "
                                                   "operand must have the same shape",
@@ -197,6 +198,7 @@ void* gdma_gl(void* ctx, const char* name, tensor_lmem* t, u64 gaddr, const stri
                        "apply to a GDMA transfer",
                        name, ctrls);
     const Tl tl = capture(k, t, "t", name);
+    k->touches.back().write = load;
     const GView g = gview(tl, stride, (ctrls & CTRL_TP) != 0);
     const std::uint32_t eu = k->params.eu_num;
     std::vector<Index> idx = logical(tl, eu);

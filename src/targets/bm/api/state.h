@@ -103,7 +103,15 @@ struct Cost {
   double macs = 0;                     // tpu: multiply-accumulates (for utilisation)
 };
 
+// The lmem bytes a command reads or writes: [lo, hi) on lanes 0 .. lanes-1.
+struct Touch {
+  std::uint32_t lo = 0, hi = 0, lanes = 0;
+  bool write = false;
+  std::string what;  // "a (tensor ...)"
+};
+
 struct Command {
+  std::vector<Touch> touches;  // for race detection at submit
   std::uint64_t serial = 0;
   std::uint64_t generation = 0;  // command buffer it belongs to
   int engine = ENGINE_BD;
@@ -166,6 +174,7 @@ struct bmk1880_context {
   std::uint64_t generation = 1;
   std::size_t first_current = 0;  // index of the current buffer's first command
   std::string poisoned;           // the first error recorded in the current buffer
+  std::vector<tessera::bm::Touch> touches;  // operands captured for the command being recorded
 
   // Ordering modes (spec 002 "bmk1880 parallel enable", "create streams").
   enum class Mode { serial, parallel, streams } mode = Mode::serial;
@@ -185,7 +194,7 @@ Command* record(bmk1880_context* k, int engine, std::string name, Cost cost,
 void submit(bmk1880_context* k, Chip& chip);
 bmk1880_context* kernel_of(void* ctx);  // UserError unless a live context
 // The captured form of a tensor_lmem: checks format, shape, alignment and that it fits lmem.
-Tl capture(const bmk1880_context* k, const tensor_lmem* t, const char* role, const char* op);
+Tl capture(bmk1880_context* k, const tensor_lmem* t, const char* role, const char* op);
 stride_t default_stride(const ChipParams& p, shape_t s, bool aligned);
 bmk1880_context* new_kernel(const arch::MachineSpec& spec);
 void destroy_kernel(bmk1880_context* k);

@@ -161,6 +161,29 @@ TEST(BmFaults, DependencyCyclesAndOtherBuffersAreDeviceFaults) {
   expect_error(TESSERA_BM_USER_ERROR, "failed when it was recorded");
 }
 
+TEST(BmKernel, ManySubmitsKeepOnlyRecentHandles) {
+  Bm bm;
+  tensor_lmem* a = bm.load(shape_t4(1, 1, 1, 16), FMT_I8, std::vector<std::uint8_t>(16, 1));
+  tensor_lmem* c = bmk1880_tl_alloc(bm.bk, shape_t4(1, 1, 1, 16), FMT_I8, CTRL_AL);
+  bm.submit();
+  bmk1880_relu_param_t p{c, a};
+  void* first = bmk1880_tpu_relu(bm.bk, &p);
+  bm.submit();
+  void* recent = nullptr;
+  for (int i = 0; i < 5000; ++i) {
+    recent = bmk1880_tpu_relu(bm.bk, &p);
+    bmruntime_bmkernel_submit(bm.ctx);
+  }
+  void* now = bmk1880_tpu_relu(bm.bk, &p);
+  tessera_bm_clear_error();
+  bmk1880_add_dependency(bm.bk, first, now);  // long gone (its memory may hold a newer shell)
+  EXPECT_NE(tessera_bm_last_error_kind(), TESSERA_BM_OK);
+  EXPECT_EQ(std::string(tessera_bm_last_error()).find("#0 "), std::string::npos);
+  bmk1880_add_dependency(bm.bk, recent, now);  // recent: recognised as an earlier buffer's
+  expect_error(TESSERA_BM_DEVICE_FAULT, "earlier command buffer");
+  bmk1880_reset(bm.bk);
+}
+
 // A conv over tiles, each tile's ifmap loaded by the GDMA, computed by the TPU and stored.
 // Mode 0: serial; mode 2: two streams.
 struct TiledRun {

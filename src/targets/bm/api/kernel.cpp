@@ -122,11 +122,26 @@ std::string label(const Command* c) { return fmt::format("{} #{}", c->name, c->s
 
 void retire(bmk1880_context* k) {
   for (std::size_t i = k->first_current; i < k->commands.size(); ++i) {
-    k->commands[i].run = nullptr;
-    k->commands[i].deps.clear();
+    Command& c = k->commands[i];
+    c.run = nullptr;
+    c.deps.clear();
+    c.payload.clear();
+    c.touches.clear();
   }
   ++k->generation;
   k->first_current = k->commands.size();
+  // Keep the shells of the last few thousand retired commands, so that a handle from a recent
+  // buffer is still recognised as such; older ones go (a long-running program does not grow).
+  constexpr std::size_t kKeepRetired = 4096;
+  if (k->first_current > kKeepRetired) {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    while (k->first_current > kKeepRetired) {
+      handles().erase(&k->commands.front());
+      k->commands.pop_front();
+      ++k->base_serial;
+      --k->first_current;
+    }
+  }
   k->outstanding.clear();
   k->barrier.clear();
   k->last_of_engine.clear();
@@ -240,7 +255,7 @@ Tl capture(bmk1880_context* k, const tensor_lmem* t, const char* role, const cha
 Command* record(bmk1880_context* k, int engine, std::string name, Cost cost,
                 std::function<void(Chip&)> run) {
   Command& c = k->commands.emplace_back();
-  c.serial = k->commands.size() - 1;
+  c.serial = k->base_serial + k->commands.size() - 1;
   c.generation = k->generation;
   c.engine = engine;
   c.name = std::move(name);
@@ -296,6 +311,7 @@ void submit(bmk1880_context* k, Chip& chip) {
   const double tpu_setup = cost.param("bm.tpu_op_setup_cycles", 0);
   const double gdma_setup = cost.param("bm.gdma_setup_cycles", 0);
   const std::size_t first = k->first_current, count = k->commands.size() - first;
+  const std::uint64_t first_serial = k->base_serial + first;
   std::vector<std::uint64_t> cycles(count);
   for (std::size_t i = 0; i < count; ++i) {
     const Cost& c = k->commands[first + i].cost;
@@ -312,7 +328,7 @@ void submit(bmk1880_context* k, Chip& chip) {
   for (std::size_t i = 0; i < count; ++i)
     for (const Command* d : k->commands[first + i].deps) {
       ++indegree[i];
-      users[d->serial - first].push_back(i);
+      users[d->serial - first_serial].push_back(i);
     }
   std::vector<std::size_t> ready;
   for (std::size_t i = 0; i < count; ++i)
@@ -322,7 +338,7 @@ void submit(bmk1880_context* k, Chip& chip) {
   auto lane = [&](std::size_t i) { return k->commands[first + i].engine == ENGINE_GDMA ? 1 : 0; };
   auto est_start = [&](std::size_t i) {
     std::uint64_t t = engine_free[lane(i)];
-    for (const Command* d : k->commands[first + i].deps) t = std::max(t, est_end[d->serial - first]);
+    for (const Command* d : k->commands[first + i].deps) t = std::max(t, est_end[d->serial - first_serial]);
     return t;
   };
   std::vector<std::size_t> order;
@@ -562,7 +578,9 @@ void bmk1880_add_dependency(void* ctx, void* before, void* after) {
                          "context");
     }
     for (Command* c : {b, a}) {
-      const bool mine = c->serial < k->commands.size() && &k->commands[c->serial] == c;
+      const bool mine = c->serial >= k->base_serial &&
+                        c->serial - k->base_serial < k->commands.size() &&
+                        &k->commands[c->serial - k->base_serial] == c;
       if (!mine || c->generation != k->generation) {
         const std::string what = fmt::format(
             "bmk1880_add_dependency: {} ({}) is a command of {}; a dependency can only order "

@@ -1600,7 +1600,8 @@ std::vector<std::uint8_t> encode_cmdbuf(const bmk1880_context* k) {
     Writer b{body};
     b.pod(c.op);
     b.pod(static_cast<std::uint32_t>(c.deps.size()));
-    for (const Command* d : c.deps) b.pod(static_cast<std::uint32_t>(d->serial - k->first_current));
+    for (const Command* d : c.deps)
+      b.pod(static_cast<std::uint32_t>(d->serial - (k->base_serial + k->first_current)));
     b.bytes(c.payload.data(), c.payload.size());
     cmd_hdr_t hdr{};
     hdr.magic = BM_CMB_HDR_MAGIC;

@@ -170,7 +170,8 @@ struct bmk1880_context {
 
   // Commands: the current command buffer's, in record order; older ones are kept as retired
   // shells so that a handle from an earlier buffer is recognised.
-  std::deque<tessera::bm::Command> commands;
+  std::deque<tessera::bm::Command> commands;  // commands[i] has serial base_serial + i
+  std::uint64_t base_serial = 0;              // the oldest shells are dropped (kernel.cpp)
   std::uint64_t generation = 1;
   std::size_t first_current = 0;  // index of the current buffer's first command
   std::string poisoned;           // the first error recorded in the current buffer

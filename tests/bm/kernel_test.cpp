@@ -104,6 +104,14 @@ TEST(BmFaults, BiasMustBeSixteenBitUnalignedAndWinogradThreeByThree) {
   bmk1880_winograd_param_t q{out2, in, w5, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, false, 0};
   EXPECT_EQ(bmk1880_tpu_winograd(bm.bk, &q), nullptr);
   expect_error(TESSERA_BM_DEVICE_FAULT, "3x3 kernels only");
+  // And its weight must be default strided.
+  tensor_lmem w3 = *w;
+  stride_t odd = stride_t4(1, 40, 12, 4);
+  w3.stride = &odd;
+  tensor_lmem* out3 = bmk1880_tl_alloc(bm.bk, shape_t4(1, 4, 4, 4), FMT_I8, CTRL_AL);
+  bmk1880_winograd_param_t q3{out3, in, &w3, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, false, 0};
+  EXPECT_EQ(bmk1880_tpu_winograd(bm.bk, &q3), nullptr);
+  expect_error(TESSERA_BM_DEVICE_FAULT, "must have the default strides");
 }
 
 TEST(BmFaults, ReadingLmemNothingWroteFaultsAtSubmit) {

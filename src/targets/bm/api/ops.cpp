@@ -735,6 +735,22 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
                       static_cast<int>(cin));
       wt.stride = &wst;
     }
+    if ((winograd || cs.depthwise) && weight->stride) {
+      // spec 002 "bmk1880 tpu winograd" / "depthwise": the weight is default strided.
+      const stride_t d = cs.depthwise ? default_stride(k->params, weight->shape, weight->aligned)
+                                      : stride_t4(1, static_cast<int>(cs.kh * cs.kw * cin),
+                                                  static_cast<int>(cs.kw * cin),
+                                                  static_cast<int>(cin));
+      const stride_t& g = *weight->stride;
+      if (g.n != d.n || g.c != d.c || g.h != d.h || g.w != d.w)
+        throw DeviceFault(fmt::format("npu0 lmem bank {}", weight->operand.laddr /
+                                                                k->params.lmem_bank_size),
+                          fmt::format("{}: the weight at la 0x{:x} must have the default strides "
+                                      "({}, {}, {}, {}), not ({}, {}, {}, {}); leave its stride "
+                                      "NULL",
+                                      name, weight->operand.laddr, d.n, d.c, d.h, d.w, g.n, g.c,
+                                      g.h, g.w));
+    }
     const Tl w = cap(k, &wt, "weight", name);
     const std::uint32_t cout = cs.depthwise ? in.c : w.c;
     if (cs.depthwise ? (w.n != 1 || w.c != in.c) : (w.n != cin))

@@ -395,3 +395,42 @@ TEST(BmKernel, StandaloneContextRunsItsCmdbufThroughTheRuntime) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace bmtest;
+
+// A command buffer with random bytes changed is refused or runs; it never crashes or hangs.
+TEST(BmFuzz, CorruptedCommandBuffersAreRefusedCleanly) {
+  Bm bm;
+  bmmem_device_t g = bm.devmem(256);
+  std::vector<std::uint8_t> d(256, 7);
+  ASSERT_EQ(bm_memcpy_s2d(bm.ctx, g, d.data()), BM_SUCCESS);
+  tensor_lmem* a = bmk1880_tl_alloc(bm.bk, shape_t4(1, 16, 4, 4), FMT_I8, CTRL_AL);
+  tensor_lmem* c = bmk1880_tl_alloc(bm.bk, shape_t4(1, 16, 4, 4), FMT_I8, CTRL_AL);
+  bmk1880_gdma_load(bm.bk, a, bmmem_device_addr(bm.ctx, g), CTRL_NULL);
+  bmk1880_relu_param_t p{c, a};
+  bmk1880_tpu_relu(bm.bk, &p);
+  bmk1880_gdma_store(bm.bk, c, bmmem_device_addr(bm.ctx, g), CTRL_NULL);
+  u32 size = 0;
+  u8* buf = bmk1880_acquire_cmdbuf(bm.bk, &size);
+  ASSERT_NE(buf, nullptr);
+  const std::vector<u8> good(buf, buf + size);
+  bmk1880_reset(bm.bk);
+  std::uint32_t seed = 12345;
+  int refused = 0;
+  for (int round = 0; round < 1500; ++round) {
+    std::vector<u8> bad = good;
+    for (int m = 0; m < 3; ++m) {
+      seed = seed * 1664525u + 1013904223u;
+      bad[(seed >> 8) % bad.size()] = static_cast<u8>(seed >> 24);
+    }
+    const bmerr_t rc = bm_send_cmdbuf(bm.ctx, bad.data(), bad.size(), nullptr);
+    refused += rc != BM_SUCCESS;
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(bm_send_cmdbuf(bm.ctx, const_cast<u8*>(good.data()), good.size(), nullptr), BM_SUCCESS)
+      << tessera_bm_last_error();
+}
+
+}  // namespace

@@ -225,6 +225,19 @@ Tl capture(bmk1880_context* k, const tensor_lmem* t, const char* role, const cha
   tl.sh = st.h;
   tl.sw = st.w;
   const std::uint32_t bank = tl.la / p.lmem_bank_size;
+  // Each lane holds at most lmem_size data of a tensor; larger shapes (or strides that would
+  // overflow the address arithmetic) cannot be in lmem.
+  const std::uint64_t per_lane =
+      std::uint64_t{tl.n} * ceil_div(tl.c, p.npu_num) * std::uint64_t{tl.h} * tl.w;
+  const std::uint64_t limit = p.lmem_size;
+  if (tl.n > limit || tl.h > limit || tl.w > limit || per_lane > limit || tl.sn > limit ||
+      tl.sc > limit || tl.sh > limit || tl.sw > limit)
+    throw DeviceFault(fmt::format("npu0 lmem bank {}", bank),
+                      fmt::format("{}: lmem overflow: {} puts {} data on each lane (strides up to "
+                                  "{}), more than the {} a lane holds; split it into tiles",
+                                  op, tl.describe(), per_lane,
+                                  std::max({tl.sn, tl.sc, tl.sh, tl.sw}),
+                                  sim::format_bytes(p.lmem_size)));
   if (tl.aligned && tl.la % p.eu_num != 0)
     throw DeviceFault(fmt::format("npu0 lmem bank {}", bank),
                       fmt::format("{}: {} is aligned but starts at la 0x{:x}, not a multiple of "

@@ -263,6 +263,13 @@ void* impl_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl_t 
     const bool tp = (ctrls & CTRL_TP) != 0;
     if (tp && matrix)
       throw_user_error("{}: CTRL_TP (N/C transposition) applies to tensors only", name);
+    for (const tensor_gmem* g : {dst, src}) {
+      const shape_t& s = g->shape;
+      const double count = s.dim == 2 ? double(s.row) * s.col : double(s.n) * s.c * s.h * s.w;
+      if (count < 1 || count > double(std::uint64_t{1} << 30))
+        throw_user_error("{}: a gmem tensor of {} data: it must hold between 1 and 2^30", name,
+                         count);
+    }
     // Element offsets of each side in logical order.
     auto offsets = [&](const tensor_gmem* g, bool transpose_order) {
       std::vector<std::uint64_t> v;
@@ -1651,7 +1658,12 @@ void run_cmdbuf(Chip& chip, const std::uint8_t* buf, std::size_t size, std::uint
     r.p += hdr.mask;
     r.left -= hdr.mask;
     const auto op = body.pod<std::uint16_t>();
-    std::vector<std::uint32_t>& d = deps.emplace_back(body.pod<std::uint32_t>());
+    const auto ndeps = body.pod<std::uint32_t>();
+    if (ndeps > body.left / sizeof(std::uint32_t))
+      throw_user_error("command {} of the command buffer is corrupt: it names {} dependencies in "
+                       "{} bytes",
+                       handles.size(), ndeps, body.left);
+    std::vector<std::uint32_t>& d = deps.emplace_back(ndeps);
     for (auto& x : d) x = body.pod<std::uint32_t>();
     tessera_bm_clear_error();
     void* h = replay(k, op, body, arena, neuron_base, weight_base);

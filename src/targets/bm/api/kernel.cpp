@@ -110,11 +110,18 @@ tensor_lmem* stack_alloc(bmk1880_context* k, std::uint32_t bank_lo, std::uint32_
   return t;
 }
 
-bool reaches(const Command* from, const Command* target, std::unordered_set<const Command*>& seen) {
-  if (from == target) return true;
-  if (!seen.insert(from).second) return false;
-  for (const Command* d : from->deps)
-    if (reaches(d, target, seen)) return true;
+// Whether `target` is among the commands `from` waits for, directly or not (iterative: a serial
+// buffer is one long chain).
+bool reaches(const Command* from, const Command* target) {
+  std::unordered_set<const Command*> seen;
+  std::vector<const Command*> todo{from};
+  while (!todo.empty()) {
+    const Command* c = todo.back();
+    todo.pop_back();
+    if (c == target) return true;
+    if (!seen.insert(c).second) continue;
+    for (const Command* d : c->deps) todo.push_back(d);
+  }
   return false;
 }
 
@@ -609,8 +616,7 @@ void bmk1880_add_dependency(void* ctx, void* before, void* after) {
       throw DeviceFault("bmk1880 cmdbuf", fmt::format("bmk1880_add_dependency: {} cannot run "
                                                       "before itself (a cycle of one command)",
                                                       label(a)));
-    std::unordered_set<const Command*> seen;
-    if (reaches(b, a, seen)) {
+    if (reaches(b, a)) {
       const std::string what = fmt::format(
           "bmk1880_add_dependency: {} already waits for {}; making it wait the other way round "
           "would be a cycle, and neither could ever start",

@@ -30,11 +30,6 @@ struct Header {
   std::uint64_t checksum;  // FNV-1a 64 of JSON then blob
 };
 
-std::uint64_t fnv1a(std::uint64_t h, const std::uint8_t* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
-constexpr std::uint64_t kFnvBasis = 0xcbf29ce484222325ULL;
 
 nlohmann::json shape_json(const shape_t& s) { return {s.n, s.c, s.h, s.w}; }
 shape_t json_shape(const nlohmann::json& j) {
@@ -87,9 +82,8 @@ std::vector<std::uint8_t> encode_bmodel(const BModel& m) {
   h.version = kBModelFormatVersion;
   h.json_bytes = text.size();
   h.blob_bytes = blob.size();
-  h.checksum = fnv1a(fnv1a(kFnvBasis, reinterpret_cast<const std::uint8_t*>(text.data()),
-                           text.size()),
-                     blob.data(), blob.size());
+  h.checksum = fnv1a64(blob.data(), blob.size(),
+                       fnv1a64(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
   std::vector<std::uint8_t> out(sizeof h + text.size() + blob.size());
   std::memcpy(out.data(), &h, sizeof h);
   std::memcpy(out.data() + sizeof h, text.data(), text.size());
@@ -120,7 +114,7 @@ BModel decode_bmodel(const std::vector<std::uint8_t>& bytes, const std::string& 
                      sizeof h + h.json_bytes + h.blob_bytes, bytes.size());
   const std::uint8_t* text = bytes.data() + sizeof h;
   const std::uint8_t* blob = text + h.json_bytes;
-  if (fnv1a(fnv1a(kFnvBasis, text, h.json_bytes), blob, h.blob_bytes) != h.checksum)
+  if (fnv1a64(blob, h.blob_bytes, fnv1a64(text, h.json_bytes)) != h.checksum)
     throw_user_error("bmodel '{}' is corrupted: its checksum does not match", name);
   BModel m;
   try {

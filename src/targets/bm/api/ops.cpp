@@ -1407,6 +1407,10 @@ struct Reader {
   tensor_lmem* tensor(Arena& a) {
     if (!pod<std::uint8_t>()) return nullptr;
     tensor_lmem& t = a.tensors.emplace_back(pod<tensor_lmem>());
+    // The bool's byte came from outside: make it a valid bool before anything reads it.
+    unsigned char aligned = 0;
+    std::memcpy(&aligned, &t.aligned, 1);
+    t.aligned = aligned != 0;
     t.stride = pod<std::uint8_t>() ? &a.strides.emplace_back(pod<stride_t>()) : nullptr;
     return &t;
   }
@@ -1626,6 +1630,7 @@ std::vector<std::uint8_t> encode_cmdbuf(const bmk1880_context* k) {
     for (const Command* d : c.deps)
       b.pod(static_cast<std::uint32_t>(d->serial - (k->base_serial + k->first_current)));
     b.bytes(c.payload.data(), c.payload.size());
+    b.pod(fnv1a64(body.data(), body.size()));
     cmd_hdr_t hdr{};
     hdr.magic = BM_CMB_HDR_MAGIC;
     hdr.len = static_cast<u8>(std::min<std::size_t>(body.size(), 255));
@@ -1654,7 +1659,16 @@ void run_cmdbuf(Chip& chip, const std::uint8_t* buf, std::size_t size, std::uint
       throw_user_error("byte {} of the command buffer is not a command header from "
                        "bmk1880_acquire_cmdbuf",
                        size - r.left - sizeof(cmd_hdr_t));
-    Reader body{r.p, hdr.mask};
+    constexpr std::size_t kSum = sizeof(std::uint64_t);
+    if (hdr.mask < kSum)
+      throw_user_error("command {} of the command buffer is truncated", handles.size());
+    std::uint64_t sum = 0;
+    std::memcpy(&sum, r.p + hdr.mask - kSum, kSum);
+    if (fnv1a64(r.p, hdr.mask - kSum) != sum)
+      throw_user_error("command {} of the command buffer is corrupted (its checksum does not "
+                       "match); pass the bytes bmk1880_acquire_cmdbuf returned",
+                       handles.size());
+    Reader body{r.p, hdr.mask - kSum};
     r.p += hdr.mask;
     r.left -= hdr.mask;
     const auto op = body.pod<std::uint16_t>();

@@ -197,12 +197,19 @@ bmk1880_context* kernel_of(void* ctx);  // UserError unless a live context
 // The captured form of a tensor_lmem: checks format, shape, alignment and that it fits lmem.
 Tl capture(bmk1880_context* k, const tensor_lmem* t, const char* role, const char* op);
 stride_t default_stride(const ChipParams& p, shape_t s, bool aligned);
+// 64-bit FNV-1a, the checksum of command buffers and bmodel files.
+inline std::uint64_t fnv1a64(const std::uint8_t* p, std::size_t n,
+                             std::uint64_t h = 0xcbf29ce484222325ULL) {
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
 bmk1880_context* new_kernel(const arch::MachineSpec& spec);
 void destroy_kernel(bmk1880_context* k);
 
 // Command buffers as bytes: one cmd_hdr_t per command (engine_id; `mask` holds the payload's
 // length, as `len` has only 8 bits), then the payload: the recording call's op number, the
-// indices of the commands it waits for, and its operands. Decoding replays the calls into a
+// indices of the commands it waits for, its operands, and an FNV-1a 64 of all that. Decoding replays the calls into a
 // fresh context, adding `neuron_base` / `weight_base` to GDMA addresses marked CTRL_NEURON /
 // CTRL_WEIGHT (BMNet relocation), and submits it on `chip`.
 std::vector<std::uint8_t> encode_cmdbuf(const bmk1880_context* k);

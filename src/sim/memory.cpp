@@ -127,6 +127,38 @@ void Memory::check_access(std::uint64_t address, std::uint64_t bytes, std::strin
   check_alignment(address, op, alignment);
 }
 
+void Memory::set_track_initialisation(bool enabled) {
+  if (enabled)
+    written_.assign(capacity_, 0);
+  else
+    std::vector<std::uint8_t>().swap(written_);
+}
+
+void Memory::clear_initialised() { std::fill(written_.begin(), written_.end(), 0); }
+
+void Memory::mark_initialised(std::uint64_t address, std::uint64_t bytes) {
+  if (written_.empty()) return;
+  check_bounds(address, bytes, "write", AccessKind::write);
+  std::fill_n(written_.begin() + static_cast<std::ptrdiff_t>(address - base_), bytes, 1);
+}
+
+std::uint64_t Memory::first_uninitialised(std::uint64_t address, std::uint64_t bytes) const {
+  if (written_.empty()) return address + bytes;
+  check_bounds(address, bytes, "read");
+  for (std::uint64_t a = address; a < address + bytes; ++a)
+    if (written_[a - base_] == 0) return a;
+  return address + bytes;
+}
+
+void Memory::check_initialised(std::uint64_t address, std::uint64_t bytes,
+                               std::string_view op) const {
+  const std::uint64_t first = first_uninitialised(address, bytes);
+  if (first == address + bytes) return;
+  throw DeviceFault(owner_, fmt::format("{} reads {} at 0x{:x}, but byte 0x{:x} of {} was never "
+                                        "written; write it (a DMA or a computation) before reading",
+                                        op, format_bytes(bytes), address, first, name_));
+}
+
 std::uint32_t Memory::bank_of(std::uint64_t address) const {
   if (banks_ <= 1) return 0;
   return static_cast<std::uint32_t>(((address - base_) / bank_width_) % banks_);

@@ -30,10 +30,9 @@ void RaceDetector::check(const Timeline& timeline) {
       // The message reads `access`, which lives in pending_: format it before clearing.
       std::string message = fmt::format(
           "race on {} bytes [{:#x}, {:#x}): pipe {} ({}) {} them and pipe {} ({}) "
-          "{} them with no flag, barrier or queue between the two; order them "
-          "with set_flag/wait_flag (or EnQue/DeQue), or a pipe_barrier",
+          "{} them with no flag, barrier or queue between the two; {}",
           buffer, lo, hi, timeline.pipe_name(other), earlier.what, kind_name(earlier.kind),
-          timeline.pipe_name(pipe), access.what, kind_name(access.kind));
+          timeline.pipe_name(pipe), access.what, kind_name(access.kind), remedy_);
       pending_.clear();
       throw DeviceFault(timeline.core(), message);
     }

@@ -30,3 +30,7 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E env "TESSERA_CODELET_CACHE=${WORK}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the Poplar consumer ran with exit code ${rc}")
 endif()
+execute_process(COMMAND "${WORK}/consumer/bm_consumer" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the BMNNSDK consumer ran with exit code ${rc}")
+endif()

@@ -211,5 +211,32 @@ TEST(FormatBytes, GroupsDigitsAndNamesUnits) {
   EXPECT_EQ(format_bytes(1000), "1,000 B");
 }
 
+TEST(Memory, TracksWhichBytesWereWritten) {
+  auto spec = testing::test_machine();
+  Memory local(spec.memories[0], "core0", Memory::Backing::host);
+  // Off by default: everything reads as initialised.
+  EXPECT_TRUE(local.initialised(local.base() + 8));
+  local.set_track_initialisation(true);
+  EXPECT_FALSE(local.initialised(local.base() + 8));
+  local.mark_initialised(local.base() + 4, 8);
+  EXPECT_TRUE(local.initialised(local.base() + 4));
+  EXPECT_TRUE(local.initialised(local.base() + 11));
+  EXPECT_FALSE(local.initialised(local.base() + 12));
+  EXPECT_EQ(local.first_uninitialised(local.base() + 4, 8), local.base() + 12);
+  EXPECT_EQ(local.first_uninitialised(local.base() + 4, 10), local.base() + 12);
+  EXPECT_NO_THROW(local.check_initialised(local.base() + 4, 8, "load"));
+  try {
+    local.check_initialised(local.base() + 2, 4, "vector load");
+    FAIL() << "reading unwritten bytes must fault";
+  } catch (const DeviceFault& f) {
+    EXPECT_EQ(f.where(), "core0");
+    EXPECT_NE(std::string(f.what()).find("never written"), std::string::npos) << f.what();
+    EXPECT_NE(std::string(f.what()).find("vector load"), std::string::npos) << f.what();
+  }
+  EXPECT_THROW(local.mark_initialised(local.end() - 2, 4), DeviceFault);
+  local.clear_initialised();
+  EXPECT_FALSE(local.initialised(local.base() + 4));
+}
+
 }  // namespace
 }  // namespace tessera::sim

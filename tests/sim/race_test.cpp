@@ -71,6 +71,23 @@ TEST(RaceDetector, UnorderedWriteAndReadOfTheSameBytesIsARace) {
   }
 }
 
+TEST(RaceDetector, TheRemedyIsTheTargets) {
+  Core c;
+  c.races.set_remedy("add a dependency between them");
+  const Event in = c.tl.issue(c.mte2, "load", 10);
+  c.races.record(in, "lmem", 0, 16, K::write, "load");
+  const Event use = c.tl.issue(c.v, "use", 5);
+  c.races.record(use, "lmem", 0, 16, K::read, "use");
+  c.tl.finish();
+  try {
+    c.races.check(c.tl);
+    FAIL() << "expected a race";
+  } catch (const DeviceFault& e) {
+    EXPECT_NE(std::string(e.what()).find("add a dependency between them"), std::string::npos);
+    EXPECT_EQ(std::string(e.what()).find("set_flag"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RaceDetector, OrderedAccessesAndDisjointBytesAreNot) {
   Core c;
   const FlagId f = c.tl.flag("MTE2->V #0");

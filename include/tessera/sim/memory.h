@@ -81,6 +81,24 @@ class Memory {
   std::span<const std::byte> bytes(std::uint64_t address, std::uint64_t size,
                                    std::string_view op) const;
 
+  // Initialisation tracking (off by default): which bytes something has written, so that a
+  // read of bytes nothing wrote is reported rather than returning stale data (BM lmem, spec 002).
+  // Turning it on (or clear_initialised) marks every byte unwritten.
+  void set_track_initialisation(bool enabled);
+  bool tracks_initialisation() const { return !written_.empty(); }
+  void clear_initialised();
+  // Marks [address, address + bytes) written; bounds-checked. No effect when not tracking.
+  void mark_initialised(std::uint64_t address, std::uint64_t bytes);
+  // True when tracking is off or the byte has been written.
+  bool initialised(std::uint64_t address) const {
+    return written_.empty() || (address >= base_ && address - base_ < capacity_ &&
+                                written_[address - base_] != 0);
+  }
+  // The first byte of [address, address + bytes) never written, or address + bytes if none.
+  std::uint64_t first_uninitialised(std::uint64_t address, std::uint64_t bytes) const;
+  // DeviceFault naming the owner, the memory, `op` and the first unwritten byte.
+  void check_initialised(std::uint64_t address, std::uint64_t bytes, std::string_view op) const;
+
   template <typename T>
   T load(std::uint64_t address, std::string_view op) const {
     check_alignment(address, op, alignof(T) < alignment_ ? alignof(T) : alignment_);
@@ -103,6 +121,7 @@ class Memory {
   std::uint32_t banks_ = 1;
   std::uint64_t bank_width_ = 0;
   std::vector<std::byte> storage_;
+  std::vector<std::uint8_t> written_;  // one flag per byte while tracking initialisation
 
   std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::size_t>>>
   bank_users(std::span<const Access> group) const;

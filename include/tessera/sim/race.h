@@ -28,6 +28,9 @@ class RaceDetector {
   // consumed: a later check starts from the accesses still live.
   void check(const Timeline& timeline);
   std::size_t pending() const { return pending_.size(); }
+  // What the race message tells the programmer to do, in the target's terms (default: the
+  // AI Core's flags, queues and barriers).
+  void set_remedy(std::string remedy) { remedy_ = std::move(remedy); }
 
  private:
   struct Access {
@@ -38,6 +41,7 @@ class RaceDetector {
   };
   std::vector<std::pair<std::string, Access>> pending_;  // in record order
   std::map<std::string, std::vector<Access>> live_;      // per buffer, not yet superseded
+  std::string remedy_ = "order them with set_flag/wait_flag (or EnQue/DeQue), or a pipe_barrier";
 };
 
 }  // namespace tessera::sim

@@ -1,0 +1,133 @@
+// The BM runtime and the headers from C++: declared types, device memory, copies timed over the
+// host link, errors as bmerr_t codes, chip info and peak from the preset.
+#include <cmath>
+#include <type_traits>
+
+#include "bm_util.h"
+#include "tessera/arch/machine_spec.h"
+#include "tessera/sim/cost_model.h"
+#include "tessera/targets/bm/api/bm.h"
+
+#include "api_list.h"
+
+namespace {
+
+using namespace bmtest;
+
+#define CHECK_TYPE(name, ret, params)                                                       \
+  static_assert(std::is_same_v<decltype(&name), ret(*) params>, #name " has the declared " \
+                                                                      "type");
+TESSERA_BM_API(CHECK_TYPE)
+
+TEST(BmHeaders, EveryFunctionHasAnAddressFromCxx) {
+#define COUNT(name, ret, params) +1
+  constexpr int count = 0 TESSERA_BM_API(COUNT);
+#define ADDRESS(name, ret, params) reinterpret_cast<void (*)()>(&name),
+  void (*addresses[])() = {TESSERA_BM_API(ADDRESS)};
+  static_assert(sizeof addresses / sizeof addresses[0] == count);
+  for (auto* a : addresses) EXPECT_NE(a, nullptr);
+  EXPECT_GE(count, 80);
+}
+
+TEST(BmRuntime, MemcpyRoundTripTakesHostLinkTime) {
+  bmctx_t ctx = nullptr;
+  ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
+  tessera::runtime::Device& dev = tessera::bm::device_of(ctx);
+  std::vector<std::uint8_t> in(4096), out(4096, 0);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  bmmem_device_t m = bmmem_device_alloc_raw(ctx, in.size());
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(bmmem_device_size(ctx, m), in.size());
+  EXPECT_GE(bmmem_device_addr(ctx, m), dev.spec().memory("ddr").base_address.value);
+  const std::uint64_t before = dev.now_cycles();
+  ASSERT_EQ(bm_memcpy_s2d(ctx, m, in.data()), BM_SUCCESS);
+  const std::uint64_t one_way = dev.now_cycles() - before;
+  EXPECT_EQ(one_way, dev.cost_model().host_link_cycles(in.size()));
+  ASSERT_EQ(bm_memcpy_d2s(ctx, out.data(), m), BM_SUCCESS);
+  EXPECT_EQ(out, in);
+  EXPECT_EQ(dev.now_cycles() - before, 2 * one_way);
+
+  // A preallocated piece sees the bytes at its offset.
+  bmmem_device_t part = bmmem_device_prealloc_raw(ctx, m, 100, 16);
+  ASSERT_NE(part, nullptr);
+  EXPECT_EQ(bmmem_device_addr(ctx, part), bmmem_device_addr(ctx, m) + 100);
+  std::vector<std::uint8_t> piece(16);
+  ASSERT_EQ(bm_memcpy_d2s(ctx, piece.data(), part), BM_SUCCESS);
+  EXPECT_EQ(piece, std::vector<std::uint8_t>(in.begin() + 100, in.begin() + 116));
+  bmshape_t shape = BM_TENSOR_INT8(1, 2, 3, 4);
+  bmmem_device_t shaped = bmmem_device_alloc(ctx, &shape);
+  EXPECT_EQ(bmmem_device_size(ctx, shaped), 24u);
+  bmmem_device_free(ctx, shaped);
+  bmmem_device_free(ctx, m);  // takes `part` with it
+  bm_exit(ctx);
+}
+
+TEST(BmRuntime, ErrorsComeBackAsCodesWithMessages) {
+  bmctx_t ctx = nullptr;
+  ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
+  tessera_bm_clear_error();
+  EXPECT_EQ(bm_device_query(bm_get_device(ctx), 0, nullptr), BM_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(bm_device_config(bm_get_device(ctx), 0, nullptr), BM_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(bmmem_host_alloc(ctx, nullptr), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "not supported");
+
+  EXPECT_EQ(bm_memcpy_s2d(ctx, nullptr, nullptr), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "not a live allocation");
+  EXPECT_EQ(bmmem_device_alloc_raw(ctx, 0), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "at least 1 byte");
+  // More than the 1 GiB of DDR: the device faults, nothing is thrown into C.
+  EXPECT_EQ(bmmem_device_alloc_raw(ctx, std::size_t{2} << 30), nullptr);
+  expect_error(TESSERA_BM_DEVICE_FAULT, "ddr");
+  bmmem_device_t m = bmmem_device_alloc_raw(ctx, 64);
+  EXPECT_EQ(bmmem_device_prealloc_raw(ctx, m, 60, 8), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "does not fall in");
+  bmmem_device_free(ctx, m);
+  bmmem_device_free(ctx, m);
+  expect_error(TESSERA_BM_USER_ERROR, "not a live allocation");
+  EXPECT_EQ(bm_init(0, nullptr), BM_ERR_INVALID_ARGUMENT);
+  bmdev_t dev = nullptr;
+  EXPECT_EQ(bm_device_open(3, &dev), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "index 3");
+  bm_exit(ctx);
+}
+
+TEST(BmRuntime, ContextsBindToOpenedDevices) {
+  int count = 0;
+  bm_devinfo_t info[BM_DEVICE_MAX_NUM];
+  bm_enum_devices(&count, info);
+  ASSERT_EQ(count, 1);
+  bmdev_t dev = nullptr;
+  ASSERT_EQ(bm_device_open(0, &dev), BM_SUCCESS);
+  bmctx_t ctx = nullptr;
+  ASSERT_EQ(bm_context_create(&ctx), BM_SUCCESS);
+  EXPECT_EQ(bmmem_device_alloc_raw(ctx, 16), nullptr);  // not bound yet
+  expect_error(TESSERA_BM_USER_ERROR, "bm_bind_device");
+  ASSERT_EQ(bm_bind_device(ctx, dev), BM_SUCCESS);
+  EXPECT_EQ(bm_get_device(ctx), dev);
+  bmmem_device_t m = bmmem_device_alloc_raw(ctx, 16);
+  EXPECT_NE(m, nullptr);
+  bmmem_device_free(ctx, m);
+  EXPECT_EQ(bm_device_get_info(dev).npu_num, info[0].npu_num);
+  bm_unbind_device(ctx);
+  EXPECT_EQ(bm_get_device(ctx), nullptr);
+  bm_context_destroy(ctx);
+  bm_device_close(dev);
+}
+
+TEST(BmRuntime, ChipInfoAndPeakComeFromThePreset) {
+  const tessera::arch::MachineSpec spec = tessera::arch::load_machine("bm1880");
+  const bmk1880_chip_info_t info = bmk1880_chip_info();
+  EXPECT_EQ(info.version, 1880u);
+  EXPECT_EQ(info.npu_num, static_cast<u32>(spec.core_count.value));
+  EXPECT_EQ(info.eu_num, static_cast<u32>(spec.param("bm.eu_num").value));
+  EXPECT_EQ(info.lmem_size, static_cast<u32>(spec.memory("lmem").capacity_bytes.value));
+  EXPECT_EQ(info.lmem_banks, static_cast<u32>(spec.memory("lmem").banks.value));
+  EXPECT_EQ(info.lmem_bank_size * info.lmem_banks, info.lmem_size);
+  // Sophon publishes 1 TOPS int8 for the BM1880: NPU lanes x MACs per lane per cycle x 2 ops x
+  // clock must give it.
+  const double peak = info.npu_num * spec.param("bm.int8_macs_per_cycle_per_npu").value * 2 *
+                      spec.clock_hz.value;
+  EXPECT_NEAR(peak / 1e12, 1.0, 0.05);
+}
+
+}  // namespace

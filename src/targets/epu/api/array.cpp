@@ -135,6 +135,7 @@ void Array::macs(std::uint64_t per_core, bool int8) {
 }
 
 void Array::flush() {
+  timeline_->set_trace(device_.trace_enabled());
   if (pending_compute_ > 0) {
     last_array_ = last_array_ ? timeline_->issue(p_array_, "compute", pending_compute_, {last_array_})
                               : timeline_->issue(p_array_, "compute", pending_compute_);

@@ -648,10 +648,6 @@ inline void tile_pos(StreamSide side, bool fetch, int r, int c, int& tr, int& tc
       case StreamSide::EAST: side = StreamSide::WEST; break;
       case StreamSide::WEST: side = StreamSide::EAST; break;
     }
-    // SOUTH, NORTH (a flip) and EAST (a transpose) are their own inverses; WEST's inverse is
-    // EAST's mirror, handled below.
-    if (side == StreamSide::WEST) { tr = D - 1 - c; tc = r; return; }
-    if (side == StreamSide::EAST) { tr = c; tc = D - 1 - r; return; }
   }
   switch (side) {
     case StreamSide::SOUTH: tr = r; tc = c; return;

@@ -499,7 +499,10 @@ class OcmTensor : public TensorShape<T, B, C, H, W, D4, D3, D2, D1> {
         tessera::epu::detail::g_array->generation() == placement_.generation)
       tessera::epu::detail::g_array->release(placement_);
   }
-  static std::string name() { return tensor_name("OcmTensor", detail::elem_name<T>(), B, C, H, W); }
+  static const std::string& name() {
+    static const std::string n = tensor_name("OcmTensor", detail::elem_name<T>(), B, C, H, W);
+    return n;
+  }
   // The tensor's bytes in OCM (for tests and host-side set-up; the array reaches them through
   // flows, RAU and broadcast).
   T* data() { return reinterpret_cast<T*>(detail::arr().ocm_data(placement_, Shape::sizeBytes, name())); }
@@ -530,7 +533,10 @@ class DdrTensor : public TensorShape<T, B, C, H, W, D4, D3, D2, D1> {
     if (tessera::epu::detail::g_array && tessera::epu::detail::g_array->generation() == generation_)
       tessera::epu::detail::g_array->device().free(buffer_);
   }
-  static std::string name() { return tensor_name("DdrTensor", detail::elem_name<T>(), B, C, H, W); }
+  static const std::string& name() {
+    static const std::string n = tensor_name("DdrTensor", detail::elem_name<T>(), B, C, H, W);
+    return n;
+  }
   T* data() { return data_; }
   const T* data() const { return data_; }
   T& at(std::size_t b, std::size_t c, std::size_t h, std::size_t w) { return data_[Shape::index(b, c, h, w)]; }
@@ -737,7 +743,7 @@ void flow(Tensor& tensor, qVar_t<T> (&q)[N], std::size_t b, std::size_t c, std::
                                           "the same size");
     Array& a = arr();
     constexpr std::size_t D = Epu::coreDim;
-    const std::string name = Tensor::name();
+    const std::string& name = Tensor::name();
     const std::size_t dims[4] = {Tensor::kB, Tensor::kC, Tensor::kH, Tensor::kW};
     const std::size_t roi[4] = {Roi::kB, Roi::kC, Roi::kH, Roi::kW};
     const std::size_t off[4] = {b, c, h, w};

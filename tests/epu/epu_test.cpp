@@ -51,6 +51,11 @@ TEST_F(Epu16, NarrowTypesWrapAndFixedPointSaturates) {
   qVar_t<std::int8_t> a = 100;
   a += a;
   EXPECT_EQ(a[0], static_cast<std::int8_t>(-56));  // 200 wraps as int8 arithmetic does
+  qVar_t<std::int32_t> big = 2147483647;
+  EXPECT_EQ((big + 1)[0], -2147483647 - 1);  // wraps, as two's complement hardware does
+  EXPECT_EQ((qVar_t<std::int32_t>(-2147483647 - 1) / -1)[0], -2147483647 - 1);
+  EXPECT_EQ((qVar_t<std::int32_t>(-2147483647 - 1) % -1)[0], 0);
+  EXPECT_EQ((qVar_t<std::uint16_t>(65535) * qVar_t<std::uint16_t>(65535))[0], 1);
   qVar_t<std::uint32_t> u = 0u;
   u -= 1u;
   EXPECT_EQ(u[5], 0xffffffffu);

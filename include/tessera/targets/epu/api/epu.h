@@ -52,10 +52,14 @@ struct FixedPoint16 {
   constexpr FixedPoint16() = default;
   template <typename S, std::enable_if_t<std::is_integral_v<S>, int> = 0>
   constexpr FixedPoint16(S v) : raw(saturate(static_cast<std::int64_t>(v) * (std::int64_t{1} << FracBits))) {}
+  // Rounds to nearest and saturates (NaN gives 0).
   template <typename S, std::enable_if_t<std::is_floating_point_v<S>, int> = 0>
-  constexpr FixedPoint16(S v)
-      : raw(saturate(static_cast<std::int64_t>(v * static_cast<S>(1 << FracBits) +
-                                               (v < 0 ? static_cast<S>(-0.5) : static_cast<S>(0.5))))) {}
+  constexpr FixedPoint16(S v) : raw(from_float(static_cast<double>(v))) {}
+  static constexpr std::int16_t from_float(double v) {
+    if (!(v == v)) return 0;
+    const double scaled = v * (1 << FracBits) + (v < 0 ? -0.5 : 0.5);
+    return scaled >= 32767.0 ? 32767 : (scaled <= -32768.0 ? -32768 : static_cast<std::int16_t>(scaled));
+  }
   static constexpr FixedPoint16 fromRaw(std::int32_t r) {
     FixedPoint16 f;
     f.raw = saturate(r);
@@ -216,14 +220,23 @@ class qVar_t {
     return *this;
   }
 
+  // Integer arithmetic wraps at T's width, as the hardware's does (in unsigned arithmetic, so
+  // that int32 overflow is defined).
+  template <typename X>
+  static auto wrap(X x) {
+    if constexpr (std::is_integral_v<X> && !std::is_same_v<X, bool>)
+      return static_cast<std::make_unsigned_t<decltype(+x)>>(x);
+    else
+      return x;
+  }
 #define TESSERA_EPU_BINOP(OP, COND)                                                              \
   template <typename Q = qVar_t, std::enable_if_t<(COND) && std::is_same_v<Q, qVar_t>, int> = 0> \
   friend Q operator OP(const qVar_t& a, const qVar_t& b) {                                      \
-    return map2(a, b, [](T x, T y) { return x OP y; });                                          \
+    return map2(a, b, [](T x, T y) { return static_cast<T>(wrap(x) OP wrap(y)); });            \
   }                                                                                              \
   template <typename Q = qVar_t, std::enable_if_t<(COND) && std::is_same_v<Q, qVar_t>, int> = 0> \
   qVar_t& operator OP##=(const qVar_t& b) {                                                       \
-    return apply(b, [](T x, T y) { return x OP y; });                                            \
+    return apply(b, [](T x, T y) { return static_cast<T>(wrap(x) OP wrap(y)); });              \
   }
   static constexpr bool kArith = !std::is_same_v<T, bool>;
   static constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
@@ -239,16 +252,16 @@ class qVar_t {
   friend qVar_t operator/(const qVar_t& a, const qVar_t& b) {
     static_assert(kArith, "qVar_t<bool> has no division");
     check_divisor(b, "qVar_t operator/");
-    return map2(a, b, [](T x, T y) { return x / y; });
+    return map2(a, b, [](T x, T y) { return divide(x, y); });
   }
   qVar_t& operator/=(const qVar_t& b) {
     check_divisor(b, "qVar_t operator/=");
-    return apply(b, [](T x, T y) { return x / y; });
+    return apply(b, [](T x, T y) { return divide(x, y); });
   }
   friend qVar_t operator%(const qVar_t& a, const qVar_t& b) {
     static_assert(kInt, "qVar_t operator%: integer types only");
     check_divisor(b, "qVar_t operator%");
-    return map2(a, b, [](T x, T y) { return x % y; });
+    return map2(a, b, [](T x, T y) { return kSignedInt && y == T(-1) ? T{} : static_cast<T>(x % y); });
   }
   // Shifts by a per-core amount (integer types).
   friend qVar_t operator<<(const qVar_t& a, const qVar_t& b) {
@@ -261,7 +274,7 @@ class qVar_t {
   }
   friend qVar_t operator-(const qVar_t& a) {
     qVar_t r(kNoInit);
-    for (std::size_t i = 0; i < kCores; ++i) r.v_[i] = static_cast<T>(-a.v_[i]);
+    for (std::size_t i = 0; i < kCores; ++i) r.v_[i] = static_cast<T>(T{} - wrap(a.v_[i]));
     detail::charge();
     return r;
   }
@@ -321,6 +334,14 @@ class qVar_t {
     } else {
       return static_cast<T>(u);
     }
+  }
+  static constexpr bool kSignedInt = std::is_integral_v<T> && std::is_signed_v<T> && !std::is_same_v<T, bool>;
+  // The most negative value over -1 wraps to itself, as two's complement hardware gives.
+  static T divide(T x, T y) {
+    if constexpr (kSignedInt) {
+      if (y == T(-1)) return static_cast<T>(T{} - wrap(x));
+    }
+    return static_cast<T>(x / y);
   }
   static void check_divisor(const qVar_t& b, const char* api) {
     for (std::size_t i = 0; i < kCores; ++i)
@@ -941,9 +962,17 @@ void writeTilesInRoi(qVar_t<T> (&q)[N], Tensor& tensor, std::size_t b, std::size
 
 // ---- RAU: random access, each core at its own offsets (spec 004 "RAU (Random Access)") ----
 namespace detail {
-inline const OcmPlacement*& rau_config() {
-  static const OcmPlacement* p = nullptr;
-  return p;
+struct RauConfig {
+  const OcmPlacement* tensor = nullptr;
+  std::uint64_t address = 0;
+  std::uint64_t generation = 0;
+  bool matches(const OcmPlacement& p) const {
+    return tensor == &p && p.placed && p.address == address && p.generation == generation;
+  }
+};
+inline RauConfig& rau_config() {
+  static RauConfig c;
+  return c;
 }
 template <typename Tensor, typename U>
 std::size_t rau_index(const char* api, const Tensor& tensor, const qVar_t<U>& b, const qVar_t<U>& c,
@@ -963,7 +992,7 @@ void rau_check(const char* api, Tensor& tensor) {
   if constexpr (is_ddr<Tensor>::value) {
     ddr_to_array(api, Tensor::name());
   } else {
-    if (rau_config() != &tensor.placement())
+    if (!rau_config().matches(tensor.placement()))
       arr().fault(api, fmt::format("the RAU is not configured for {}; call Rau::config(tensor) before "
                                    "Rau::Load / Rau::Store on it",
                                    Tensor::name()));
@@ -978,7 +1007,7 @@ struct Rau {
       detail::ddr_to_array("Rau::config", Tensor::name());
     } else {
       detail::arr().place(tensor.placement(), Tensor::sizeBytes, Tensor::name());
-      detail::rau_config() = &tensor.placement();
+      detail::rau_config() = {&tensor.placement(), tensor.placement().address, tensor.placement().generation};
       detail::charge();
     }
   }

@@ -307,6 +307,8 @@ TEST_F(Epu16, ProfileSplitsUnitsAndTraces) {
   EXPECT_TRUE(memcpy_seen);
   EXPECT_TRUE(fetch_seen);
   EXPECT_GT(prof.bytes_moved.at("ocm->array"), 0u);
+  EXPECT_EQ(prof.memory_high_water.at("epu core").at("flow registers"), 4u);  // one tile, 32 bits
+  EXPECT_EQ(prof.memory_high_water.at("epu").at("ocm"), 1024u);
   tessera::epu::device().set_trace_enabled(false);
 }
 

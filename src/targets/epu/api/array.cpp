@@ -173,6 +173,8 @@ void Array::flow(std::string_view api, std::uint64_t tiles, std::uint64_t bytes,
   tensor.array_done = last_array_;
   tensor.array_kernel = kernel_serial_;
   timeline_->add_bytes_moved(write ? "array->ocm" : "ocm->array", bytes);
+  // The registers a flow fills on every core (one 32-bit register per tile).
+  device_.note_memory_high_water("epu core", "flow registers", tiles * register_bytes_);
   ++flows_;
   flow_tiles_ += tiles;
   any_ = true;

@@ -79,6 +79,8 @@ Array::Array(runtime::Device& device)
   p_rau_ = timeline_->pipe("rau");
   p_broadcast_ = timeline_->pipe("broadcast");
   stage_cycles_ = device.cost_model().pipe_latency("broadcast");
+  flow_latency_ = device.cost_model().pipe_latency("flow");
+  rau_latency_ = device.cost_model().pipe_latency("rau");
   generation_ = ++g_generation;
 }
 
@@ -142,12 +144,11 @@ void Array::flush() {
     pending_compute_ = 0;
     any_ = true;
   }
-  if (pending_pops_ > 0) {
+  if (pending_broadcast_ > 0) {
     last_array_ = last_array_
-                      ? timeline_->issue(p_broadcast_, "broadcast POP", pending_pops_ * pop_cycles_,
-                                         {last_array_})
-                      : timeline_->issue(p_broadcast_, "broadcast POP", pending_pops_ * pop_cycles_);
-    pending_pops_ = 0;
+                      ? timeline_->issue(p_broadcast_, "broadcast", pending_broadcast_, {last_array_})
+                      : timeline_->issue(p_broadcast_, "broadcast", pending_broadcast_);
+    pending_broadcast_ = 0;
     any_ = true;
   }
 }
@@ -164,12 +165,13 @@ sim::Event Array::after_array(OcmPlacement* tensor, bool needs_dma) {
 void Array::flow(std::string_view api, std::uint64_t tiles, std::uint64_t bytes,
                  OcmPlacement& tensor, bool write) {
   const sim::Event dma = after_array(&tensor, true);
-  std::vector<sim::Event> deps;
-  if (last_array_) deps.push_back(last_array_);
-  if (dma) deps.push_back(dma);
-  const std::uint64_t cycles = device_.cost_model().pipe_latency("flow") +
+  sim::Event deps[2];
+  std::size_t n = 0;
+  if (last_array_) deps[n++] = last_array_;
+  if (dma) deps[n++] = dma;
+  const std::uint64_t cycles = flow_latency_ +
                                ceil_div(static_cast<double>(tiles), flow_tiles_per_cycle_);
-  last_array_ = timeline_->issue(p_flow_, api, cycles, deps);
+  last_array_ = timeline_->issue(p_flow_, api, cycles, std::span<const sim::Event>(deps, n));
   tensor.array_done = last_array_;
   tensor.array_kernel = kernel_serial_;
   timeline_->add_bytes_moved(write ? "array->ocm" : "ocm->array", bytes);
@@ -182,12 +184,13 @@ void Array::flow(std::string_view api, std::uint64_t tiles, std::uint64_t bytes,
 
 void Array::rau(std::string_view api, OcmPlacement& tensor, bool write) {
   const sim::Event dma = after_array(&tensor, true);
-  std::vector<sim::Event> deps;
-  if (last_array_) deps.push_back(last_array_);
-  if (dma) deps.push_back(dma);
-  const std::uint64_t cycles = device_.cost_model().pipe_latency("rau") +
+  sim::Event deps[2];
+  std::size_t n = 0;
+  if (last_array_) deps[n++] = last_array_;
+  if (dma) deps[n++] = dma;
+  const std::uint64_t cycles = rau_latency_ +
                                ceil_div(static_cast<double>(cores()), rau_per_cycle_);
-  last_array_ = timeline_->issue(p_rau_, api, cycles, deps);
+  last_array_ = timeline_->issue(p_rau_, api, cycles, std::span<const sim::Event>(deps, n));
   tensor.array_done = last_array_;
   tensor.array_kernel = kernel_serial_;
   timeline_->add_bytes_moved(write ? "array->ocm" : "ocm->array",
@@ -197,22 +200,26 @@ void Array::rau(std::string_view api, OcmPlacement& tensor, bool write) {
 }
 
 void Array::stage(OcmPlacement& tensor, std::span<const std::byte> source, std::string name) {
-  const sim::Event dma = after_array(&tensor, true);
-  std::vector<sim::Event> deps;
-  if (last_array_) deps.push_back(last_array_);
-  if (dma) deps.push_back(dma);
-  last_array_ = timeline_->issue(p_broadcast_, "BroadcastStream::stage", stage_cycles_, deps);
-  tensor.array_done = last_array_;
-  tensor.array_kernel = kernel_serial_;
   bus_.stage(source, std::move(name));
   ++stages_;
   any_ = true;
+  if (tensor.dma_done && tensor.dma_kernel == kernel_serial_) {
+    // The staged tensor was copied in by memCpy in this kernel: the staging waits for it.
+    const sim::Event dma = after_array(&tensor, true);
+    last_array_ = last_array_ ? timeline_->issue(p_broadcast_, "BroadcastStream::stage", stage_cycles_,
+                                                 {last_array_, dma})
+                              : timeline_->issue(p_broadcast_, "BroadcastStream::stage", stage_cycles_, {dma});
+    tensor.array_done = last_array_;
+    tensor.array_kernel = kernel_serial_;
+    return;
+  }
+  // Otherwise it joins the array's batch of instructions, as POPs do.
+  pending_broadcast_ += stage_cycles_;
 }
 
 void Array::pop(std::string_view api) {
   bus_.pop(api);
-  if (pending_compute_ > 0) flush();  // keep compute and POPs in program order
-  ++pending_pops_;
+  pending_broadcast_ += pop_cycles_;
   ++pops_;
   timeline_->add_bytes_moved("ocm->broadcast", bus_.width());
 }
@@ -247,7 +254,7 @@ sim::WorkScheduler& Array::scheduler() {
   return own_scheduler_ ? *own_scheduler_ : device_.scheduler();
 }
 
-bool Array::pending() const { return any_ || pending_compute_ > 0 || pending_pops_ > 0; }
+bool Array::pending() const { return any_ || pending_compute_ > 0 || pending_broadcast_ > 0; }
 
 std::uint64_t Array::cycles_so_far() {
   flush();

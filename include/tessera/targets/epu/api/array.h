@@ -87,7 +87,10 @@ class Array {
             bool write);
   // One RAU access per core.
   void rau(std::string_view api, OcmPlacement& tensor, bool write);
-  // Staging (BroadcastStream::stage) and POPs.
+  // Staging (BroadcastStream::stage) and POPs. Both join the batch of array instructions
+  // (issued together at the next flow, RAU, memCpy or finish, compute first, then broadcast:
+  // the same total, as the array runs them one after another), unless the staged tensor waits
+  // for a memCpy.
   void stage(OcmPlacement& tensor, std::span<const std::byte> source, std::string name);
   void pop(std::string_view api);
   sim::BroadcastBus& bus() { return bus_; }
@@ -127,7 +130,8 @@ class Array {
   std::unique_ptr<sim::Timeline> timeline_;
   sim::PipeId p_array_ = 0, p_dma_ = 0, p_flow_ = 0, p_rau_ = 0, p_broadcast_ = 0;
   sim::Event last_array_;
-  std::uint64_t pending_compute_ = 0, pending_pops_ = 0;
+  std::uint64_t pending_compute_ = 0, pending_broadcast_ = 0;
+  std::uint64_t flow_latency_ = 0, rau_latency_ = 0;
   std::uint64_t kernel_serial_ = 1;
   std::uint64_t generation_ = 0;
   std::uint64_t ddr_bytes_ = 0;

@@ -1056,6 +1056,18 @@ constexpr std::uint32_t getNumberOfWeightRegisters() {
   return static_cast<std::uint32_t>(8 / sizeof(T));
 }
 
+namespace detail {
+// Whether a region's elements are one contiguous run of the tensor (full rows, full planes...).
+template <typename Tensor, typename Roi>
+constexpr bool roi_contiguous() {
+  if (Roi::kB == 1 && Roi::kC == 1 && Roi::kH == 1) return true;
+  if (Roi::kW != Tensor::kW) return false;
+  if (Roi::kB == 1 && Roi::kC == 1) return true;
+  if (Roi::kH != Tensor::kH) return false;
+  return Roi::kB == 1 || Roi::kC == Tensor::kC;
+}
+}  // namespace detail
+
 struct BroadcastStream {
   // Stages the region RoiDesc (its dimensions from its d*beg offsets) of a tensor of Shape: the
   // next POP reads its first 64 bits.
@@ -1073,7 +1085,14 @@ struct BroadcastStream {
       const std::size_t off[4] = {RoiDesc::d4beg, RoiDesc::d3beg, RoiDesc::d2beg, RoiDesc::d1beg};
       detail::check_roi(api, Tensor::name(), dims, roi, off, "staged region");
       const E* base = tensor.data();
-      std::vector<std::byte> src(RoiDesc::kLinear * sizeof(E));
+      constexpr std::size_t kBytes = RoiDesc::kLinear * sizeof(E);
+      if constexpr (detail::roi_contiguous<Tensor, RoiDesc>()) {
+        // The region is one run of the tensor's bytes: stage it directly.
+        const std::span<const std::byte> src(reinterpret_cast<const std::byte*>(base + Tensor::index(off[0], off[1], off[2], off[3])), kBytes);
+        detail::arr().stage(tensor.placement(), src, Tensor::name());
+        return;
+      }
+      std::vector<std::byte> src(kBytes);
       std::size_t k = 0;
       for (std::size_t b = 0; b < roi[0]; ++b)
         for (std::size_t c = 0; c < roi[1]; ++c)

@@ -91,34 +91,47 @@ TopKResult top_k(const Tensor& x, std::int64_t k, int axis_in, bool largest, boo
   const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
   Shape out_shape = x.shape();
   out_shape[axis] = k;
-  TopKResult res{Tensor(x.dtype(), out_shape), Tensor(DType::i32, out_shape)};
-  const std::vector<double> v = x.to_doubles();
+  TopKResult res{Tensor(x.dtype(), out_shape), Tensor(DType::i64, out_shape)};
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::int32_t* pi = res.indices.data<std::int32_t>();
-  for (std::int64_t o = 0; o < outer; ++o)
-    for (std::int64_t i = 0; i < inner; ++i) {
-      const double* base = v.data() + o * n * inner + i;
-      std::iota(order.begin(), order.end(), 0);
-      // Ties keep the lower index first (ONNX); NaN counts as the largest value.
-      auto before = [&](std::int64_t a, std::int64_t b) {
-        const double x1 = base[a * inner], x2 = base[b * inner];
-        const bool n1 = std::isnan(x1), n2 = std::isnan(x2);
-        if (n1 || n2) return largest ? (n1 && !n2) : (!n1 && n2);
-        return largest ? x1 > x2 : x1 < x2;
-      };
-      std::stable_sort(order.begin(), order.end(), before);
-      for (std::int64_t j = 0; j < k; ++j) {
-        const std::int64_t dst = (o * k + j) * inner + i;
-        const std::int64_t src = order[static_cast<std::size_t>(j)];
-        pi[dst] = static_cast<std::int32_t>(src);
-        std::memcpy(static_cast<std::byte*>(res.values.raw_data()) +
-                        dst * static_cast<std::int64_t>(dtype_size(x.dtype())),
-                    static_cast<const std::byte*>(x.raw_data()) +
-                        (o * n * inner + src * inner + i) *
-                            static_cast<std::int64_t>(dtype_size(x.dtype())),
-                    dtype_size(x.dtype()));
+  std::int64_t* pi = res.indices.data<std::int64_t>();
+  const auto select = [&](const auto* v) {
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        const auto* base = v + o * n * inner + i;
+        std::iota(order.begin(), order.end(), 0);
+        // Ties keep the lower index first (ONNX); NaN counts as the largest value.
+        auto before = [&](std::int64_t a, std::int64_t b) {
+          const auto x1 = base[a * inner], x2 = base[b * inner];
+          bool n1 = false, n2 = false;
+          if constexpr (std::is_floating_point_v<decltype(x1)>) {
+            n1 = std::isnan(x1);
+            n2 = std::isnan(x2);
+          }
+          if (n1 || n2) return largest ? (n1 && !n2) : (!n1 && n2);
+          return largest ? x1 > x2 : x1 < x2;
+        };
+        std::stable_sort(order.begin(), order.end(), before);
+        for (std::int64_t j = 0; j < k; ++j) {
+          const std::int64_t dst = (o * k + j) * inner + i;
+          const std::int64_t src = order[static_cast<std::size_t>(j)];
+          pi[dst] = src;
+          std::memcpy(static_cast<std::byte*>(res.values.raw_data()) +
+                          dst * static_cast<std::int64_t>(dtype_size(x.dtype())),
+                      static_cast<const std::byte*>(x.raw_data()) +
+                          (o * n * inner + src * inner + i) *
+                              static_cast<std::int64_t>(dtype_size(x.dtype())),
+                      dtype_size(x.dtype()));
+        }
       }
-    }
+  };
+  // 64-bit integers compare natively (f64 would merge values beyond 2^53); the rest in f64,
+  // which holds each of them exactly.
+  if (x.dtype() == DType::i64)
+    select(x.data<std::int64_t>());
+  else if (x.dtype() == DType::u64)
+    select(x.data<std::uint64_t>());
+  else
+    select(x.to_doubles().data());
   return res;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <type_traits>
 
 #include "common.h"
 #include "tessera/ops/reference.h"
@@ -66,6 +67,14 @@ Tensor range(double start, double limit, double delta, DType dtype) {
   std::vector<double> values(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i)
     values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * delta;
+  if (dtype == DType::f64) {
+    double v = start;  // accumulated in the output type, as for f32 below
+    for (double& x : values) {
+      x = v;
+      v += delta;
+    }
+    return Tensor::from_doubles(dtype, Shape{count}, values);
+  }
   if (is_floating(dtype)) {
     std::vector<float> f(values.size());
     // ONNX's function body accumulates delta in the output type; integers are exact either way.
@@ -144,22 +153,49 @@ Tensor cum_sum(const Tensor& x, int axis_in, bool exclusive, bool reverse) {
   const std::int64_t n = x.dim(axis);
   const std::int64_t inner = detail::dims_product(x.shape(), 0, axis);
   const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
-  const bool floating = is_floating(x.dtype());
+  const auto position = [&](std::int64_t o, std::int64_t i, std::int64_t s) {
+    const std::int64_t j = reverse ? n - 1 - s : s;
+    return static_cast<std::size_t>(o * n * inner + j * inner + i);
+  };
+  if (!is_floating(x.dtype())) {
+    // Integers accumulate in their own type, wrapping (exact for 64-bit values beyond 2^53).
+    Tensor y(x.dtype(), x.shape());
+    dispatch_dtype(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        const T* in = x.data<T>();
+        T* out = y.data<T>();
+        for (std::int64_t o = 0; o < outer; ++o)
+          for (std::int64_t i = 0; i < inner; ++i) {
+            std::uint64_t acc = 0;
+            for (std::int64_t s = 0; s < n; ++s) {
+              const std::size_t at = position(o, i, s);
+              const T value = in[at];
+              if (exclusive) out[at] = static_cast<T>(acc);
+              acc += static_cast<std::uint64_t>(value);
+              if (!exclusive) out[at] = static_cast<T>(acc);
+            }
+          }
+      }
+    });
+    return y;
+  }
+  // Floats accumulate in f32 as ONNX's reference does (f64 in f64).
+  const bool in_f64 = x.dtype() == DType::f64;
   const std::vector<double> v = x.to_doubles();
   std::vector<double> out(v.size());
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i) {
       double acc = 0.0;
-      float facc = 0.0f;  // floats accumulate in f32, as ONNX's reference does
+      float facc = 0.0f;
       for (std::int64_t s = 0; s < n; ++s) {
-        const std::int64_t j = reverse ? n - 1 - s : s;
-        const auto at = static_cast<std::size_t>(o * n * inner + j * inner + i);
-        if (exclusive) out[at] = floating ? facc : acc;
-        if (floating)
-          facc += static_cast<float>(v[at]);
-        else
+        const std::size_t at = position(o, i, s);
+        if (exclusive) out[at] = in_f64 ? acc : facc;
+        if (in_f64)
           acc += v[at];
-        if (!exclusive) out[at] = floating ? facc : acc;
+        else
+          facc += static_cast<float>(v[at]);
+        if (!exclusive) out[at] = in_f64 ? acc : facc;
       }
     }
   return Tensor::from_doubles(x.dtype(), x.shape(), out);

@@ -159,6 +159,12 @@ TEST(Dtypes64, ScatterAndTopKOfInt64BeyondTwoToThe53AreExact) {
   EXPECT_EQ(top.indices.to_ints(), (std::vector<std::int64_t>{1}));
   EXPECT_EQ(top.values.to_ints(), (std::vector<std::int64_t>{b + 2}));
   EXPECT_EQ(ops::argmax(data, 0, false).to_ints(), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(ops::cum_sum(data, 0, false, false).to_ints(),
+            (std::vector<std::int64_t>{b + 1, 2 * b + 3, 2 * b + 3}));
+  // f64 accumulates in f64: 2^-30 survives next to 1, where an f32 sum would drop it.
+  const Tensor d = Tensor::from_doubles(DType::f64, Shape{2}, {1.0, 0x1p-30});
+  EXPECT_EQ(ops::cum_sum(d, 0, false, false).at<double>(1), 1.0 + 0x1p-30);
+  EXPECT_EQ(ops::range(0.0, 2.0, 1.0 + 0x1p-40, DType::f64).at<double>(1), 1.0 + 0x1p-40);
 }
 
 }  // namespace

@@ -30,7 +30,20 @@ class ReferenceStep final : public Step {
     const Node& node = context.graph().nodes[static_cast<std::size_t>(node_)];
     std::vector<const Tensor*> ins;
     ins.reserve(node.inputs.size());
-    for (ValueId v : node.inputs) ins.push_back(v == kNoValue ? nullptr : &context.host(v));
+    // A value a device holds narrowed is computed on in its ONNX type (an i64 sum of two
+    // narrowed values may leave int32).
+    std::vector<Tensor> widened;
+    widened.reserve(node.inputs.size());
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue) {
+        ins.push_back(nullptr);
+      } else if (const auto& wide = context.graph().value(v).narrowed_from) {
+        widened.push_back(context.host(v).astype(*wide));
+        ins.push_back(&widened.back());
+      } else {
+        ins.push_back(&context.host(v));
+      }
+    }
     auto outs = run_reference(node, ins, context.graph().opset);
     for (std::size_t o = 0; o < node.outputs.size(); ++o)
       if (node.outputs[o] != kNoValue) context.write(node.outputs[o], std::move(outs[o]));
@@ -51,6 +64,7 @@ class ReferenceBackend final : public Backend {
   }
   std::string default_device() const override { return default_device_; }
   int max_rank() const override { return kMaxRank; }
+  bool has_64bit_types() const override { return true; }
   std::optional<std::string> unsupported_reason(const Node& node, const Graph&) const override {
     if (!supported_ops().count(node.op) && !is_int8_op(node.op))
       return fmt::format("op {} is outside the supported op list", node.op);

@@ -374,6 +374,7 @@ std::vector<std::byte> encode_model(const Plan& plan,
     json jv;
     jv["name"] = value.name;
     jv["dtype"] = std::string(dtype_name(value.dtype));
+    if (value.narrowed_from) jv["narrowed_from"] = std::string(dtype_name(*value.narrowed_from));
     jv["shape"] = std::vector<std::int64_t>(value.shape.fastest_first().begin(),
                                             value.shape.fastest_first().end());
     if (value.constant) jv["constant"] = blob.add(*value.constant);
@@ -481,6 +482,13 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
       const auto dtype = parse_dtype(jv.at("dtype").get<std::string>());
       if (!dtype) corrupt(name, "unknown dtype");
       v.dtype = *dtype;
+      if (jv.contains("narrowed_from")) {
+        const auto wide = parse_dtype(jv.at("narrowed_from").get<std::string>());
+        if (!wide || !is_64bit(*wide) || narrowed_dtype(*wide) != v.dtype)
+          corrupt(name, fmt::format("value '{}' is narrowed from a type that does not narrow to {}",
+                                    v.name, dtype_name(v.dtype)));
+        v.narrowed_from = wide;
+      }
       const auto dims = integers<std::int64_t>(jv.at("shape"), name, "a value dim");
       if (dims.size() > static_cast<std::size_t>(kMaxRank)) corrupt(name, "value rank too large");
       for (auto d : dims)

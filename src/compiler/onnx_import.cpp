@@ -38,7 +38,7 @@ std::vector<std::byte> read_file(const std::string& path, const char* what) {
   return bytes;
 }
 
-// ONNX element types map onto Tessera's; int64 and double have no Tessera dtype and narrow.
+// ONNX element types map onto Tessera's one to one (INT64, UINT64 and DOUBLE keep 64 bits).
 std::optional<DType> map_elem_type(int elem_type) {
   using TP = onnx::TensorProto;
   switch (elem_type) {
@@ -63,11 +63,11 @@ std::optional<DType> map_elem_type(int elem_type) {
     case TP::BOOL:
       return DType::boolean;
     case TP::INT64:
-      return DType::i32;
+      return DType::i64;
     case TP::UINT64:
-      return DType::u32;
+      return DType::u64;
     case TP::DOUBLE:
-      return DType::f32;
+      return DType::f64;
     default:
       return std::nullopt;
   }
@@ -83,8 +83,8 @@ DType require_dtype(int elem_type, const std::string& where) {
   auto dtype = map_elem_type(elem_type);
   if (!dtype)
     throw_user_error(
-        "{}: element type {} is not supported (Tessera supports float, float16, "
-        "bfloat16, int8-32, uint8-32, bool; int64/double narrow to int32/float)",
+        "{}: element type {} is not supported (Tessera supports double, float, float16, "
+        "bfloat16, int8-64, uint8-64, bool)",
         where, elem_type_name(elem_type));
   return *dtype;
 }
@@ -96,11 +96,6 @@ Shape make_shape(const std::vector<std::int64_t>& dims_outer_first, const std::s
   for (auto d : dims_outer_first)
     if (d < 0) throw_user_error("{}: negative dimension {}", where, d);
   return Shape::from_outer_first(dims_outer_first);
-}
-
-template <typename T>
-T narrow_int(std::int64_t v) {
-  return saturate_cast<T>(v);
 }
 
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& where) {
@@ -124,8 +119,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& wher
         "is corrupt)",
         where, proto.name(), shape.to_string(), have, n);
   };
-  std::size_t src_size = dtype_size(dtype);
-  if (et == TP::INT64 || et == TP::UINT64 || et == TP::DOUBLE) src_size = 8;
+  const std::size_t src_size = dtype_size(dtype);
   // The data must be there before anything is allocated for it: a file declaring 2^40
   // elements with 4 bytes of data is refused here, not after allocating terabytes.
   if (proto.has_raw_data()) {
@@ -158,28 +152,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& wher
   Tensor t(dtype, shape);
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (et == TP::INT64) {
-      auto* out = t.data<std::int32_t>();
-      for (std::int64_t i = 0; i < n; ++i) {
-        std::int64_t v;
-        std::memcpy(&v, raw.data() + i * 8, 8);
-        out[i] = narrow_int<std::int32_t>(v);
-      }
-    } else if (et == TP::UINT64) {
-      auto* out = t.data<std::uint32_t>();
-      for (std::int64_t i = 0; i < n; ++i) {
-        std::uint64_t v;
-        std::memcpy(&v, raw.data() + i * 8, 8);
-        out[i] = static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xffffffffu));
-      }
-    } else if (et == TP::DOUBLE) {
-      auto* out = t.data<float>();
-      for (std::int64_t i = 0; i < n; ++i) {
-        double v;
-        std::memcpy(&v, raw.data() + i * 8, 8);
-        out[i] = static_cast<float>(v);
-      }
-    } else if (n > 0) {
+    if (n > 0) {
       std::memcpy(t.raw_data(), raw.data(), raw.size());
     }
     return t;
@@ -192,21 +165,24 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& wher
     case TP::DOUBLE:
       if (proto.double_data_size() != n)
         bad_size(static_cast<std::size_t>(proto.double_data_size()));
-      for (std::int64_t i = 0; i < n; ++i)
-        t.data<float>()[i] = static_cast<float>(proto.double_data(static_cast<int>(i)));
+      std::copy(proto.double_data().begin(), proto.double_data().end(), t.data<double>());
       break;
     case TP::INT64:
       if (proto.int64_data_size() != n) bad_size(static_cast<std::size_t>(proto.int64_data_size()));
-      for (std::int64_t i = 0; i < n; ++i)
-        t.data<std::int32_t>()[i] = narrow_int<std::int32_t>(proto.int64_data(static_cast<int>(i)));
+      std::copy(proto.int64_data().begin(), proto.int64_data().end(), t.data<std::int64_t>());
       break;
     case TP::UINT64:
+      if (proto.uint64_data_size() != n)
+        bad_size(static_cast<std::size_t>(proto.uint64_data_size()));
+      std::copy(proto.uint64_data().begin(), proto.uint64_data().end(), t.data<std::uint64_t>());
+      break;
     case TP::UINT32:
+      // ONNX stores UINT32 in uint64_data; the checker holds each value to 32 bits.
       if (proto.uint64_data_size() != n)
         bad_size(static_cast<std::size_t>(proto.uint64_data_size()));
       for (std::int64_t i = 0; i < n; ++i)
-        t.data<std::uint32_t>()[i] = static_cast<std::uint32_t>(
-            std::min<std::uint64_t>(proto.uint64_data(static_cast<int>(i)), 0xffffffffu));
+        t.data<std::uint32_t>()[i] =
+            saturate_cast<std::uint32_t>(proto.uint64_data(static_cast<int>(i)));
       break;
     case TP::FLOAT16:
     case TP::BFLOAT16:
@@ -245,17 +221,10 @@ void tensor_to_proto(const Tensor& t, int elem_type, onnx::TensorProto* proto) {
   proto->clear_dims();
   for (auto d : t.shape().outer_first()) proto->add_dims(d);
   proto->set_data_type(elem_type);
-  using TP = onnx::TensorProto;
-  if (elem_type == TP::INT64) {
-    for (auto v : t.to_ints()) proto->add_int64_data(v);
-  } else if (elem_type == TP::DOUBLE) {
-    for (auto v : t.to_doubles()) proto->add_double_data(v);
-  } else {
-    const auto want = require_dtype(elem_type, "bound input");
-    const Tensor converted = t.dtype() == want ? t : t.astype(want);
-    proto->set_raw_data(
-        std::string(reinterpret_cast<const char*>(converted.raw_data()), converted.bytes()));
-  }
+  const auto want = require_dtype(elem_type, "bound input");
+  const Tensor converted = t.dtype() == want ? t : t.astype(want);
+  proto->set_raw_data(
+      std::string(reinterpret_cast<const char*>(converted.raw_data()), converted.bytes()));
 }
 
 // Known dims of a value's type, or nullopt when the shape (or a dim) is unknown.
@@ -297,16 +266,14 @@ Tensor constant_node_value(const onnx::NodeProto& node, const std::string& where
     const std::string& n = a.name();
     if (n == "value") return tensor_from_proto(a.t(), where);
     if (n == "value_float") return Tensor::scalar(DType::f32, a.f());
-    if (n == "value_int") return Tensor::from_ints(DType::i32, Shape{}, {a.i()});
+    if (n == "value_int") return Tensor::from_ints(DType::i64, Shape{}, {a.i()});
     if (n == "value_floats") {
       std::vector<float> v(a.floats().begin(), a.floats().end());
       return Tensor::from_vector(Shape{static_cast<std::int64_t>(v.size())}, v);
     }
     if (n == "value_ints") {
       std::vector<std::int64_t> v(a.ints().begin(), a.ints().end());
-      std::vector<std::int64_t> clamped;
-      for (auto x : v) clamped.push_back(narrow_int<std::int32_t>(x));
-      return Tensor::from_ints(DType::i32, Shape{static_cast<std::int64_t>(v.size())}, clamped);
+      return Tensor::from_ints(DType::i64, Shape{static_cast<std::int64_t>(v.size())}, v);
     }
   }
   throw_user_error(
@@ -678,6 +645,12 @@ int onnx_elem_type(DType dtype) {
       return TP::UINT8;
     case DType::boolean:
       return TP::BOOL;
+    case DType::i64:
+      return TP::INT64;
+    case DType::u64:
+      return TP::UINT64;
+    case DType::f64:
+      return TP::DOUBLE;
   }
   return TP::UNDEFINED;
 }
@@ -773,7 +746,7 @@ bool fold_static_nodes(onnx::ModelProto& model, std::int64_t opset, const std::s
       if (np.op_type() == "Size") {
         std::int64_t n = 1;
         for (auto d : *dims) n *= d;
-        results.push_back(Tensor::from_ints(DType::i32, Shape{}, {n}));
+        results.push_back(Tensor::from_ints(DType::i64, Shape{}, {n}));
       } else {
         const auto r = static_cast<std::int64_t>(dims->size());
         std::int64_t start = 0, end = r;
@@ -785,7 +758,7 @@ bool fold_static_nodes(onnx::ModelProto& model, std::int64_t opset, const std::s
         end = std::clamp(end < 0 ? end + r : end, std::int64_t{0}, r);
         std::vector<std::int64_t> v(dims->begin() + start, dims->begin() + std::max(start, end));
         results.push_back(
-            Tensor::from_ints(DType::i32, Shape{static_cast<std::int64_t>(v.size())}, v));
+            Tensor::from_ints(DType::i64, Shape{static_cast<std::int64_t>(v.size())}, v));
       }
     } else {
       std::vector<const Tensor*> ins;
@@ -947,7 +920,7 @@ class StructureLowering {
         const Tensor& t = bound->second.tensors[i];
         onnx::TensorProto init;
         init.set_name(el);
-        // The declared element type (int64 data held as i32 is written back as int64).
+        // The declared element type (a bound tensor of another dtype converts to it).
         const int declared = element_type(in.type());
         tensor_to_proto(t, map_elem_type(declared) ? declared : onnx_elem_type(t.dtype()), &init);
         new_initializers_.push_back(init);
@@ -1068,10 +1041,10 @@ class StructureLowering {
     return name;
   }
   std::string int_constant(std::int64_t v, const std::string& base) {
-    return constant(Tensor::from_ints(DType::i32, Shape{}, {v}), onnx::TensorProto::INT64, base);
+    return constant(Tensor::from_ints(DType::i64, Shape{}, {v}), onnx::TensorProto::INT64, base);
   }
   std::string ints_constant(const std::vector<std::int64_t>& v, const std::string& base) {
-    return constant(Tensor::from_ints(DType::i32, Shape{static_cast<std::int64_t>(v.size())}, v),
+    return constant(Tensor::from_ints(DType::i64, Shape{static_cast<std::int64_t>(v.size())}, v),
                     onnx::TensorProto::INT64, base);
   }
 

@@ -71,7 +71,7 @@ Tensor shape_of(const Node& node, const Shape& s) {
   const std::int64_t end = node.has_attr("end") ? clamp_index(node.attr_int("end", r)) : r;
   std::vector<std::int64_t> out;
   for (std::int64_t i = start; i < end; ++i) out.push_back(dims[static_cast<std::size_t>(i)]);
-  return Tensor::from_ints(DType::i32, Shape{static_cast<std::int64_t>(out.size())}, out);
+  return Tensor::from_ints(DType::i64, Shape{static_cast<std::int64_t>(out.size())}, out);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "tessera/arch/machine_spec.h"
 #include "tessera/compiler/backend.h"
+#include "tessera/compiler/narrow.h"
 #include "tessera/core/error.h"
 #include "tessera/core/limits.h"
 #include "tessera/core/log.h"
@@ -161,6 +162,7 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
       static_cast<std::uint64_t>(std::max<std::int64_t>(1, spec.global().alignment_bytes.as_int()));
   plan.graph = std::move(graph);
   const Graph& g = plan.graph;
+  const Narrowing narrowing = backend.has_64bit_types() ? Narrowing{} : analyse_64bit(g);
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     StepInfo info;
@@ -173,7 +175,8 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
       return v != kNoValue && g.value(v).is_constant() && g.value(v).shape.element_count() == 0;
     };
     std::optional<std::string> reason;
-    if (std::any_of(node.inputs.begin(), node.inputs.end(), empty_constant))
+    if (!backend.has_64bit_types()) reason = wide_value_reason(g, node, narrowing);
+    if (!reason && std::any_of(node.inputs.begin(), node.inputs.end(), empty_constant))
       reason = "a constant input of the node has no elements, so it has no device buffer";
     for (const auto& list : {node.inputs, node.outputs})
       for (ValueId v : list)
@@ -217,6 +220,7 @@ Plan lower_graph(Graph graph, const Backend& backend, const std::string& device)
 
 Plan compile(Graph graph, const Backend& backend, const CompileOptions& options) {
   PassReport report = run_passes(graph, backend, options.passes);
+  if (!backend.has_64bit_types()) narrow_64bit_values(graph);
   backend.prepare(graph);
   graph.reindex();
   Plan plan = lower_graph(std::move(graph), backend, options.device);
@@ -476,8 +480,10 @@ RunResult PlanRunner::run(const std::map<std::string, Tensor>& inputs, const Run
   }
   for (ValueId v : g.outputs) {
     const Value& value = g.value(v);
+    // A narrowed output is returned in its ONNX type (exact: it provably fits).
+    const DType returned = value.narrowed_from.value_or(value.dtype);
     if (value.constant) {
-      result.outputs[value.name] = *value.constant;
+      result.outputs[value.name] = value.constant->astype(returned);
       continue;
     }
     Tensor t(value.dtype, value.shape);
@@ -485,7 +491,7 @@ RunResult PlanRunner::run(const std::map<std::string, Tensor>& inputs, const Run
       device_.copy_to_host(
           t.raw_data(), arena_, t.bytes(),
           static_cast<std::size_t>(plan_.memory.offsets[static_cast<std::size_t>(v)]));
-    result.outputs[value.name] = std::move(t);
+    result.outputs[value.name] = t.astype(returned);
   }
   device_.synchronize();
   device_.note_memory_high_water("device", "activations", plan_.memory.arena_bytes);

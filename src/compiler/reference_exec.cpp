@@ -310,22 +310,25 @@ std::string ops_list(const std::vector<std::int64_t>& v) {
   return out + ")";
 }
 
-// An ONNX TensorProto data type as a Tessera dtype (64-bit types narrow to 32 bits).
+// An ONNX TensorProto data type as a Tessera dtype.
 DType onnx_dtype(const Ctx& c, int to, const char* attr) {
   switch (to) {
     case 1:
-    case 11:
       return DType::f32;
+    case 11:
+      return DType::f64;
     case 10:
       return DType::f16;
     case 16:
       return DType::bf16;
     case 6:
-    case 7:
       return DType::i32;
+    case 7:
+      return DType::i64;
     case 12:
-    case 13:
       return DType::u32;
+    case 13:
+      return DType::u64;
     case 5:
       return DType::i16;
     case 4:
@@ -705,7 +708,7 @@ std::vector<Tensor> dispatch(const Ctx& c) {
     return {ops::depth_to_space(c.x(0), n.attr_int("blocksize", 0), mode == "CRD")};
   }
   if (op == "SpaceToDepth") return {ops::space_to_depth(c.x(0), n.attr_int("blocksize", 0))};
-  if (op == "Size") return {Tensor::from_ints(DType::i32, Shape{}, {c.x(0).element_count()})};
+  if (op == "Size") return {Tensor::from_ints(DType::i64, Shape{}, {c.x(0).element_count()})};
   if (op == "CastLike") return {ops::cast(c.x(0), c.x(1).dtype())};
   if (op == "Sin") return {ops::sin(c.x(0))};
   if (op == "Cos") return {ops::cos(c.x(0))};
@@ -832,8 +835,8 @@ std::vector<Tensor> dispatch(const Ctx& c) {
       throw_user_error("{}: attribute value must hold one element, got shape {}", c.where,
                        value->shape().to_string());
     const Shape shape = Shape::from_outer_first(c.x(0).to_ints());
-    return {value ? Tensor::full(value->dtype(), shape, value->at<double>(0))
-                  : Tensor(DType::f32, shape)};
+    // Broadcast, not a trip through double: an int64 value beyond 2^53 stays exact.
+    return {value ? ops::expand(value->reshape(Shape{}), shape) : Tensor(DType::f32, shape)};
   }
   if (op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss") {
     ops::LossReduction reduction{};

@@ -38,23 +38,23 @@ std::vector<std::byte> allocate(const Shape& shape, DType dtype) {
 
 template <typename To, typename From>
 void convert_elements(const From* in, To* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<To, From>) {
-      out[i] = in[i];
-    } else if constexpr (std::is_same_v<To, bool>) {
-      out[i] = static_cast<float>(in[i]) != 0.0f;
-    } else if constexpr (std::is_same_v<To, float>) {
-      out[i] = static_cast<float>(in[i]);
-    } else if constexpr (std::is_same_v<To, f16> || std::is_same_v<To, bf16>) {
-      // Integers wider than 24 bits would round twice through float only beyond 2^24, where
-      // f16/bf16 have long lost those bits anyway.
-      out[i] = To(static_cast<float>(in[i]));
-    } else if constexpr (std::is_same_v<From, bool>) {
-      out[i] = static_cast<To>(in[i] ? 1 : 0);
-    } else {
-      out[i] = saturate_cast<To>(in[i]);
-    }
-  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i]);
+}
+
+// An integer element as (negative, its value as 64 two's-complement bits): two integers of any
+// dtypes are equal exactly when these are, where doubles would merge values beyond 2^53.
+std::pair<bool, std::uint64_t> exact_integer(const void* data, DType type, std::size_t index) {
+  return dispatch_dtype(type, [&](auto tag) -> std::pair<bool, std::uint64_t> {
+    using T = decltype(tag);
+    T v;
+    std::memcpy(&v, static_cast<const char*>(data) + index * sizeof(T), sizeof(T));
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      return {v < 0, static_cast<std::uint64_t>(static_cast<std::int64_t>(v))};
+    else if constexpr (std::is_integral_v<T>)
+      return {false, static_cast<std::uint64_t>(v)};
+    else
+      throw_internal_error("exact_integer: {} is not an integer dtype", dtype_name(type));
+  });
 }
 
 }  // namespace
@@ -216,10 +216,25 @@ std::string Tensor::to_string(std::int64_t max_elements) const {
   const std::int64_t n = std::min(element_count(), max_elements);
   for (std::int64_t i = 0; i < n; ++i) {
     if (i) s += ", ";
-    s += fmt::format("{}", load_as_double(storage_.data(), dtype_, static_cast<std::size_t>(i)));
+    s += format_element(i);
   }
   if (n < element_count()) s += ", ...";
   return s + "]";
+}
+
+std::string Tensor::format_element(std::int64_t flat) const {
+  const std::size_t i = checked_index(flat);
+  return dispatch_dtype(dtype_, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    T v;
+    std::memcpy(&v, storage_.data() + i * sizeof(T), sizeof(T));
+    if constexpr (std::is_same_v<T, bool>)
+      return v ? "1" : "0";
+    else if constexpr (std::is_integral_v<T>)
+      return fmt::format("{}", v);  // exact, also beyond 2^53
+    else
+      return fmt::format("{}", static_cast<double>(convert_value<double>(v)));
+  });
 }
 
 bool equal(const Tensor& a, const Tensor& b) {
@@ -237,11 +252,20 @@ CompareResult compare(const Tensor& actual, const Tensor& expected, double rtol,
     return r;
   }
   const auto n = static_cast<std::size_t>(actual.element_count());
+  // Integers against integers compare exactly (64-bit values beyond 2^53 would merge in f64).
+  const bool integers = !is_floating(actual.dtype()) && !is_floating(expected.dtype());
   for (std::size_t i = 0; i < n; ++i) {
     const double x = load_as_double(actual.raw_data(), actual.dtype(), i);
     const double y = load_as_double(expected.raw_data(), expected.dtype(), i);
     bool good;
-    if (std::isnan(x) || std::isnan(y)) {
+    if (integers) {
+      good = exact_integer(actual.raw_data(), actual.dtype(), i) ==
+             exact_integer(expected.raw_data(), expected.dtype(), i);
+      if (!good) {
+        r.max_abs_error = std::max(r.max_abs_error, std::fabs(x - y));
+        if (y != 0.0) r.max_rel_error = std::max(r.max_rel_error, std::fabs(x - y) / std::fabs(y));
+      }
+    } else if (std::isnan(x) || std::isnan(y)) {
       good = std::isnan(x) && std::isnan(y);
     } else if (std::isinf(x) || std::isinf(y)) {
       good = x == y;
@@ -253,8 +277,9 @@ CompareResult compare(const Tensor& actual, const Tensor& expected, double rtol,
     }
     if (!good) {
       if (r.mismatches == 0)
-        r.message = fmt::format("element {} is {} but {} was expected (rtol {}, atol {})", i, x, y,
-                                rtol, atol);
+        r.message = fmt::format("element {} is {} but {} was expected (rtol {}, atol {})", i,
+                                actual.format_element(static_cast<std::int64_t>(i)),
+                                expected.format_element(static_cast<std::int64_t>(i)), rtol, atol);
       ++r.mismatches;
     }
   }
@@ -277,7 +302,7 @@ namespace {
 
 struct NpyType {
   DType dtype;
-  int width;  // bytes per element in the file
+  int width;  // bytes per element in the file: dtype_size(dtype), every NumPy type maps exactly
   char kind;  // 'f', 'i', 'u', 'b'
 };
 
@@ -325,7 +350,7 @@ NpyType parse_descr(const std::string& descr, const std::string& name) {
   const std::string code = descr.substr(1);
   if (code == "f4") return {DType::f32, 4, 'f'};
   if (code == "f2") return {DType::f16, 2, 'f'};
-  if (code == "f8") return {DType::f32, 8, 'f'};
+  if (code == "f8") return {DType::f64, 8, 'f'};
   if (code == "i4") return {DType::i32, 4, 'i'};
   if (code == "u4") return {DType::u32, 4, 'u'};
   if (code == "i2") return {DType::i16, 2, 'i'};
@@ -333,8 +358,8 @@ NpyType parse_descr(const std::string& descr, const std::string& name) {
   if (code == "i1") return {DType::i8, 1, 'i'};
   if (code == "u1") return {DType::u8, 1, 'u'};
   if (code == "b1") return {DType::boolean, 1, 'b'};
-  if (code == "i8") return {DType::i32, 8, 'i'};
-  if (code == "u8") return {DType::i32, 8, 'u'};
+  if (code == "i8") return {DType::i64, 8, 'i'};
+  if (code == "u8") return {DType::u64, 8, 'u'};
   npy_error(name, fmt::format("dtype '{}' has no Tessera equivalent (supported: f4 f2 f8 i4 u4 "
                               "i2 u2 i1 u1 b1 i8 u8)",
                               descr));
@@ -382,6 +407,12 @@ std::string npy_descr(DType dtype) {
       return "|u1";
     case DType::boolean:
       return "|b1";
+    case DType::i64:
+      return "<i8";
+    case DType::u64:
+      return "<u8";
+    case DType::f64:
+      return "<f8";
   }
   throw_internal_error("npy_descr: unknown dtype {}", static_cast<int>(dtype));
 }
@@ -428,34 +459,9 @@ Tensor decode_npy(std::span<const std::byte> bytes, const std::string& name) {
                                 count * static_cast<std::size_t>(type.width)));
   const std::byte* data = bytes.data() + data_start;
   Tensor t(type.dtype, file_shape);
-  if (type.width == static_cast<int>(dtype_size(type.dtype))) {
-    if (count) std::memcpy(t.raw_data(), data, count * static_cast<std::size_t>(type.width));
-    if (type.dtype == DType::boolean)
-      for (auto& b : t.raw()) b = b != std::byte{0} ? std::byte{1} : std::byte{0};
-  } else if (type.kind == 'f') {  // f8 narrowed to f32
-    auto* out = t.data<float>();
-    for (std::size_t i = 0; i < count; ++i) {
-      double v;
-      std::memcpy(&v, data + i * 8, 8);
-      out[i] = static_cast<float>(v);
-    }
-  } else {  // i8 / u8 narrowed to i32; values must fit
-    auto* out = t.data<std::int32_t>();
-    for (std::size_t i = 0; i < count; ++i) {
-      std::int64_t v;
-      std::memcpy(&v, data + i * 8, 8);
-      const bool fits = type.kind == 'u' ? static_cast<std::uint64_t>(v) <= 0x7fffffffu
-                                         : v >= INT32_MIN && v <= INT32_MAX;
-      if (!fits)
-        npy_error(name,
-                  fmt::format("element {} ({}) does not fit the i32 that Tessera uses for "
-                              "64-bit integers",
-                              i,
-                              type.kind == 'u' ? static_cast<double>(static_cast<std::uint64_t>(v))
-                                               : static_cast<double>(v)));
-      out[i] = static_cast<std::int32_t>(v);
-    }
-  }
+  if (count) std::memcpy(t.raw_data(), data, count * static_cast<std::size_t>(type.width));
+  if (type.dtype == DType::boolean)
+    for (auto& b : t.raw()) b = b != std::byte{0} ? std::byte{1} : std::byte{0};
   if (!is_fortran) return t;
   // Fortran order: the buffer is fastest-first over the NumPy axes; reverse to Tessera order.
   const Shape shape = Shape::from_outer_first(dims);

@@ -409,13 +409,10 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
   const float* px = x.data<float>();
   float* po = out.data<float>();
   const std::int64_t planes = g.batch * g.channels;
-  std::int32_t* pi = nullptr;
+  std::int64_t* pi = nullptr;
   if (indices != nullptr) {
-    if (x_in.element_count() > std::numeric_limits<std::int32_t>::max())
-      throw_user_error("{}: input {} has more elements than the i32 indices can address", op,
-                       x_in.shape().to_string());
-    *indices = Tensor(DType::i32, out.shape());
-    pi = indices->data<std::int32_t>();
+    *indices = Tensor(DType::i64, out.shape());  // ONNX: MaxPool's Indices are int64
+    pi = indices->data<std::int64_t>();
   }
   // Strides of the canonical (d, h, w) position in the reported index.
   const Triple index_stride =
@@ -483,8 +480,7 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
           const std::int64_t o_flat = (od * g.out[1] + oh) * g.out[2] + ow;
           op_out[o_flat] = acc;
           if (pi != nullptr)
-            pi[p * g.out_plane() + o_flat] =
-                static_cast<std::int32_t>(best < 0 ? -1 : p * g.in_plane() + best);
+            pi[p * g.out_plane() + o_flat] = best < 0 ? -1 : p * g.in_plane() + best;
         }
   });
   return int8 ? out.astype(x_in.dtype()) : detail::restore(std::move(out), x_in.dtype());

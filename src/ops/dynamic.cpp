@@ -28,7 +28,7 @@ Tensor non_zero(const Tensor& x) {
       rest /= x.dim(t);
     }
   }
-  return Tensor::from_ints(DType::i32, Shape{nnz, r}, out);
+  return Tensor::from_ints(DType::i64, Shape{nnz, r}, out);
 }
 
 UniqueResult unique(const Tensor& x, std::optional<int> axis_in, bool sorted) {
@@ -92,9 +92,9 @@ UniqueResult unique(const Tensor& x, std::optional<int> axis_in, bool sorted) {
           d + static_cast<std::size_t>((o * k + j) * inner) * es,
           s + static_cast<std::size_t>((o * n + first[static_cast<std::size_t>(j)]) * inner) * es,
           static_cast<std::size_t>(inner) * es);
-  r.indices = Tensor::from_ints(DType::i32, Shape{k}, first);
-  r.inverse_indices = Tensor::from_ints(DType::i32, Shape{n}, inverse);
-  r.counts = Tensor::from_ints(DType::i32, Shape{k}, count);
+  r.indices = Tensor::from_ints(DType::i64, Shape{k}, first);
+  r.inverse_indices = Tensor::from_ints(DType::i64, Shape{n}, inverse);
+  r.counts = Tensor::from_ints(DType::i64, Shape{k}, count);
   return r;
 }
 
@@ -163,7 +163,7 @@ Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores,
         selected.insert(selected.end(), {n, c, i});
       }
     }
-  return Tensor::from_ints(DType::i32, Shape{3, static_cast<std::int64_t>(selected.size()) / 3},
+  return Tensor::from_ints(DType::i64, Shape{3, static_cast<std::int64_t>(selected.size()) / 3},
                            selected);
 }
 

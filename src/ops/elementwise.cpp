@@ -48,13 +48,18 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
                     });
 }
 
-// Arithmetic in T's natural domain: f32 for floats, 64-bit wrap-around for integers (C++20
-// defines the narrowing conversion as modular, matching NumPy's integer overflow).
+// Arithmetic in T's natural domain: f32 for floats (f64 for f64), wrap-around for integers,
+// computed in u64 where signed overflow would be undefined (C++20 defines the conversion back
+// to T as modular, matching NumPy's integer overflow).
+template <typename T>
+std::uint64_t wrap(T v) {
+  return static_cast<std::uint64_t>(v);
+}
 struct AddOp {
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(static_cast<std::int64_t>(a) + b);
+      return static_cast<T>(wrap(a) + wrap(b));
     else
       return a + b;
   }
@@ -63,7 +68,7 @@ struct SubOp {
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(static_cast<std::int64_t>(a) - b);
+      return static_cast<T>(wrap(a) - wrap(b));
     else
       return a - b;
   }
@@ -72,7 +77,7 @@ struct MulOp {
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(static_cast<std::int64_t>(a) * b);
+      return static_cast<T>(wrap(a) * wrap(b));
     else
       return a * b;
   }
@@ -80,10 +85,12 @@ struct MulOp {
 struct DivOp {
   template <typename T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(static_cast<std::int64_t>(a) / b);
-    else
-      return a / b;
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      if (b == T(-1)) return static_cast<T>(std::uint64_t{0} - wrap(a));  // MIN / -1 wraps to MIN
+      return static_cast<T>(a / b);  // truncates toward zero, as C and ONNX Runtime do
+    } else {
+      return static_cast<T>(a / b);
+    }
   }
 };
 struct MaxOp {
@@ -117,6 +124,11 @@ Tensor arithmetic(std::string_view name, const Tensor& a, const Tensor& b, Op op
         "dtype",
         name, a.shape().to_string(), b.shape().to_string());
   const Shape out_shape = broadcast_shapes(a.shape(), b.shape());
+  if (a.dtype() == DType::f64) {
+    Tensor out(DType::f64, out_shape);
+    binary_loop<double, double>(a, b, out, op);
+    return out;
+  }
   if (is_floating(a.dtype())) {
     Tensor a_scratch, b_scratch;
     const Tensor& a32 = f32_ref(a, a_scratch);
@@ -142,6 +154,10 @@ Tensor compare_op(std::string_view name, const Tensor& a, const Tensor& b, Op op
         "dtype",
         name, a.shape().to_string(), b.shape().to_string());
   Tensor out(DType::boolean, broadcast_shapes(a.shape(), b.shape()));
+  if (a.dtype() == DType::f64) {
+    binary_loop<double, bool>(a, b, out, op);
+    return out;
+  }
   if (is_floating(a.dtype())) {
     Tensor a_scratch, b_scratch;  // widening is exact, so compares are exact
     const Tensor& a32 = f32_ref(a, a_scratch);
@@ -156,10 +172,20 @@ Tensor compare_op(std::string_view name, const Tensor& a, const Tensor& b, Op op
   return out;
 }
 
-// Unary float op computed in f32 over contiguous data.
+// Unary float op computed in f32 over contiguous data; f64 in f64 when op is generic (takes
+// `auto`), otherwise through f32.
 template <typename Op>
 Tensor unary_float(std::string_view name, const Tensor& x, Op op) {
   detail::require_float(name, x);
+  if constexpr (std::is_same_v<std::invoke_result_t<Op&, double>, double>) {
+    if (x.dtype() == DType::f64) {
+      Tensor y = x;
+      double* p = y.data<double>();
+      const std::int64_t n = y.element_count();
+      for (std::int64_t i = 0; i < n; ++i) p[i] = op(p[i]);
+      return y;
+    }
+  }
   Tensor y = as_f32(x);
   float* p = y.data<float>();
   const std::int64_t n = y.element_count();
@@ -173,7 +199,7 @@ Tensor unary_numeric(std::string_view name, const Tensor& x, Op op) {
   if (x.dtype() == DType::boolean)
     throw_user_error("{}: bool input (shape {}) is not accepted; Cast it to a numeric dtype", name,
                      x.shape().to_string());
-  if (is_floating(x.dtype())) return unary_float(name, x, [&](float v) { return op(v); });
+  if (is_floating(x.dtype())) return unary_float(name, x, [&](auto v) { return op(v); });
   Tensor y = x;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -220,6 +246,12 @@ Tensor pow(const Tensor& a, const Tensor& b) {
         "dtype",
         dtype_name(a.dtype()), dtype_name(b.dtype()));
   const Shape out_shape = broadcast_shapes(a.shape(), b.shape());
+  if (a.dtype() == DType::f64) {
+    const Tensor b64 = b.astype(DType::f64);
+    Tensor out(DType::f64, out_shape);
+    binary_loop<double, double>(a, b64, out, [](double x, double y) { return std::pow(x, y); });
+    return out;
+  }
   if (is_floating(a.dtype())) {
     const Tensor a32 = as_f32(a), b32 = b.astype(DType::f32);
     Tensor out(DType::f32, out_shape);
@@ -242,7 +274,8 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 // ---- Unary ----
 
 Tensor neg(const Tensor& x) {
-  if (x.dtype() == DType::u8 || x.dtype() == DType::u16 || x.dtype() == DType::u32)
+  if (x.dtype() == DType::u8 || x.dtype() == DType::u16 || x.dtype() == DType::u32 ||
+      x.dtype() == DType::u64)
     throw_user_error(
         "Neg: unsigned input ({}, shape {}) has no negation; Cast it to a signed dtype",
         dtype_name(x.dtype()), x.shape().to_string());
@@ -267,16 +300,16 @@ Tensor relu(const Tensor& x) {
 }
 
 Tensor exp(const Tensor& x) {
-  return unary_float("Exp", x, [](float v) { return std::exp(v); });
+  return unary_float("Exp", x, [](auto v) { return std::exp(v); });
 }
 Tensor log(const Tensor& x) {
-  return unary_float("Log", x, [](float v) { return std::log(v); });
+  return unary_float("Log", x, [](auto v) { return std::log(v); });
 }
 Tensor sqrt(const Tensor& x) {
-  return unary_float("Sqrt", x, [](float v) { return std::sqrt(v); });
+  return unary_float("Sqrt", x, [](auto v) { return std::sqrt(v); });
 }
 Tensor reciprocal(const Tensor& x) {
-  return unary_float("Reciprocal", x, [](float v) { return 1.0f / v; });
+  return unary_float("Reciprocal", x, [](auto v) { return decltype(v)(1) / v; });
 }
 Tensor leaky_relu(const Tensor& x, float alpha) {
   return unary_float("LeakyRelu", x, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
@@ -291,14 +324,15 @@ Tensor selu(const Tensor& x, float alpha, float gamma) {
 }
 Tensor sigmoid(const Tensor& x) {
   // Two branches keep exp() from overflowing for large |v|.
-  return unary_float("Sigmoid", x, [](float v) {
-    if (v >= 0.0f) return 1.0f / (1.0f + std::exp(-v));
-    const float e = std::exp(v);
-    return e / (1.0f + e);
+  return unary_float("Sigmoid", x, [](auto v) {
+    using T = decltype(v);
+    if (v >= T(0)) return T(1) / (T(1) + std::exp(-v));
+    const T e = std::exp(v);
+    return e / (T(1) + e);
   });
 }
 Tensor tanh(const Tensor& x) {
-  return unary_float("Tanh", x, [](float v) { return std::tanh(v); });
+  return unary_float("Tanh", x, [](auto v) { return std::tanh(v); });
 }
 Tensor softplus(const Tensor& x) {
   return unary_float("Softplus", x, [](float v) {
@@ -306,7 +340,7 @@ Tensor softplus(const Tensor& x) {
   });
 }
 Tensor erf(const Tensor& x) {
-  return unary_float("Erf", x, [](float v) { return std::erf(v); });
+  return unary_float("Erf", x, [](auto v) { return std::erf(v); });
 }
 
 Tensor gelu(const Tensor& x, GeluApproximation approximate) {
@@ -326,12 +360,13 @@ Tensor clip(const Tensor& x, std::optional<double> min, std::optional<double> ma
     throw_user_error("Clip: bool input (shape {}) is not accepted; Cast it to a numeric dtype",
                      x.shape().to_string());
   if (is_floating(x.dtype())) {
-    const float lo = min ? static_cast<float>(*min) : -std::numeric_limits<float>::infinity();
-    const float hi = max ? static_cast<float>(*max) : std::numeric_limits<float>::infinity();
+    const double lo = min ? *min : -std::numeric_limits<double>::infinity();
+    const double hi = max ? *max : std::numeric_limits<double>::infinity();
     // ONNX: min > max leaves every value at max, which min(max(v, lo), hi) gives.
-    return unary_float("Clip", x, [lo, hi](float v) {
+    return unary_float("Clip", x, [lo, hi](auto v) {
+      using T = decltype(v);
       if (std::isnan(v)) return v;
-      return std::min(std::max(v, lo), hi);
+      return std::min(std::max(v, static_cast<T>(lo)), static_cast<T>(hi));
     });
   }
   Tensor y = x;
@@ -424,6 +459,13 @@ Tensor min(const std::vector<Tensor>& inputs) {
 // ---- Cast ----
 
 Tensor cast(const Tensor& x, DType to) {
+  if (x.dtype() == DType::f64 && !is_floating(to) && to != DType::boolean) {
+    Tensor t = x;  // truncated in f64: a double beyond 2^24 keeps its integer part exactly
+    double* p = t.data<double>();
+    for (std::int64_t i = 0; i < t.element_count(); ++i)
+      if (std::isfinite(p[i])) p[i] = std::trunc(p[i]);
+    return t.astype(to);
+  }
   if (is_floating(x.dtype()) && !is_floating(to) && to != DType::boolean) {
     // ONNX Cast truncates toward zero (as NumPy's astype); astype alone would round to nearest.
     Tensor t = as_f32(x);
@@ -454,7 +496,8 @@ Tensor prelu(const Tensor& x, const Tensor& slope) {
   if (!(out == x.shape()))
     throw_user_error("PRelu: slope {} must broadcast to X {} (unidirectionally)",
                      slope.shape().to_string(), x.shape().to_string());
-  return arithmetic("PRelu", x, slope, [](float v, float a) { return v < 0.0f ? a * v : v; });
+  return arithmetic("PRelu", x, slope,
+                    [](auto v, auto a) { return v < decltype(v)(0) ? a * v : v; });
 }
 
 Tensor hard_sigmoid(const Tensor& x, float alpha, float beta) {
@@ -470,17 +513,17 @@ Tensor hard_swish(const Tensor& x) {
 
 Tensor floor(const Tensor& x) {
   if (!is_floating(x.dtype())) return unary_numeric("Floor", x, [](auto v) { return v; });
-  return unary_float("Floor", x, [](float v) { return std::floor(v); });
+  return unary_float("Floor", x, [](auto v) { return std::floor(v); });
 }
 
 Tensor ceil(const Tensor& x) {
   if (!is_floating(x.dtype())) return unary_numeric("Ceil", x, [](auto v) { return v; });
-  return unary_float("Ceil", x, [](float v) { return std::ceil(v); });
+  return unary_float("Ceil", x, [](auto v) { return std::ceil(v); });
 }
 
 Tensor round(const Tensor& x) {
   if (!is_floating(x.dtype())) return unary_numeric("Round", x, [](auto v) { return v; });
-  return unary_float("Round", x, [](float v) { return std::nearbyint(v); });  // halves to even
+  return unary_float("Round", x, [](auto v) { return std::nearbyint(v); });  // halves to even
 }
 
 Tensor sign(const Tensor& x) {
@@ -538,7 +581,7 @@ Tensor mod(const Tensor& a, const Tensor& b, bool fmod) {
     if (!fmod)
       throw_user_error("Mod: float inputs ({}) need fmod=1 (C fmod semantics), as ONNX requires",
                        dtype_name(a.dtype()));
-    return arithmetic("Mod", a, b, [](float x, float y) { return std::fmod(x, y); });
+    return arithmetic("Mod", a, b, [](auto x, auto y) { return std::fmod(x, y); });
   }
   if (b.dtype() != DType::boolean) {
     const std::vector<std::int64_t> values = b.to_ints();
@@ -551,8 +594,11 @@ Tensor mod(const Tensor& a, const Tensor& b, bool fmod) {
     using T = decltype(x);
     if constexpr (std::is_floating_point_v<T>) {
       return std::fmod(x, y);
+    } else if constexpr (std::is_unsigned_v<T>) {
+      return static_cast<T>(x % y);  // both signs are positive: fmod and Python % agree
     } else {
       const auto yv = static_cast<std::int64_t>(y);
+      if (yv == -1) return T(0);  // also for MIN % -1, which C++ leaves undefined
       std::int64_t r = static_cast<std::int64_t>(x) % yv;
       // fmod=0 takes the divisor's sign (Python %), fmod=1 the dividend's (C %).
       if (!fmod && r != 0 && ((r < 0) != (yv < 0))) r += yv;
@@ -569,41 +615,41 @@ namespace tessera::ops {
 // ThresholdedRelu-10, Shrink-9, IsInf-10, IsNaN-13, BitShift-11, Mean-13 ----
 
 Tensor sin(const Tensor& x) {
-  return unary_float("Sin", x, [](float v) { return std::sin(v); });
+  return unary_float("Sin", x, [](auto v) { return std::sin(v); });
 }
 Tensor cos(const Tensor& x) {
-  return unary_float("Cos", x, [](float v) { return std::cos(v); });
+  return unary_float("Cos", x, [](auto v) { return std::cos(v); });
 }
 Tensor tan(const Tensor& x) {
-  return unary_float("Tan", x, [](float v) { return std::tan(v); });
+  return unary_float("Tan", x, [](auto v) { return std::tan(v); });
 }
 Tensor asin(const Tensor& x) {
-  return unary_float("Asin", x, [](float v) { return std::asin(v); });
+  return unary_float("Asin", x, [](auto v) { return std::asin(v); });
 }
 Tensor acos(const Tensor& x) {
-  return unary_float("Acos", x, [](float v) { return std::acos(v); });
+  return unary_float("Acos", x, [](auto v) { return std::acos(v); });
 }
 Tensor atan(const Tensor& x) {
-  return unary_float("Atan", x, [](float v) { return std::atan(v); });
+  return unary_float("Atan", x, [](auto v) { return std::atan(v); });
 }
 Tensor sinh(const Tensor& x) {
-  return unary_float("Sinh", x, [](float v) { return std::sinh(v); });
+  return unary_float("Sinh", x, [](auto v) { return std::sinh(v); });
 }
 Tensor cosh(const Tensor& x) {
-  return unary_float("Cosh", x, [](float v) { return std::cosh(v); });
+  return unary_float("Cosh", x, [](auto v) { return std::cosh(v); });
 }
 Tensor asinh(const Tensor& x) {
-  return unary_float("Asinh", x, [](float v) { return std::asinh(v); });
+  return unary_float("Asinh", x, [](auto v) { return std::asinh(v); });
 }
 Tensor acosh(const Tensor& x) {
-  return unary_float("Acosh", x, [](float v) { return std::acosh(v); });
+  return unary_float("Acosh", x, [](auto v) { return std::acosh(v); });
 }
 Tensor atanh(const Tensor& x) {
-  return unary_float("Atanh", x, [](float v) { return std::atanh(v); });
+  return unary_float("Atanh", x, [](auto v) { return std::atanh(v); });
 }
 
 Tensor softsign(const Tensor& x) {
-  return unary_float("Softsign", x, [](float v) { return v / (1.0f + std::fabs(v)); });
+  return unary_float("Softsign", x, [](auto v) { return v / (decltype(v)(1) + std::fabs(v)); });
 }
 
 Tensor celu(const Tensor& x, float alpha) {
@@ -628,8 +674,7 @@ Tensor shrink(const Tensor& x, float lambd, float bias) {
 
 Tensor is_inf(const Tensor& x, bool detect_negative, bool detect_positive) {
   detail::require_float("IsInf", x);
-  const Tensor f = as_f32(x);
-  const float* p = f.data<float>();
+  const std::vector<double> p = x.to_doubles();  // exact for every float dtype
   Tensor out(DType::boolean, x.shape());
   bool* o = out.data<bool>();
   for (std::int64_t i = 0; i < x.element_count(); ++i)
@@ -639,8 +684,7 @@ Tensor is_inf(const Tensor& x, bool detect_negative, bool detect_positive) {
 
 Tensor is_nan(const Tensor& x) {
   detail::require_float("IsNaN", x);
-  const Tensor f = as_f32(x);
-  const float* p = f.data<float>();
+  const std::vector<double> p = x.to_doubles();  // exact for every float dtype
   Tensor out(DType::boolean, x.shape());
   bool* o = out.data<bool>();
   for (std::int64_t i = 0; i < x.element_count(); ++i) o[i] = std::isnan(p[i]);
@@ -649,8 +693,9 @@ Tensor is_nan(const Tensor& x) {
 
 Tensor bit_shift(const Tensor& x, const Tensor& y, bool left) {
   detail::require_same_dtype("BitShift", x, y);
-  if (x.dtype() != DType::u8 && x.dtype() != DType::u16 && x.dtype() != DType::u32)
-    throw_user_error("BitShift: inputs must be unsigned integers (u8, u16, u32), got {}",
+  if (x.dtype() != DType::u8 && x.dtype() != DType::u16 && x.dtype() != DType::u32 &&
+      x.dtype() != DType::u64)
+    throw_user_error("BitShift: inputs must be unsigned integers (u8, u16, u32, u64), got {}",
                      dtype_name(x.dtype()));
   Tensor out(x.dtype(), broadcast_shapes(x.shape(), y.shape()));
   dispatch_dtype(x.dtype(), [&](auto tag) {
@@ -670,8 +715,8 @@ Tensor mean(const std::vector<Tensor>& inputs) {
   if (inputs.empty()) throw_user_error("Mean: needs at least one input, got none");
   detail::require_float("Mean", inputs[0], "input 0");
   const Tensor total = variadic("Mean", inputs, AddOp{});
-  const auto n = static_cast<float>(inputs.size());
-  return unary_float("Mean", total, [n](float v) { return v / n; });
+  const auto n = static_cast<double>(inputs.size());
+  return unary_float("Mean", total, [n](auto v) { return v / static_cast<decltype(v)>(n); });
 }
 
 }  // namespace tessera::ops

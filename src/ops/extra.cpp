@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <type_traits>
 
 #include "common.h"
 #include "tessera/ops/reference.h"
@@ -66,6 +67,14 @@ Tensor range(double start, double limit, double delta, DType dtype) {
   std::vector<double> values(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i)
     values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * delta;
+  if (dtype == DType::f64) {
+    double v = start;  // accumulated in the output type, as for f32 below
+    for (double& x : values) {
+      x = v;
+      v += delta;
+    }
+    return Tensor::from_doubles(dtype, Shape{count}, values);
+  }
   if (is_floating(dtype)) {
     std::vector<float> f(values.size());
     // ONNX's function body accumulates delta in the output type; integers are exact either way.
@@ -91,34 +100,47 @@ TopKResult top_k(const Tensor& x, std::int64_t k, int axis_in, bool largest, boo
   const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
   Shape out_shape = x.shape();
   out_shape[axis] = k;
-  TopKResult res{Tensor(x.dtype(), out_shape), Tensor(DType::i32, out_shape)};
-  const std::vector<double> v = x.to_doubles();
+  TopKResult res{Tensor(x.dtype(), out_shape), Tensor(DType::i64, out_shape)};
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::int32_t* pi = res.indices.data<std::int32_t>();
-  for (std::int64_t o = 0; o < outer; ++o)
-    for (std::int64_t i = 0; i < inner; ++i) {
-      const double* base = v.data() + o * n * inner + i;
-      std::iota(order.begin(), order.end(), 0);
-      // Ties keep the lower index first (ONNX); NaN counts as the largest value.
-      auto before = [&](std::int64_t a, std::int64_t b) {
-        const double x1 = base[a * inner], x2 = base[b * inner];
-        const bool n1 = std::isnan(x1), n2 = std::isnan(x2);
-        if (n1 || n2) return largest ? (n1 && !n2) : (!n1 && n2);
-        return largest ? x1 > x2 : x1 < x2;
-      };
-      std::stable_sort(order.begin(), order.end(), before);
-      for (std::int64_t j = 0; j < k; ++j) {
-        const std::int64_t dst = (o * k + j) * inner + i;
-        const std::int64_t src = order[static_cast<std::size_t>(j)];
-        pi[dst] = static_cast<std::int32_t>(src);
-        std::memcpy(static_cast<std::byte*>(res.values.raw_data()) +
-                        dst * static_cast<std::int64_t>(dtype_size(x.dtype())),
-                    static_cast<const std::byte*>(x.raw_data()) +
-                        (o * n * inner + src * inner + i) *
-                            static_cast<std::int64_t>(dtype_size(x.dtype())),
-                    dtype_size(x.dtype()));
+  std::int64_t* pi = res.indices.data<std::int64_t>();
+  const auto select = [&](const auto* v) {
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        const auto* base = v + o * n * inner + i;
+        std::iota(order.begin(), order.end(), 0);
+        // Ties keep the lower index first (ONNX); NaN counts as the largest value.
+        auto before = [&](std::int64_t a, std::int64_t b) {
+          const auto x1 = base[a * inner], x2 = base[b * inner];
+          bool n1 = false, n2 = false;
+          if constexpr (std::is_floating_point_v<decltype(x1)>) {
+            n1 = std::isnan(x1);
+            n2 = std::isnan(x2);
+          }
+          if (n1 || n2) return largest ? (n1 && !n2) : (!n1 && n2);
+          return largest ? x1 > x2 : x1 < x2;
+        };
+        std::stable_sort(order.begin(), order.end(), before);
+        for (std::int64_t j = 0; j < k; ++j) {
+          const std::int64_t dst = (o * k + j) * inner + i;
+          const std::int64_t src = order[static_cast<std::size_t>(j)];
+          pi[dst] = src;
+          std::memcpy(static_cast<std::byte*>(res.values.raw_data()) +
+                          dst * static_cast<std::int64_t>(dtype_size(x.dtype())),
+                      static_cast<const std::byte*>(x.raw_data()) +
+                          (o * n * inner + src * inner + i) *
+                              static_cast<std::int64_t>(dtype_size(x.dtype())),
+                      dtype_size(x.dtype()));
+        }
       }
-    }
+  };
+  // 64-bit integers compare natively (f64 would merge values beyond 2^53); the rest in f64,
+  // which holds each of them exactly.
+  if (x.dtype() == DType::i64)
+    select(x.data<std::int64_t>());
+  else if (x.dtype() == DType::u64)
+    select(x.data<std::uint64_t>());
+  else
+    select(x.to_doubles().data());
   return res;
 }
 
@@ -131,22 +153,49 @@ Tensor cum_sum(const Tensor& x, int axis_in, bool exclusive, bool reverse) {
   const std::int64_t n = x.dim(axis);
   const std::int64_t inner = detail::dims_product(x.shape(), 0, axis);
   const std::int64_t outer = detail::dims_product(x.shape(), axis + 1, r);
-  const bool floating = is_floating(x.dtype());
+  const auto position = [&](std::int64_t o, std::int64_t i, std::int64_t s) {
+    const std::int64_t j = reverse ? n - 1 - s : s;
+    return static_cast<std::size_t>(o * n * inner + j * inner + i);
+  };
+  if (!is_floating(x.dtype())) {
+    // Integers accumulate in their own type, wrapping (exact for 64-bit values beyond 2^53).
+    Tensor y(x.dtype(), x.shape());
+    dispatch_dtype(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        const T* in = x.data<T>();
+        T* out = y.data<T>();
+        for (std::int64_t o = 0; o < outer; ++o)
+          for (std::int64_t i = 0; i < inner; ++i) {
+            std::uint64_t acc = 0;
+            for (std::int64_t s = 0; s < n; ++s) {
+              const std::size_t at = position(o, i, s);
+              const T value = in[at];
+              if (exclusive) out[at] = static_cast<T>(acc);
+              acc += static_cast<std::uint64_t>(value);
+              if (!exclusive) out[at] = static_cast<T>(acc);
+            }
+          }
+      }
+    });
+    return y;
+  }
+  // Floats accumulate in f32 as ONNX's reference does (f64 in f64).
+  const bool in_f64 = x.dtype() == DType::f64;
   const std::vector<double> v = x.to_doubles();
   std::vector<double> out(v.size());
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i) {
       double acc = 0.0;
-      float facc = 0.0f;  // floats accumulate in f32, as ONNX's reference does
+      float facc = 0.0f;
       for (std::int64_t s = 0; s < n; ++s) {
-        const std::int64_t j = reverse ? n - 1 - s : s;
-        const auto at = static_cast<std::size_t>(o * n * inner + j * inner + i);
-        if (exclusive) out[at] = floating ? facc : acc;
-        if (floating)
-          facc += static_cast<float>(v[at]);
-        else
+        const std::size_t at = position(o, i, s);
+        if (exclusive) out[at] = in_f64 ? acc : facc;
+        if (in_f64)
           acc += v[at];
-        if (!exclusive) out[at] = floating ? facc : acc;
+        else
+          facc += static_cast<float>(v[at]);
+        if (!exclusive) out[at] = in_f64 ? acc : facc;
       }
     }
   return Tensor::from_doubles(x.dtype(), x.shape(), out);

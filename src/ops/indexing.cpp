@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "common.h"
 #include "tessera/ops/reference.h"
@@ -48,14 +49,21 @@ std::int64_t checked_index(std::string_view op, std::int64_t i, std::int64_t dim
   return v;
 }
 
-double apply_reduction(ScatterReduction r, double old, double update) {
+template <typename V>
+V apply_reduction(ScatterReduction r, V old, V update) {
   switch (r) {
     case ScatterReduction::none:
       return update;
     case ScatterReduction::add:
-      return old + update;
+      if constexpr (std::is_integral_v<V>)  // wraps, as NumPy's int64 sums do
+        return static_cast<V>(static_cast<std::uint64_t>(old) + static_cast<std::uint64_t>(update));
+      else
+        return old + update;
     case ScatterReduction::mul:
-      return old * update;
+      if constexpr (std::is_integral_v<V>)
+        return static_cast<V>(static_cast<std::uint64_t>(old) * static_cast<std::uint64_t>(update));
+      else
+        return old * update;
     case ScatterReduction::max:
       return std::max(old, update);
     case ScatterReduction::min:
@@ -67,6 +75,27 @@ double apply_reduction(ScatterReduction r, double old, double update) {
 // Data elements as f64 (exact for every Tessera dtype) and back, for the scatter reductions.
 Tensor from_doubles_like(const Tensor& like, const std::vector<double>& v) {
   return Tensor::from_doubles(like.dtype(), like.shape(), v);
+}
+
+// Calls fn(out, updates) with data's and updates' elements as vectors of one value type and
+// returns `out` as a tensor like data: f64 holds every dtype's values exactly except 64-bit
+// integers beyond 2^53, which keep their own type.
+template <typename Fn>
+Tensor scatter_values(const Tensor& data, const Tensor& updates, Fn&& fn) {
+  const auto native = [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<T> out(data.span<T>().begin(), data.span<T>().end());
+    const std::vector<T> upd(updates.span<T>().begin(), updates.span<T>().end());
+    fn(out, upd);
+    Tensor t(data.dtype(), data.shape());
+    std::copy(out.begin(), out.end(), t.data<T>());
+    return t;
+  };
+  if (data.dtype() == DType::i64) return native(std::int64_t{});
+  if (data.dtype() == DType::u64) return native(std::uint64_t{});
+  std::vector<double> out = data.to_doubles();
+  fn(out, updates.to_doubles());
+  return from_doubles_like(data, out);
 }
 
 std::vector<std::int64_t> onnx_dims(const Shape& s) {
@@ -135,28 +164,27 @@ Tensor scatter_elements(const Tensor& data, const Tensor& indices, const Tensor&
         "ScatterElements: indices {} and updates {} must have one shape and the rank of data {}",
         indices.shape().to_string(), updates.shape().to_string(), data.shape().to_string());
   const int axis = detail::normalize_axis("ScatterElements", axis_in, r, data.shape());
-  std::vector<double> out = data.to_doubles();
-  const std::vector<double> upd = updates.to_doubles();
   const std::vector<std::int64_t> idx = indices.to_ints();
-  const auto st = strides_of(data.shape());
-  std::array<std::int64_t, kMaxRank> at{};
-  for (std::int64_t i = 0; i < indices.element_count(); ++i, next_index(at, indices.shape())) {
-    std::int64_t off = 0;
-    for (int d = 0; d < r; ++d) {
-      const auto du = static_cast<std::size_t>(d);
-      std::int64_t c = at[du];
-      if (d == axis)
-        c = checked_index("ScatterElements", idx[static_cast<std::size_t>(i)], data.dim(d), i,
-                          data.shape());
-      else if (c >= data.dim(d))
-        throw_user_error("ScatterElements: indices {} exceed data {} in dim {} (not the axis)",
-                         indices.shape().to_string(), data.shape().to_string(), d);
-      off += c * st[du];
+  return scatter_values(data, updates, [&](auto& out, const auto& upd) {
+    const auto st = strides_of(data.shape());
+    std::array<std::int64_t, kMaxRank> at{};
+    for (std::int64_t i = 0; i < indices.element_count(); ++i, next_index(at, indices.shape())) {
+      std::int64_t off = 0;
+      for (int d = 0; d < r; ++d) {
+        const auto du = static_cast<std::size_t>(d);
+        std::int64_t c = at[du];
+        if (d == axis)
+          c = checked_index("ScatterElements", idx[static_cast<std::size_t>(i)], data.dim(d), i,
+                            data.shape());
+        else if (c >= data.dim(d))
+          throw_user_error("ScatterElements: indices {} exceed data {} in dim {} (not the axis)",
+                           indices.shape().to_string(), data.shape().to_string(), d);
+        off += c * st[du];
+      }
+      auto& o = out[static_cast<std::size_t>(off)];
+      o = apply_reduction(reduction, o, upd[static_cast<std::size_t>(i)]);
     }
-    auto& o = out[static_cast<std::size_t>(off)];
-    o = apply_reduction(reduction, o, upd[static_cast<std::size_t>(i)]);
-  }
-  return from_doubles_like(data, out);
+  });
 }
 
 Tensor gather_nd(const Tensor& data, const Tensor& indices, std::int64_t batch_dims) {
@@ -233,25 +261,24 @@ Tensor scatter_nd(const Tensor& data, const Tensor& indices, const Tensor& updat
         "ScatterND: updates {} must have shape indices.shape[:-1] + data.shape[m:] = {} "
         "(Tessera order)",
         updates.shape().to_string(), Shape::from_outer_first(upd_dims).to_string());
-  std::vector<double> out = data.to_doubles();
-  const std::vector<double> upd = updates.to_doubles();
   const std::vector<std::int64_t> idx = indices.to_ints();
-  const std::int64_t tuples = product(I, 0, I.size() - 1);
-  const std::int64_t slice = product(D, static_cast<std::size_t>(m), D.size());
-  for (std::int64_t t = 0; t < tuples; ++t) {
-    std::int64_t off = 0;
-    for (std::int64_t k = 0; k < m; ++k) {
-      const auto dk = static_cast<std::size_t>(k);
-      off += checked_index("ScatterND", idx[static_cast<std::size_t>(t * m + k)], D[dk], t * m + k,
-                           data.shape()) *
-             product(D, dk + 1, D.size());
+  return scatter_values(data, updates, [&](auto& out, const auto& upd) {
+    const std::int64_t tuples = product(I, 0, I.size() - 1);
+    const std::int64_t slice = product(D, static_cast<std::size_t>(m), D.size());
+    for (std::int64_t t = 0; t < tuples; ++t) {
+      std::int64_t off = 0;
+      for (std::int64_t k = 0; k < m; ++k) {
+        const auto dk = static_cast<std::size_t>(k);
+        off += checked_index("ScatterND", idx[static_cast<std::size_t>(t * m + k)], D[dk],
+                             t * m + k, data.shape()) *
+               product(D, dk + 1, D.size());
+      }
+      for (std::int64_t s = 0; s < slice; ++s) {
+        auto& o = out[static_cast<std::size_t>(off + s)];
+        o = apply_reduction(reduction, o, upd[static_cast<std::size_t>(t * slice + s)]);
+      }
     }
-    for (std::int64_t s = 0; s < slice; ++s) {
-      auto& o = out[static_cast<std::size_t>(off + s)];
-      o = apply_reduction(reduction, o, upd[static_cast<std::size_t>(t * slice + s)]);
-    }
-  }
-  return from_doubles_like(data, out);
+  });
 }
 
 Tensor one_hot(const Tensor& indices, std::int64_t depth, const Tensor& values, int axis) {

@@ -86,10 +86,15 @@ Tensor reduce(std::string_view op, const Tensor& x, const ReduceParams& params, 
                         : kind == ReduceKind::min ? std::numeric_limits<double>::infinity()
                                                   : 0.0;
     std::vector<double> acc(n, init);
-    const Tensor x32 = detail::as_f32(x);
-    reduce_loop<float, double>(x32.data<float>(), x.shape(), keep, acc.data(), kind);
+    if (x.dtype() == DType::f64) {
+      reduce_loop<double, double>(x.data<double>(), x.shape(), keep, acc.data(), kind);
+    } else {
+      const Tensor x32 = detail::as_f32(x);
+      reduce_loop<float, double>(x32.data<float>(), x.shape(), keep, acc.data(), kind);
+    }
     if (kind == ReduceKind::mean)
       for (double& v : acc) v = reduced > 0 ? v / static_cast<double>(reduced) : std::nan("");
+    if (x.dtype() == DType::f64) return Tensor::from_doubles(DType::f64, final_shape, acc);
     Tensor out(DType::f32, final_shape);
     float* po = out.data<float>();
     for (std::size_t i = 0; i < n; ++i) po[i] = static_cast<float>(acc[i]);
@@ -99,18 +104,21 @@ Tensor reduce(std::string_view op, const Tensor& x, const ReduceParams& params, 
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      const std::int64_t init =
-          kind == ReduceKind::prod  ? 1
-          : kind == ReduceKind::max ? static_cast<std::int64_t>(std::numeric_limits<T>::lowest())
-          : kind == ReduceKind::min ? static_cast<std::int64_t>(std::numeric_limits<T>::max())
-                                    : 0;
-      std::vector<std::int64_t> acc(n, init);
-      reduce_loop<T, std::int64_t>(x.data<T>(), x.shape(), keep, acc.data(), kind);
+      // u64 accumulates unsigned: its values above 2^63 would order wrongly as int64.
+      using Acc = std::conditional_t<std::is_same_v<T, std::uint64_t>, std::uint64_t, std::int64_t>;
+      const Acc init = kind == ReduceKind::prod ? Acc{1}
+                       : kind == ReduceKind::max
+                           ? static_cast<Acc>(std::numeric_limits<T>::lowest())
+                       : kind == ReduceKind::min ? static_cast<Acc>(std::numeric_limits<T>::max())
+                                                 : Acc{0};
+      std::vector<Acc> acc(n, init);
+      reduce_loop<T, Acc>(x.data<T>(), x.shape(), keep, acc.data(), kind);
       T* po = out.data<T>();
       for (std::size_t i = 0; i < n; ++i) {
-        std::int64_t v = acc[i];
-        if (kind == ReduceKind::mean && reduced > 0) v /= reduced;  // truncates as integer division
-        po[i] = static_cast<T>(v);  // wraps like NumPy's integer sum
+        Acc v = acc[i];
+        if (kind == ReduceKind::mean && reduced > 0)
+          v /= static_cast<Acc>(reduced);  // truncates as integer division
+        po[i] = static_cast<T>(v);         // wraps like NumPy's integer sum
       }
     }
   });
@@ -137,21 +145,30 @@ Tensor arg_reduce(std::string_view op, const Tensor& x, int axis_in, bool keepdi
       dims.push_back(x.dim(d));
     else if (keepdims)
       dims.push_back(1);
-  Tensor out(DType::i32, Shape::from_fastest_first(dims));
-  std::int32_t* po = out.data<std::int32_t>();
-  const std::vector<double> v = x.to_doubles();  // exact for every Tessera dtype
-  for (std::int64_t o = 0; o < outer; ++o)
-    for (std::int64_t i = 0; i < inner; ++i) {
-      const double* base = v.data() + o * n * inner + i;
-      std::int64_t best = 0;
-      for (std::int64_t j = 1; j < n; ++j) {
-        const double c = base[j * inner], b = base[best * inner];
-        const bool better =
-            is_max ? (select_last_index ? c >= b : c > b) : (select_last_index ? c <= b : c < b);
-        if (better) best = j;
+  Tensor out(DType::i64, Shape::from_fastest_first(dims));  // ONNX: ArgMax/ArgMin give int64
+  std::int64_t* po = out.data<std::int64_t>();
+  const auto pick = [&](const auto* v) {
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        const auto* base = v + o * n * inner + i;
+        std::int64_t best = 0;
+        for (std::int64_t j = 1; j < n; ++j) {
+          const auto c = base[j * inner], b = base[best * inner];
+          const bool better =
+              is_max ? (select_last_index ? c >= b : c > b) : (select_last_index ? c <= b : c < b);
+          if (better) best = j;
+        }
+        po[o * inner + i] = best;
       }
-      po[o * inner + i] = static_cast<std::int32_t>(best);
-    }
+  };
+  // 64-bit integers compare natively (f64 would merge values beyond 2^53); the rest in f64,
+  // which holds each of them exactly.
+  if (x.dtype() == DType::i64)
+    pick(x.data<std::int64_t>());
+  else if (x.dtype() == DType::u64)
+    pick(x.data<std::uint64_t>());
+  else
+    pick(x.to_doubles().data());
   return out;
 }
 
@@ -250,7 +267,7 @@ Tensor hardmax(const Tensor& x, int axis_in) {
   std::vector<float> out(static_cast<std::size_t>(x.element_count()), 0.0f);
   if (n == 0) return Tensor(x.dtype(), x.shape());
   const Tensor idx = argmax(x, axis, true, false);
-  const std::int32_t* pi = idx.data<std::int32_t>();
+  const std::int64_t* pi = idx.data<std::int64_t>();
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i)
       out[static_cast<std::size_t>(o * n * inner + pi[o * inner + i] * inner + i)] = 1.0f;

@@ -63,6 +63,10 @@ Tensor strided_copy(const Tensor& in, const Shape& out_shape, std::int64_t base,
       strided_copy_impl(static_cast<const std::uint32_t*>(in.raw_data()),
                         static_cast<std::uint32_t*>(out.raw_data()), out_shape, base, strides);
       break;
+    case 8:
+      strided_copy_impl(static_cast<const std::uint64_t*>(in.raw_data()),
+                        static_cast<std::uint64_t*>(out.raw_data()), out_shape, base, strides);
+      break;
     default:
       throw_internal_error("strided_copy: element size {} is not handled", dtype_size(in.dtype()));
   }
@@ -487,6 +491,9 @@ Tensor pad(const Tensor& x, const PadParams& params) {
     case 4:
       run(std::uint32_t{});
       break;
+    case 8:
+      run(std::uint64_t{});
+      break;
     default:
       throw_internal_error("Pad: element size {} is not handled", dtype_size(x.dtype()));
   }
@@ -516,11 +523,7 @@ Tensor shape(const Tensor& x, std::int64_t start, std::optional<std::int64_t> en
   const std::vector<std::int64_t> dims = x.shape().outer_first();
   std::vector<std::int64_t> values;
   for (std::int64_t i = s; i < e; ++i) values.push_back(dims[static_cast<std::size_t>(i)]);
-  for (std::int64_t v : values)
-    if (v > std::numeric_limits<std::int32_t>::max())
-      throw_user_error("Shape: dim {} of input {} does not fit the i32 Tessera uses for shape data",
-                       v, x.shape().to_string());
-  return Tensor::from_ints(DType::i32, Shape{static_cast<std::int64_t>(values.size())}, values);
+  return Tensor::from_ints(DType::i64, Shape{static_cast<std::int64_t>(values.size())}, values);
 }
 
 }  // namespace tessera::ops

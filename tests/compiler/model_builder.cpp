@@ -38,9 +38,15 @@ std::vector<std::byte> make_model(const std::vector<OnnxInput>& inputs,
     auto* init = g->add_initializer();
     init->set_name(name);
     for (auto d : t.shape().outer_first()) init->add_dims(d);
-    if (t.dtype() == DType::i32) {
+    if (t.dtype() == DType::i32 || t.dtype() == DType::i64) {
       init->set_data_type(onnx::TensorProto::INT64);
       for (auto v : t.to_ints()) init->add_int64_data(v);
+    } else if (t.dtype() == DType::u64) {
+      init->set_data_type(onnx::TensorProto::UINT64);
+      for (auto v : t.span<const std::uint64_t>()) init->add_uint64_data(v);
+    } else if (t.dtype() == DType::f64) {
+      init->set_data_type(onnx::TensorProto::DOUBLE);
+      init->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.bytes()));
     } else {
       init->set_data_type(onnx::TensorProto::FLOAT);
       for (float v : t.to_floats()) init->add_float_data(v);

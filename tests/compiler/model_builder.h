@@ -26,8 +26,8 @@ struct OnnxInput {
   int elem_type = 1;              // onnx.TensorProto.DataType (1 float, 7 int64)
 };
 
-// A float model: inputs, initializers (f32 or i32 -> int64, outermost-first dims), nodes,
-// outputs (f32 with the given dims).
+// A model: inputs, initializers (f32 -> FLOAT, i32 or i64 -> INT64 in int64_data, u64 ->
+// UINT64 in uint64_data, f64 -> DOUBLE in raw_data; outermost-first dims), nodes, outputs.
 std::vector<std::byte> make_model(const std::vector<OnnxInput>& inputs,
                                   const std::vector<std::pair<std::string, Tensor>>& initializers,
                                   const std::vector<OnnxNode>& nodes,

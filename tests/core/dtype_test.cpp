@@ -27,6 +27,8 @@ TEST(DType, NamesSizesAndKinds) {
       {DType::u32, "u32", 4, false, false}, {DType::i16, "i16", 2, false, true},
       {DType::u16, "u16", 2, false, false}, {DType::i8, "i8", 1, false, true},
       {DType::u8, "u8", 1, false, false},   {DType::boolean, "bool", 1, false, false},
+      {DType::i64, "i64", 8, false, true},  {DType::u64, "u64", 8, false, false},
+      {DType::f64, "f64", 8, true, true},
   };
   ASSERT_EQ(std::size(table), std::size(kAllDTypes));
   for (const Expect& e : table) {
@@ -171,6 +173,32 @@ TEST(LoadStore, ConvertsThroughDoubleWithSaturation) {
   store_from_double(f, DType::f32, 0, 0.1);
   EXPECT_EQ(f[0], 0.1f);
   EXPECT_EQ(load_as_double(f, DType::f32, 0), static_cast<double>(0.1f));
+}
+
+// The 64-bit types keep the numbering of the older ones (appended), saturate at their own
+// limits and convert from double exactly where the double is an integer below 2^63 / 2^64.
+TEST(DType, SixtyFourBitTypes) {
+  EXPECT_EQ(static_cast<int>(DType::boolean), 9);
+  EXPECT_EQ(static_cast<int>(DType::i64), 10);
+  EXPECT_EQ(static_cast<int>(DType::f64), 12);
+  EXPECT_TRUE(is_64bit(DType::u64));
+  EXPECT_FALSE(is_64bit(DType::i32));
+  EXPECT_EQ(narrowed_dtype(DType::i64), DType::i32);
+  EXPECT_EQ(narrowed_dtype(DType::u64), DType::u32);
+  EXPECT_EQ(narrowed_dtype(DType::f64), DType::f32);
+  EXPECT_EQ(saturate_cast<std::int64_t>(0x1p62), std::int64_t{1} << 62);
+  EXPECT_EQ(saturate_cast<std::int64_t>(0x1p63), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(saturate_cast<std::int64_t>(-0x1p70), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(saturate_cast<std::uint64_t>(0x1p63), std::uint64_t{1} << 63);
+  EXPECT_EQ(saturate_cast<std::uint64_t>(0x1p64), std::numeric_limits<std::uint64_t>::max());
+  // A double source is not rounded through f32 first: 2^40 + 1 survives.
+  EXPECT_EQ(saturate_cast<std::int64_t>(0x1p40 + 1.0), (std::int64_t{1} << 40) + 1);
+  EXPECT_EQ(saturate_cast<std::int32_t>(std::int64_t{1} << 40), 2147483647);
+  EXPECT_EQ(saturate_cast<std::uint32_t>(std::numeric_limits<std::uint64_t>::max()), 0xffffffffu);
+  EXPECT_EQ(saturate_cast<std::int64_t>(std::numeric_limits<std::uint64_t>::max()),
+            std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ((convert_value<bool, double>(1e-300)), true);  // not flushed through f32
+  EXPECT_EQ((convert_value<double, std::int64_t>(std::int64_t{1} << 53)), 0x1p53);
 }
 
 }  // namespace

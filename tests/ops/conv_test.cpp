@@ -312,7 +312,7 @@ TEST(MaxPool, IndicesRowAndColumnMajor) {
   p.strides = {2, 2};
   const ops::MaxPoolResult r = ops::max_pool_with_indices(x, p);
   EXPECT_TRUE(Close(r.values, F(Shape::nchw(1, 1, 2, 2), {7, 9, 17, 19})));
-  EXPECT_EQ(r.indices.dtype(), DType::i32);
+  EXPECT_EQ(r.indices.dtype(), DType::i64);
   EXPECT_EQ(r.indices.to_ints(), (std::vector<std::int64_t>{6, 8, 16, 18}));
   // Column-major (ONNX storage_order 1): h + w * H.
   EXPECT_EQ(ops::max_pool_with_indices(x, p, true).indices.to_ints(),

@@ -90,7 +90,7 @@ TEST(ArgMax, KeepdimsAndTies) {
   EXPECT_EQ(ops::argmax(x, 1, false).to_ints(), (std::vector<std::int64_t>{1, 0, 1}));
   EXPECT_EQ(ops::argmin(x, 0, false).to_ints(), (std::vector<std::int64_t>{0, 1}));
   EXPECT_EQ(ops::argmin(x, 1, false, true).to_ints(), (std::vector<std::int64_t>{0, 1, 0}));
-  EXPECT_EQ(ops::argmax(x, 0).dtype(), DType::i32);
+  EXPECT_EQ(ops::argmax(x, 0).dtype(), DType::i64);
   EXPECT_EQ(ops::argmax(I(DType::u8, Shape{3}, {2, 9, 9}), 0, false).to_ints(),
             (std::vector<std::int64_t>{1}));
   EXPECT_TRUE(ThrowsUserError([&] { ops::argmax(x, 3); }, {"ArgMax", "axis 3"}));

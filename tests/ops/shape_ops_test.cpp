@@ -199,7 +199,7 @@ TEST(Expand, Broadcast) {
 TEST(ShapeOp, OuterFirstWithStartEnd) {
   const Tensor x(DType::f32, Shape{4, 3, 2});  // ONNX (2, 3, 4)
   const Tensor s = ops::shape(x);
-  EXPECT_EQ(s.dtype(), DType::i32);
+  EXPECT_EQ(s.dtype(), DType::i64);
   EXPECT_EQ(s.to_ints(), (std::vector<std::int64_t>{2, 3, 4}));
   EXPECT_EQ(ops::shape(x, 1).to_ints(), (std::vector<std::int64_t>{3, 4}));
   EXPECT_EQ(ops::shape(x, -1).to_ints(), (std::vector<std::int64_t>{4}));

@@ -212,25 +212,28 @@ TEST(Npy, ReadsFortranOrderAndWideTypes) {
     for (int b = 0; b < 8; ++b) i64.push_back(static_cast<unsigned char>((v >> (8 * b)) & 0xff));
   const Tensor w =
       decode_npy(make_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", i64, 2));
-  EXPECT_EQ(w.dtype(), DType::i32);
+  EXPECT_EQ(w.dtype(), DType::i64);
   EXPECT_EQ(w.to_ints(), (std::vector<std::int64_t>{-3, 5}));
 
   std::vector<unsigned char> big(8, 0);
-  big[4] = 1;  // 2^32 does not fit i32
-  EXPECT_TRUE(ThrowsUserError(
-      [&] {
-        decode_npy(make_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", big),
-                   "big.npy");
-      },
-      {"big.npy", "does not fit"}));
+  big[4] = 1;  // 2^32 + 2^56 + 2^63: exact as i64 / u64, not as i32
+  big[7] = 0x81;
+  const Tensor bi =
+      decode_npy(make_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", big));
+  EXPECT_EQ(bi.at<std::int64_t>(0),
+            static_cast<std::int64_t>((std::uint64_t{0x81} << 56) | (std::uint64_t{1} << 32)));
+  const Tensor bu =
+      decode_npy(make_npy("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }", big));
+  ASSERT_EQ(bu.dtype(), DType::u64);
+  EXPECT_EQ(bu.data<std::uint64_t>()[0], (std::uint64_t{0x81} << 56) | (std::uint64_t{1} << 32));
 
   std::vector<unsigned char> f64(8, 0);
   f64[7] = 0x40;  // 2.0
   const Tensor d =
       decode_npy(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", f64));
-  EXPECT_EQ(d.dtype(), DType::f32);
+  EXPECT_EQ(d.dtype(), DType::f64);
   EXPECT_EQ(d.rank(), 0);
-  EXPECT_EQ(d.at(0), 2.0f);
+  EXPECT_EQ(d.at<double>(0), 2.0);
 }
 
 TEST(Npy, MalformedFilesNameTheFile) {

@@ -41,6 +41,10 @@ class Backend {
   // backend runs int8 graphs of the quantisation pass (compiler/quantize.h; bm, epu): the
   // conformance suite then calibrates and quantises each case (ConformanceOptions).
   virtual DType compute_precision() const { return DType::f32; }
+  // Whether the backend's kernels take i64, u64 and f64 (reference only). Without them, compile
+  // narrows 64-bit values to 32 bits where they provably fit (compiler/narrow.h) and the nodes
+  // reading or writing any other fall back to reference with the reason.
+  virtual bool has_64bit_types() const { return false; }
   // The highest rank of a value the backend's kernels take; nodes with a value of a higher rank
   // fall back to reference with that reason, before unsupported_reason is asked.
   virtual int max_rank() const { return kDeviceMaxRank; }

@@ -27,7 +27,8 @@ Plan load_plan(const std::string& path, const LoadOptions& options);
 // The tolerance an output of `dtype` is held to, by the conformance suite and by
 // `tessera run --check` alike: |actual - expected| <= atol + rtol * |expected| per element.
 // Floats get a few units in the last place of their dtype (f32: rtol 1e-3, atol 1e-5; f16:
-// 4e-3, 1e-4; bf16: 1e-2, 1e-3); integers and bool are exact.
+// 4e-3, 1e-4; bf16: 1e-2, 1e-3); f64 ONNX's backend test defaults (1e-3, 1e-7); integers and
+// bool are exact.
 struct Tolerance {
   double rtol = 0.0;
   double atol = 0.0;

@@ -25,6 +25,9 @@ struct Value {
   Shape shape;
   std::optional<Tensor> constant;  // set for initializers and folded values
   int producer = -1;               // index of the producing node; -1 for inputs and constants
+  // Set when a device backend holds a 64-bit value in 32 bits (compiler/narrow.h): the type
+  // ONNX gives it, which reference fallbacks compute in and graph outputs are returned in.
+  std::optional<DType> narrowed_from;
   bool is_constant() const { return constant.has_value(); }
   std::size_t bytes() const {
     return static_cast<std::size_t>(shape.element_count()) * dtype_size(dtype);

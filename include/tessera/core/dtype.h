@@ -1,6 +1,8 @@
 // Element types shared by every target, and conversions between them.
 // Float narrowing rounds to nearest even; integer conversions from wider types either wrap
-// (the C rule) or saturate (`saturate_cast`), as each target's spec says.
+// (the C rule) or saturate (`saturate_cast`), as each target's spec says. The 64-bit types
+// (ONNX's INT64, UINT64, DOUBLE) exist on the host and the reference backend; device backends
+// narrow them only where the values provably fit (compiler/narrow.h).
 #pragma once
 
 #include <bit>
@@ -13,17 +15,34 @@
 
 namespace tessera {
 
-enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i16, u16, i8, u8, boolean };
+// New types go at the end: the numbering is stable (model files store names, but tools and
+// tests may keep the numbers).
+enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i16, u16, i8, u8, boolean, i64, u64, f64 };
 
 inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i32,
                                        DType::u32, DType::i16, DType::u16,  DType::i8,
-                                       DType::u8,  DType::boolean};
+                                       DType::u8,  DType::boolean, DType::i64, DType::u64,
+                                       DType::f64};
 
 std::size_t dtype_size(DType type);
 std::string_view dtype_name(DType type);  // "f32", "bf16", "bool", ...
 std::optional<DType> parse_dtype(std::string_view name);
 bool is_floating(DType type);
 bool is_signed(DType type);
+// i64, u64 and f64: the types device backends lack (compiler/narrow.h decides where they narrow).
+inline bool is_64bit(DType type) {
+  return type == DType::i64 || type == DType::u64 || type == DType::f64;
+}
+// The 32-bit type a 64-bit type narrows to on a device (i64 -> i32, u64 -> u32, f64 -> f32);
+// other types are returned unchanged.
+inline DType narrowed_dtype(DType type) {
+  switch (type) {
+    case DType::i64: return DType::i32;
+    case DType::u64: return DType::u32;
+    case DType::f64: return DType::f32;
+    default: return type;
+  }
+}
 
 // ---- f16 and bf16 bit conversions (round to nearest even, NaN stays NaN) ----
 
@@ -94,10 +113,13 @@ To saturate_cast(From value) {
   constexpr auto hi = std::numeric_limits<To>::max();
   if constexpr (std::is_floating_point_v<From> || std::is_same_v<From, f16> ||
                 std::is_same_v<From, bf16>) {
-    const double v = static_cast<double>(static_cast<float>(value));
+    double v;
+    if constexpr (std::is_same_v<From, double>) v = value;
+    else v = static_cast<double>(static_cast<float>(value));
     if (std::isnan(v)) return 0;
     const double r = std::nearbyint(v);  // default rounding mode: nearest even
     if (r <= static_cast<double>(lo)) return lo;
+    // For 64-bit To, double(hi) rounds up to 2^64 or 2^63: everything below converts exactly.
     if (r >= static_cast<double>(hi)) return hi;
     return static_cast<To>(r);
   } else {
@@ -108,6 +130,33 @@ To saturate_cast(From value) {
       if (static_cast<std::uint64_t>(value) > static_cast<std::uint64_t>(hi)) return hi;
     }
     return static_cast<To>(value);
+  }
+}
+
+// One element converted between storage types, as Tensor::astype does: floats narrow with
+// round-to-nearest-even, float to integer rounds to nearest even and saturates (NaN -> 0),
+// integers saturate, anything nonzero -> true.
+template <typename To, typename From>
+To convert_value(From in) {
+  constexpr bool from_small_float = std::is_same_v<From, f16> || std::is_same_v<From, bf16>;
+  if constexpr (std::is_same_v<To, From>) {
+    return in;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (from_small_float) return static_cast<float>(in) != 0.0f;
+    else return in != From{};
+  } else if constexpr (std::is_same_v<To, float>) {
+    return static_cast<float>(in);
+  } else if constexpr (std::is_same_v<To, double>) {
+    if constexpr (from_small_float) return static_cast<double>(static_cast<float>(in));
+    else return static_cast<double>(in);
+  } else if constexpr (std::is_same_v<To, f16> || std::is_same_v<To, bf16>) {
+    // Through f32: a double or a 64-bit integer rounds twice only where f16/bf16 have long
+    // lost those bits.
+    return To(static_cast<float>(in));
+  } else if constexpr (std::is_same_v<From, bool>) {
+    return static_cast<To>(in ? 1 : 0);
+  } else {
+    return saturate_cast<To>(in);
   }
 }
 
@@ -123,10 +172,14 @@ template <> struct dtype_storage<DType::u16> { using type = std::uint16_t; };
 template <> struct dtype_storage<DType::i8> { using type = std::int8_t; };
 template <> struct dtype_storage<DType::u8> { using type = std::uint8_t; };
 template <> struct dtype_storage<DType::boolean> { using type = bool; };
+template <> struct dtype_storage<DType::i64> { using type = std::int64_t; };
+template <> struct dtype_storage<DType::u64> { using type = std::uint64_t; };
+template <> struct dtype_storage<DType::f64> { using type = double; };
 template <DType T> using dtype_storage_t = typename dtype_storage<T>::type;
 
 // Reads element `index` of a buffer of `type` as double / writes it from double, converting
-// with saturation and round-to-nearest-even. Used by generic (non-hot) paths.
+// with saturation and round-to-nearest-even. Used by generic (non-hot) paths; i64/u64 beyond
+// 2^53 round here; exact paths use Tensor::at<std::int64_t>, to_ints or astype.
 double load_as_double(const void* data, DType type, std::size_t index);
 void store_from_double(void* data, DType type, std::size_t index, double value);
 
@@ -144,6 +197,9 @@ decltype(auto) dispatch_dtype(DType type, Fn&& fn) {
     case DType::i8: return fn(std::int8_t{});
     case DType::u8: return fn(std::uint8_t{});
     case DType::boolean: return fn(bool{});
+    case DType::i64: return fn(std::int64_t{});
+    case DType::u64: return fn(std::uint64_t{});
+    case DType::f64: return fn(double{});
   }
   return fn(float{});
 }

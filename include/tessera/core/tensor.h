@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -67,17 +68,19 @@ class Tensor {
     return {data<T>(), static_cast<std::size_t>(element_count())};
   }
 
-  // Element `flat` (storage order) read as T whatever the dtype, converted through double;
-  // UserError when out of range. For tests and non-hot paths.
+  // Element `flat` (storage order) read as T whatever the dtype, converted as astype does
+  // (so 64-bit integers read as std::int64_t stay exact); UserError when out of range.
   template <typename T = float>
   T at(std::int64_t flat) const {
-    const double v = load_as_double(storage_.data(), dtype_, checked_index(flat));
-    if constexpr (std::is_same_v<T, bool>)
-      return v != 0.0;
-    else if constexpr (std::is_integral_v<T>)
-      return saturate_cast<T>(v);
-    else
-      return static_cast<T>(v);
+    const std::size_t i = checked_index(flat);
+    T out{};
+    dispatch_dtype(dtype_, [&](auto tag) {
+      using S = decltype(tag);
+      S v;
+      std::memcpy(&v, storage_.data() + i * sizeof(S), sizeof(S));
+      out = convert_value<T>(v);
+    });
+    return out;
   }
   // Element at a multi-index listed fastest dimension first (one entry per dimension).
   template <typename T = float>
@@ -104,6 +107,8 @@ class Tensor {
   Tensor astype(DType dtype) const;
 
   std::string to_string(std::int64_t max_elements = 16) const;  // "f32(3, 2)[1, 2, ...]"
+  // Element `flat` as text: integers exactly (also beyond 2^53), floats as their f64 value.
+  std::string format_element(std::int64_t flat) const;
 
  private:
   template <typename T>
@@ -139,9 +144,9 @@ CompareResult compare(const Tensor& actual, const Tensor& expected, double rtol 
 bool allclose(const Tensor& actual, const Tensor& expected, double rtol = 1e-5, double atol = 1e-6);
 
 // NumPy .npy files (format versions 1.0-3.0). Reading accepts little-endian or byte-order-free
-// f4 f2 i4 u4 i2 u2 i1 u1 b1, plus f8 (narrowed to f32) and i8/u8 (narrowed to i32, UserError
-// when a value does not fit), C or Fortran order, rank 0..5. Writing uses C order; bf16 has no
-// NumPy dtype and is written as exact f32. Malformed files raise UserError naming the file.
+// f8 f4 f2 i8 u8 i4 u4 i2 u2 i1 u1 b1 (each its own dtype), C or Fortran order, rank 0..8. Writing
+// uses C order; bf16 has no NumPy dtype and is written as exact f32. Malformed files raise
+// UserError naming the file.
 Tensor load_npy(const std::string& path);
 void save_npy(const Tensor& tensor, const std::string& path);
 Tensor decode_npy(std::span<const std::byte> bytes, const std::string& name = "<memory>");

@@ -14,10 +14,13 @@
 // - Spatial attribute lists (kernel_shape, strides, dilations, pads, output_padding) keep ONNX
 //   ORDER, outermost spatial axis first ({H, W} for 2-D; pads {H_begin, W_begin, H_end, W_end}),
 //   so an importer copies them verbatim. An empty list means the ONNX default.
-// - Tensors holding shape or index DATA (Shape's output, Gather indices, ArgMax's output) use i32
-//   because Tessera has no 64-bit integer dtype; Shape's output lists dims outermost first as
-//   ONNX does, since it is data that other ops index.
+// - Shape and index DATA that ONNX types int64 (Shape, Size, ArgMax/ArgMin, TopK's indices,
+//   NonZero, Unique, MaxPool's Indices, NonMaxSuppression) is i64; index inputs (Gather...) take
+//   any integer dtype. Shape's output lists dims outermost first as ONNX does.
 // - Floats compute in f32; f16/bf16 inputs are widened to f32 and the result rounded back (RNE).
+//   f64 computes in f64 in the elementwise ops, Cast, reductions' sums and the data movement ops
+//   (which copy bytes); the others (conv, gemm, normalisations, ...) compute in f32 and round
+//   back to f64, as docs/ops.md lists.
 //   Integer dtypes are accepted where ONNX accepts them; bool results for compares and Where.
 // - Bad input (shape mismatch, bad axis/perm, wrong dtype) raises UserError naming the op, the
 //   shapes/values involved and what is expected.
@@ -110,7 +113,7 @@ struct PoolParams {
   bool count_include_pad = false;  // AveragePool only
 };
 Tensor max_pool(const Tensor& x, const PoolParams& params);
-// MaxPool with ONNX's second output: i32 flat indices into x (N, C, spatial... row-major, or
+// MaxPool with ONNX's second output: i64 flat indices into x (N, C, spatial... row-major, or
 // with the spatial dims reversed when column_major, ONNX storage_order=1); padding is never
 // selected. A window holding only padding gives -inf and index -1.
 struct MaxPoolResult {
@@ -192,7 +195,7 @@ Tensor cast(const Tensor& x, DType to);
 Tensor identity(const Tensor& x);
 // Unidirectional-to-bidirectional broadcast of x with `shape` (ONNX Expand).
 Tensor expand(const Tensor& x, const Shape& shape);
-// i32 1-D tensor of x's dims listed OUTERMOST FIRST (ONNX order), optionally sliced
+// i64 1-D tensor of x's dims listed OUTERMOST FIRST (ONNX order), optionally sliced
 // [start, end) over that list as ONNX Shape-15 does.
 Tensor shape(const Tensor& x, std::int64_t start = 0,
              std::optional<std::int64_t> end = std::nullopt);
@@ -208,7 +211,7 @@ Tensor reduce_mean(const Tensor& x, const ReduceParams& params = {});
 Tensor reduce_max(const Tensor& x, const ReduceParams& params = {});
 Tensor reduce_min(const Tensor& x, const ReduceParams& params = {});
 Tensor reduce_prod(const Tensor& x, const ReduceParams& params = {});
-// i32 indices along `axis`; ties pick the first (or last with select_last_index).
+// i64 indices along `axis`; ties pick the first (or last with select_last_index).
 Tensor argmax(const Tensor& x, int axis = 0, bool keepdims = true, bool select_last_index = false);
 Tensor argmin(const Tensor& x, int axis = 0, bool keepdims = true, bool select_last_index = false);
 
@@ -248,7 +251,7 @@ Tensor mod(const Tensor& a, const Tensor& b, bool fmod = false);
 Tensor tile(const Tensor& x, const std::vector<std::int64_t>& repeats);
 // 1-D [start, limit) by delta in `dtype` (ONNX Range takes the dtype of its scalar inputs).
 Tensor range(double start, double limit, double delta, DType dtype);
-// The k largest (or smallest) along axis, sorted, ties by lower index; indices are i32.
+// The k largest (or smallest) along axis, sorted, ties by lower index; indices are i64.
 struct TopKResult {
   Tensor values;
   Tensor indices;
@@ -327,11 +330,11 @@ Tensor compress(const Tensor& x, const Tensor& condition, std::optional<int> axi
 Tensor reverse_sequence(const Tensor& x, const Tensor& lengths, int time_axis, int batch_axis);
 
 // ---- Ops whose output shape depends on the data (NonZero-13, Unique-11, NonMaxSuppression-11) ----
-// ONNX (rank, nnz): the coordinates of the nonzero elements in row-major order, i32.
+// ONNX (rank, nnz): the coordinates of the nonzero elements in row-major order, i64.
 Tensor non_zero(const Tensor& x);
 // The distinct elements (no axis: of x flattened) or slices along Tessera `axis`, ascending when
 // `sorted` (slices compared in ONNX row-major order), else in order of first occurrence; with the
-// first occurrence of each, each input's position in y, and the counts (all i32).
+// first occurrence of each, each input's position in y, and the counts (all i64).
 struct UniqueResult {
   Tensor y;
   Tensor indices;
@@ -339,7 +342,7 @@ struct UniqueResult {
   Tensor counts;
 };
 UniqueResult unique(const Tensor& x, std::optional<int> axis, bool sorted = true);
-// ONNX (selected, 3) rows of (batch, class, box), i32, per batch and class in descending score.
+// ONNX (selected, 3) rows of (batch, class, box), i64, per batch and class in descending score.
 Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores,
                            std::int64_t max_output_boxes_per_class, float iou_threshold,
                            std::optional<float> score_threshold, bool center_point_box);

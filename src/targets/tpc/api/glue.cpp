@@ -96,10 +96,15 @@ TensorDataType_t data_type_of(DType type) {
     case DType::f16:
       return DATA_F16;
     case DType::boolean:
+    case DType::i64:
+    case DType::u64:
+    case DType::f64:
       break;
   }
-  throw_user_error("TPC tensors cannot hold {} elements; use u8 or i8 for booleans",
-                   dtype_name(type));
+  throw_user_error(
+      "TPC tensors cannot hold {} elements; use u8 or i8 for booleans and the 32-bit type "
+      "for 64-bit data",
+      dtype_name(type));
 }
 
 DType dtype_of(TensorDataType_t type) {

@@ -34,6 +34,9 @@ using Dims = memory::dims;
 // per-call overhead, more balance two or more host threads.
 constexpr std::int64_t kPieceMacs = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxPieces = 8;
+// From this many multiply-adds (about 0.1 ms on one core) a convolution gets at least two
+// pieces, so that a second host thread has a share of it.
+constexpr std::int64_t kTwoPieceMacs = std::int64_t{1} << 21;
 // Pieces keep at least this many output pixels and output channels: below, oneDNN's kernels run
 // short rows and lose more than the split gains.
 constexpr std::int64_t kMinPiecePixels = 16;
@@ -222,7 +225,8 @@ std::vector<Piece> plan(const HostConv& c) {
   const std::int64_t rows = c.out[ou];
   const std::int64_t macs = c.out_channels * pixels * (c.in_channels / c.group) * c.kernel[0] *
                             c.kernel[1] * c.kernel[2];
-  std::int64_t wanted = std::clamp((macs + kPieceMacs - 1) / kPieceMacs, std::int64_t{1},
+  std::int64_t wanted = std::clamp((macs + kPieceMacs - 1) / kPieceMacs,
+                                   macs >= kTwoPieceMacs ? std::int64_t{2} : std::int64_t{1},
                                    kMaxPieces);
   wanted += wanted % 2 * (wanted > 1);  // an even count keeps two host threads equally busy
   const std::int64_t row_bands =

@@ -49,6 +49,7 @@ PresetCostModel::PresetCostModel(arch::MachineSpec spec) : spec_(std::move(spec)
     throw_user_error("machine '{}' ({}) cannot feed the cost model:{}", spec_.name, spec_.origin,
                      list);
   }
+  sync_cycles_ = ceil_cycles(param("sync.latency_cycles", 0));
 }
 
 double PresetCostModel::clock_hz() const {
@@ -90,7 +91,7 @@ std::uint64_t PresetCostModel::host_link_cycles(std::uint64_t bytes) const {
 }
 
 std::uint64_t PresetCostModel::sync_cycles() const {
-  return ceil_cycles(param("sync.latency_cycles", 0));
+  return sync_cycles_;
 }
 
 double PresetCostModel::param(std::string_view key, double fallback) const {

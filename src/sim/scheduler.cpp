@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -33,6 +34,31 @@ unsigned parse_threads() {
   return static_cast<unsigned>(value);
 }
 
+// How long a thread polls before it sleeps: a worker for the next job, the caller for workers
+// still inside this one. Kernel launches follow each other within tens of microseconds, and a
+// futex wake-up costs about that much, so a short poll saves most of them; beyond it the thread
+// sleeps and leaves the core to others (a shared host).
+constexpr auto kPollTime = std::chrono::microseconds(50);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Polls `ready` for up to kPollTime; true when it held.
+template <typename F>
+bool poll(F&& ready) {
+  const auto until = std::chrono::steady_clock::now() + kPollTime;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return ready();
+  }
+}
+
 }  // namespace
 
 struct WorkScheduler::Impl {
@@ -44,14 +70,18 @@ struct WorkScheduler::Impl {
   std::condition_variable wake;
   std::condition_variable done;
   bool stopping = false;
-  std::uint64_t generation = 0;
+  std::atomic<std::uint64_t> generation{0};
 
-  // The job in flight.
+  // The job in flight. A worker takes part only if it arrives while the job is open; the caller
+  // closes it once it has run out of units and then waits only for the workers that joined, so
+  // a worker that wakes late (its core busy with other processes) never holds the caller up.
   const std::function<void(std::size_t)>* fn = nullptr;
   std::size_t count = 0;
   std::size_t chunk = 1;
   std::atomic<std::size_t> next{0};
-  unsigned active = 0;  // workers still inside the current job
+  bool open = false;
+  std::atomic<unsigned> joined{0};  // workers inside the current job
+  bool caller_sleeping = false;
   std::atomic<std::size_t> lowest_failure{std::numeric_limits<std::size_t>::max()};
   std::exception_ptr failure;
   std::mutex failure_mutex;
@@ -83,17 +113,18 @@ struct WorkScheduler::Impl {
   void worker_loop() {
     std::uint64_t seen = 0;
     for (;;) {
+      poll([&] { return generation.load(std::memory_order_acquire) != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return stopping || generation != seen; });
+        wake.wait(lock, [&] { return stopping || generation.load() != seen; });
         if (stopping) return;
-        seen = generation;
+        seen = generation.load();
+        if (!open) continue;  // the caller finished this job alone
+        joined.fetch_add(1);
       }
       run_units();
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (--active == 0) done.notify_all();
-      }
+      std::lock_guard<std::mutex> lock(mutex);
+      if (joined.fetch_sub(1) == 1 && caller_sleeping) done.notify_one();
     }
   }
 };
@@ -146,15 +177,24 @@ void WorkScheduler::parallel_for(std::size_t count, const std::function<void(std
     s.next.store(0);
     s.lowest_failure.store(std::numeric_limits<std::size_t>::max());
     s.failure = nullptr;
-    s.active = static_cast<unsigned>(s.workers.size());
-    ++s.generation;
+    s.open = true;
+    s.generation.fetch_add(1, std::memory_order_release);
   }
   s.wake.notify_all();
   s.run_units();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.open = false;  // every unit is taken: workers arriving from now on stay out
+  }
+  if (!poll([&] { return s.joined.load(std::memory_order_acquire) == 0; })) {
+    std::unique_lock<std::mutex> lock(s.mutex);
+    s.caller_sleeping = true;
+    s.done.wait(lock, [&] { return s.joined.load() == 0; });
+    s.caller_sleeping = false;
+  }
   std::exception_ptr failure;
   {
-    std::unique_lock<std::mutex> lock(s.mutex);
-    s.done.wait(lock, [&] { return s.active == 0; });
+    std::lock_guard<std::mutex> lock(s.mutex);
     s.fn = nullptr;
     failure = s.failure;
     s.failure = nullptr;

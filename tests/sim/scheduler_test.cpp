@@ -183,6 +183,30 @@ TEST(Scheduler, RunsEveryUnitOnce) {
   }
 }
 
+// Jobs back to back, as kernel launches come: a worker that wakes after the caller has finished a
+// job alone must stay out of it (its function and units are gone), and one that joined must be
+// waited for. Each job's units run exactly once, and only while their job is in flight.
+TEST(Scheduler, BackToBackJobsRunTheirOwnUnitsOnce) {
+  for (unsigned threads : {2u, 3u, 8u}) {
+    WorkScheduler pool(threads);
+    for (int job = 0; job < 3000; ++job) {
+      const std::size_t units = 1 + static_cast<std::size_t>(job % 4);
+      std::vector<std::atomic<int>> hits(units);
+      std::atomic<bool> in_flight{true};
+      std::atomic<int> late{0};
+      pool.parallel_for(units, [&](std::size_t i) {
+        if (!in_flight.load()) late++;
+        hits[i]++;
+      });
+      in_flight = false;
+      for (std::size_t i = 0; i < units; ++i)
+        ASSERT_EQ(hits[i].load(), 1) << "job " << job << " unit " << i << ", " << threads
+                                     << " threads";
+      ASSERT_EQ(late.load(), 0) << "job " << job << ", " << threads << " threads";
+    }
+  }
+}
+
 TEST(Scheduler, RethrowsTheLowestFailingUnit) {
   for (unsigned threads : {1u, 2u, 8u}) {
     WorkScheduler pool(threads);

@@ -55,3 +55,28 @@ TEST(TpcLibrary, BadPathEntriesAreUserErrors) {
   EXPECT_THROW(reg.add_path("/nonexistent/libnothing.so"), UserError);
   EXPECT_THROW(reg.add_path(__FILE__), UserError);  // not a shared object
 }
+
+// Launches look names up in each library's cached set; an exported name over
+// tpc.kernel_name_max_bytes is still a DeviceFault naming it, found or not, and a library added
+// to a KernelSet after its names were read is searched again.
+TEST(TpcLibrary, FindChecksNameLengthsAndSeesKernelsAddedLater) {
+  auto set = std::make_shared<KernelSet>("test set");
+  const auto glue = [](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t*) {
+    return gcapi::GLUE_SUCCESS;
+  };
+  set->add("short_f32", glue);
+  KernelRegistry reg;
+  reg.add_builtin_library(set);
+  EXPECT_EQ(reg.find("short_f32", 16, gcapi::DEVICE_ID_GAUDI), set.get());
+  EXPECT_EQ(reg.find("absent_f32", 16, gcapi::DEVICE_ID_GAUDI), nullptr);
+  set->add("added_later_f32", glue);
+  EXPECT_EQ(reg.find("added_later_f32", 16, gcapi::DEVICE_ID_GAUDI), set.get());
+  set->add("a_kernel_name_longer_than_the_limit", glue);
+  try {
+    reg.find("short_f32", 16, gcapi::DEVICE_ID_GAUDI);
+    FAIL() << "expected a DeviceFault for the long name";
+  } catch (const DeviceFault& e) {
+    EXPECT_NE(std::string(e.what()).find("a_kernel_name_longer_than_the_limit"), std::string::npos)
+        << e.what();
+  }
+}

@@ -58,6 +58,7 @@ class PresetCostModel : public CostModel {
  private:
   const arch::MemorySpec& memory(std::string_view name) const;
   arch::MachineSpec spec_;
+  std::uint64_t sync_cycles_ = 0;  // read once: every Timeline asks for it
 };
 
 }  // namespace tessera::sim

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <initializer_list>
 #include <map>
 #include <span>
@@ -161,11 +160,26 @@ class Timeline {
     std::string name;
     std::vector<std::uint64_t> deps;
   };
+  // A FIFO on a vector: unlike std::deque it allocates nothing until used, and most pipes never
+  // block (a TPC launch builds one timeline per core and pipe).
+  struct PendingOps {
+    std::vector<std::uint64_t> items;
+    std::size_t head = 0;
+    bool empty() const { return head == items.size(); }
+    std::uint64_t front() const { return items[head]; }
+    void push_back(std::uint64_t index) { items.push_back(index); }
+    void pop_front() {
+      if (++head == items.size()) {
+        items.clear();
+        head = 0;
+      }
+    }
+  };
   struct Pipe {
     std::string name;
     std::uint64_t free = 0;
     std::uint64_t busy = 0;
-    std::deque<std::uint64_t> pending;  // op indices not yet resolved, in issue order
+    PendingOps pending;  // op indices not yet resolved, in issue order
   };
   // The k-th wait of a flag consumes its k-th set; times are kUnresolved until known.
   struct Flag {

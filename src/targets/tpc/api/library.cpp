@@ -18,34 +18,57 @@ namespace {
 constexpr std::size_t kNameBuffer = 1024;  // generous, so over-long names are seen, not cut
 }
 
+void KernelLibrary::fill_names_locked(gcapi::DeviceId_t deviceId) const {
+  if (names_valid_) return;
+  unsigned count = 0;
+  // First call with a zero-length list asks for the count (spec 000 §2.7.1).
+  GetKernelNames(nullptr, &count, deviceId);
+  std::vector<std::vector<char>> storage(count, std::vector<char>(kNameBuffer, '\0'));
+  std::vector<char*> pointers(count);
+  for (unsigned i = 0; i < count; ++i) pointers[i] = storage[i].data();
+  unsigned asked = count;
+  const auto rc = GetKernelNames(pointers.data(), &asked, deviceId);
+  if (rc != gcapi::GLUE_SUCCESS || asked > count)
+    throw_user_error(
+        "kernel library {}: GetKernelNames returned {} ({} names for a list of {}); it must "
+        "fill the list when kernelCount is large enough",
+        origin(), gcapi::glue_return_name(rc), asked, count);
+  names_.clear();
+  for (unsigned i = 0; i < asked; ++i) {
+    storage[i].back() = '\0';
+    names_.emplace_back(storage[i].data());
+  }
+  name_set_.clear();
+  longest_name_ = 0;
+  for (const auto& n : names_) {
+    name_set_.insert(n);
+    longest_name_ = std::max(longest_name_, n.size());
+  }
+  names_valid_ = true;
+}
+
 std::vector<std::string> KernelLibrary::kernel_names(gcapi::DeviceId_t deviceId) const {
   std::lock_guard<std::mutex> lock(names_mutex_);
-  if (!names_valid_) {
-    unsigned count = 0;
-    // First call with a zero-length list asks for the count (spec 000 §2.7.1).
-    GetKernelNames(nullptr, &count, deviceId);
-    std::vector<std::vector<char>> storage(count, std::vector<char>(kNameBuffer, '\0'));
-    std::vector<char*> pointers(count);
-    for (unsigned i = 0; i < count; ++i) pointers[i] = storage[i].data();
-    unsigned asked = count;
-    const auto rc = GetKernelNames(pointers.data(), &asked, deviceId);
-    if (rc != gcapi::GLUE_SUCCESS || asked > count)
-      throw_user_error(
-          "kernel library {}: GetKernelNames returned {} ({} names for a list of {}); it must "
-          "fill the list when kernelCount is large enough",
-          origin(), gcapi::glue_return_name(rc), asked, count);
-    for (unsigned i = 0; i < asked; ++i) {
-      storage[i].back() = '\0';
-      names_.emplace_back(storage[i].data());
-    }
-    names_valid_ = true;
-  }
+  fill_names_locked(deviceId);
   return names_;
+}
+
+bool KernelLibrary::exports(std::string_view name, gcapi::DeviceId_t deviceId) const {
+  std::lock_guard<std::mutex> lock(names_mutex_);
+  fill_names_locked(deviceId);
+  return name_set_.count(name) != 0;
+}
+
+std::size_t KernelLibrary::longest_name(gcapi::DeviceId_t deviceId) const {
+  std::lock_guard<std::mutex> lock(names_mutex_);
+  fill_names_locked(deviceId);
+  return longest_name_;
 }
 
 void KernelLibrary::invalidate_names() {
   std::lock_guard<std::mutex> lock(names_mutex_);
   names_valid_ = false;
+  name_set_.clear();
   names_.clear();
 }
 
@@ -246,15 +269,15 @@ std::vector<std::shared_ptr<KernelLibrary>> KernelRegistry::libraries() const {
 const KernelLibrary* KernelRegistry::find(std::string_view name, std::size_t name_limit,
                                           gcapi::DeviceId_t deviceId) const {
   for (const auto& lib : libraries()) {
-    const auto names = lib->kernel_names(deviceId);
-    for (const auto& n : names)
-      if (n.size() > name_limit)
-        throw DeviceFault(
-            fmt::format("kernel library {}", lib->origin()),
-            fmt::format("kernel name '{}' is {} bytes long; TPC kernel names are limited to {} "
-                        "bytes (tpc.kernel_name_max_bytes, spec 000 §2.7.1); shorten the name",
-                        n, n.size(), name_limit));
-    if (std::find(names.begin(), names.end(), name) != names.end()) return lib.get();
+    if (lib->longest_name(deviceId) > name_limit)
+      for (const auto& n : lib->kernel_names(deviceId))
+        if (n.size() > name_limit)
+          throw DeviceFault(
+              fmt::format("kernel library {}", lib->origin()),
+              fmt::format("kernel name '{}' is {} bytes long; TPC kernel names are limited to {} "
+                          "bytes (tpc.kernel_name_max_bytes, spec 000 §2.7.1); shorten the name",
+                          n, n.size(), name_limit));
+    if (lib->exports(name, deviceId)) return lib.get();
   }
   return nullptr;
 }

@@ -257,8 +257,11 @@ const profile::KernelRecord& Mme::gemm(const DeviceTensor& a, const DeviceTensor
   check_fits(device_, "gemm", "the output", out);
   if (bias) check_fits(device_, "gemm", "the bias", *bias);
 
-  const std::vector<float> av = read_f32(device_, a);
-  const std::vector<float> bv = read_f32(device_, b);
+  // f32 operands are read where they lie (the product goes to a separate buffer, so an output
+  // overlapping them is still fine); bf16 ones widen to copies.
+  std::vector<float> a_copy, b_copy;
+  const float* av = f32_view(device_, a, a_copy);
+  const float* bv = f32_view(device_, b, b_copy);
   std::vector<float> cv(static_cast<std::size_t>(m * n), 0.0f);
   float beta = 0.0f;
   std::uint64_t bytes_read = (elements(a) + elements(b)) * dtype_size(dt);
@@ -269,15 +272,16 @@ const profile::KernelRecord& Mme::gemm(const DeviceTensor& a, const DeviceTensor
     bytes_read += elements(out) * dtype_size(dt);
   }
   if (bias) {
-    const std::vector<float> biasv = read_f32(device_, *bias);
+    std::vector<float> bias_copy;
+    const float* biasv = f32_view(device_, *bias, bias_copy);
     for (std::int64_t r = 0; r < m; ++r)
       for (std::int64_t c = 0; c < n; ++c) cv[static_cast<std::size_t>(r * n + c)] += biasv[c];
     beta = 1.0f;
     bytes_read += elements(*bias) * dtype_size(dt);
   }
   if (m > 0 && n > 0 && k > 0)
-    tessera::ops::sgemm(params.trans_a, params.trans_b, m, n, k, params.alpha, av.data(),
-                        a.shape[0], bv.data(), b.shape[0], beta, cv.data(), n);
+    tessera::ops::sgemm(params.trans_a, params.trans_b, m, n, k, params.alpha, av, a.shape[0],
+                        bv, b.shape[0], beta, cv.data(), n);
   else if (beta == 0.0f)
     std::fill(cv.begin(), cv.end(), 0.0f);
   write_f32(device_, out, cv);
@@ -321,8 +325,9 @@ const profile::KernelRecord& Mme::batch_gemm(const DeviceTensor& a, const Device
   check_fits(device_, "batch_gemm", "B", b);
   check_fits(device_, "batch_gemm", "the output", out);
 
-  const std::vector<float> av = read_f32(device_, a);
-  const std::vector<float> bv = read_f32(device_, b);
+  std::vector<float> a_copy, b_copy;
+  const float* av = f32_view(device_, a, a_copy);
+  const float* bv = f32_view(device_, b, b_copy);
   std::vector<float> cv(elements(out), 0.0f);
   std::uint64_t bytes_read = (elements(a) + elements(b)) * dtype_size(dt);
   float beta = 0.0f;
@@ -347,8 +352,8 @@ const profile::KernelRecord& Mme::batch_gemm(const DeviceTensor& a, const Device
         const std::int64_t ci = (i4 * batch[1] + i3) * batch[0] + i2;
         if (m > 0 && n > 0 && k > 0)
           tessera::ops::sgemm(params.trans_a, params.trans_b, m, n, k, params.alpha,
-                              av.data() + index(a.shape) * a_mat, a.shape[0],
-                              bv.data() + index(b.shape) * b_mat, b.shape[0], beta,
+                              av + index(a.shape) * a_mat, a.shape[0],
+                              bv + index(b.shape) * b_mat, b.shape[0], beta,
                               cv.data() + ci * c_mat, n);
         ++gemms;
       }

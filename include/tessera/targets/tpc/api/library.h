@@ -13,6 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include <string_view>
+#include <unordered_set>
+
 #include "tessera/targets/tpc/api/glue.h"
 
 namespace tessera::tpc {
@@ -29,6 +32,10 @@ class KernelLibrary {
 
   // The exported names, asked through GetKernelNames and cached (a copy, so it stays valid).
   std::vector<std::string> kernel_names(gcapi::DeviceId_t deviceId) const;
+  // Whether `name` is among them, and the longest one's length: what every launch asks, from
+  // the cache without copying it.
+  bool exports(std::string_view name, gcapi::DeviceId_t deviceId) const;
+  std::size_t longest_name(gcapi::DeviceId_t deviceId) const;
 
  protected:
   void invalidate_names();  // for libraries whose set of kernels grows
@@ -37,6 +44,9 @@ class KernelLibrary {
   mutable std::mutex names_mutex_;
   mutable bool names_valid_ = false;
   mutable std::vector<std::string> names_;
+  mutable std::unordered_set<std::string_view> name_set_;  // views into names_
+  mutable std::size_t longest_name_ = 0;
+  void fill_names_locked(gcapi::DeviceId_t deviceId) const;
 };
 
 // A library built from the two gcapi entry points (a shared object, or functions in-process).

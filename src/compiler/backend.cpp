@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "tessera/compiler/quantize.h"
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
+#include "tessera/ops/host_conv.h"
 
 namespace tessera::compiler {
 namespace {
@@ -44,13 +46,30 @@ class ReferenceStep final : public Step {
         ins.push_back(&context.host(v));
       }
     }
-    auto outs = run_reference(node, ins, context.graph().opset);
+    // An input that dies here is computed into where the op allows (no new tensor, no copy).
+    std::optional<Tensor> own;
+    if (!node.inputs.empty() && !node.outputs.empty() && node.outputs[0] != kNoValue &&
+        node.inputs[0] != kNoValue && !context.graph().value(node.inputs[0]).narrowed_from &&
+        (own = context.take(node.inputs[0], node_))) {
+      ins[0] = &*own;
+      if (run_reference_in_place(node, *own, ins)) {
+        context.write(node.outputs[0], std::move(*own));
+        return;
+      }
+    }
+    // A plan's constant weights stay the same from run to run: oneDNN's reorder of them is kept.
+    const bool constant_weights = node.op == "Conv" && node.inputs.size() > 1 &&
+                                  node.inputs[1] != kNoValue &&
+                                  context.graph().value(node.inputs[1]).is_constant();
+    auto outs = run_reference(node, ins, context.graph().opset,
+                              constant_weights ? &conv_weights_ : nullptr);
     for (std::size_t o = 0; o < node.outputs.size(); ++o)
       if (node.outputs[o] != kNoValue) context.write(node.outputs[o], std::move(outs[o]));
   }
 
  private:
   int node_;
+  ops::HostConvWeights conv_weights_;
 };
 
 class ReferenceBackend final : public Backend {

@@ -34,6 +34,18 @@ class ViewStep final : public Step {
   bool is_view() const override { return true; }
 };
 
+// Per value, the value whose bytes it shares through view steps (itself when none).
+std::vector<ValueId> view_roots(const Plan& plan) {
+  std::vector<ValueId> root(plan.graph.values.size());
+  std::iota(root.begin(), root.end(), 0);
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    if (!plan.steps[s]->is_view()) continue;
+    const Node& n = plan.graph.nodes[static_cast<std::size_t>(plan.info[s].node)];
+    root[static_cast<std::size_t>(n.outputs[0])] = root[static_cast<std::size_t>(n.inputs[0])];
+  }
+  return root;
+}
+
 std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
   return a <= 1 ? v : (v + a - 1) / a * a;
 }
@@ -48,14 +60,7 @@ MemoryPlan plan_memory(const Plan& plan) {
   mp.offsets.assign(nv, -1);
   mp.weight_offsets.assign(nv, -1);
 
-  // Alias roots for view steps.
-  std::vector<ValueId> root(nv);
-  std::iota(root.begin(), root.end(), 0);
-  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
-    if (!plan.steps[s]->is_view()) continue;
-    const Node& n = g.nodes[static_cast<std::size_t>(plan.info[s].node)];
-    root[static_cast<std::size_t>(n.outputs[0])] = root[static_cast<std::size_t>(n.inputs[0])];
-  }
+  const std::vector<ValueId> root = view_roots(plan);
   std::vector<int> first(nv, end + 1), last(nv, -2);
   std::vector<bool> used(nv, false);
   auto touch = [&](ValueId v, int step) {
@@ -232,9 +237,13 @@ Plan compile(Graph graph, const Backend& backend, const CompileOptions& options)
 
 ExecContext::ExecContext(runtime::Device& device, const Plan& plan, runtime::Buffer arena,
                          runtime::Buffer weights)
-    : device_(device), plan_(plan), arena_(arena), weights_(weights) {
+    : device_(device), plan_(plan), arena_(arena), weights_(weights), root_(view_roots(plan)) {
   const Graph& g = plan.graph;
   cache_.resize(g.values.size());
+  unwritten_.assign(g.values.size(), false);
+  shared_.assign(g.values.size(), false);
+  for (std::size_t v = 0; v < root_.size(); ++v)
+    if (root_[v] != static_cast<ValueId>(v)) shared_[static_cast<std::size_t>(root_[v])] = true;
   last_use_.assign(g.values.size(), -1);
   for (std::size_t s = 0; s < g.nodes.size(); ++s)
     for (ValueId v : g.nodes[s].inputs)
@@ -243,7 +252,17 @@ ExecContext::ExecContext(runtime::Device& device, const Plan& plan, runtime::Buf
     last_use_[static_cast<std::size_t>(v)] = static_cast<int>(g.nodes.size());
 }
 
+void ExecContext::store(ValueId v) const {
+  const auto r = static_cast<std::size_t>(root_.at(static_cast<std::size_t>(v)));
+  if (!unwritten_[r]) return;
+  unwritten_[r] = false;
+  const Tensor& t = *cache_[r];
+  if (t.bytes() > 0)
+    std::memcpy(device_.data(arena_) + plan_.memory.offsets[r], t.raw_data(), t.bytes());
+}
+
 std::byte* ExecContext::data(ValueId v) {
+  store(v);
   const auto i = static_cast<std::size_t>(v);
   if (plan_.memory.weight_offsets.at(i) >= 0)
     return device_.data(weights_) + plan_.memory.weight_offsets[i];
@@ -253,6 +272,7 @@ std::byte* ExecContext::data(ValueId v) {
 }
 
 ExecContext::Placement ExecContext::placement(ValueId v) const {
+  store(v);
   const auto i = static_cast<std::size_t>(v);
   if (plan_.memory.weight_offsets.at(i) >= 0)
     return {weights_, static_cast<std::size_t>(plan_.memory.weight_offsets[i])};
@@ -263,9 +283,11 @@ ExecContext::Placement ExecContext::placement(ValueId v) const {
 
 void ExecContext::invalidate(ValueId v) {
   cache_[static_cast<std::size_t>(v)].reset();
+  unwritten_[static_cast<std::size_t>(v)] = false;
 }
 
 std::uint64_t ExecContext::device_address(ValueId v) const {
+  store(v);
   const auto i = static_cast<std::size_t>(v);
   if (plan_.memory.weight_offsets.at(i) >= 0)
     return weights_.device_address + static_cast<std::uint64_t>(plan_.memory.weight_offsets[i]);
@@ -304,15 +326,37 @@ void ExecContext::write(ValueId v, Tensor tensor) {
         "model was compiled for: bind it with --input NAME=FILE",
         value.name, tensor.shape().to_string(), value.shape.to_string());
   }
-  if (tensor.bytes() > 0) std::memcpy(data(v), tensor.raw_data(), tensor.bytes());
-  cache_[static_cast<std::size_t>(v)] = std::move(tensor);
+  const auto i = static_cast<std::size_t>(v);
+  TESSERA_CHECK(root_[i] == v && plan_.memory.offsets.at(i) >= 0,
+                "value '{}' is written by a step but has no device memory of its own", value.name);
+  cache_[i] = std::move(tensor);
+  // Device memory gets the bytes only when something reads them there (store()): a host result
+  // that only host steps read never leaves the host.
+  unwritten_[i] = true;
+}
+
+std::optional<Tensor> ExecContext::take(ValueId v, int step) {
+  const auto i = static_cast<std::size_t>(v);
+  if (v == kNoValue || last_use_[i] != step || !cache_[i] || shared_[i] || root_[i] != v ||
+      graph().value(v).is_constant())
+    return std::nullopt;
+  const Node& n = graph().nodes[static_cast<std::size_t>(step)];
+  if (std::count(n.inputs.begin(), n.inputs.end(), v) != 1) return std::nullopt;
+  std::optional<Tensor> t = std::move(cache_[i]);
+  cache_[i].reset();
+  unwritten_[i] = false;
+  return t;
 }
 
 void ExecContext::release_after(int step) {
   const Node& n = graph().nodes[static_cast<std::size_t>(step)];
   for (ValueId v : n.inputs)
-    if (v != kNoValue && last_use_[static_cast<std::size_t>(v)] == step)
+    if (v != kNoValue && last_use_[static_cast<std::size_t>(v)] == step) {
+      // Views of the value read its bytes from device memory after this.
+      if (shared_[static_cast<std::size_t>(v)]) store(v);
       cache_[static_cast<std::size_t>(v)].reset();
+      unwritten_[static_cast<std::size_t>(v)] = false;
+    }
   // A view step's output shares memory the cache does not know about: drop stale copies.
   for (ValueId v : n.outputs)
     if (v != kNoValue && last_use_[static_cast<std::size_t>(v)] < 0)
@@ -487,11 +531,9 @@ RunResult PlanRunner::run(const std::map<std::string, Tensor>& inputs, const Run
       continue;
     }
     Tensor t(value.dtype, value.shape);
-    if (t.bytes() > 0)
-      device_.copy_to_host(
-          t.raw_data(), arena_, t.bytes(),
-          static_cast<std::size_t>(plan_.memory.offsets[static_cast<std::size_t>(v)]));
-    result.outputs[value.name] = t.astype(returned);
+    const ExecContext::Placement place = context.placement(v);
+    if (t.bytes() > 0) device_.copy_to_host(t.raw_data(), place.buffer, t.bytes(), place.offset);
+    result.outputs[value.name] = returned == t.dtype() ? std::move(t) : t.astype(returned);
   }
   device_.synchronize();
   device_.note_memory_high_water("device", "activations", plan_.memory.arena_bytes);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -64,6 +66,7 @@ struct Ctx {
   const std::vector<const Tensor*>& in;
   std::int64_t opset;
   std::string where;
+  ops::HostConvWeights* conv_weights = nullptr;  // see run_reference
 
   bool has(std::size_t i) const { return i < in.size() && in[i] != nullptr; }
   const Tensor& x(std::size_t i) const {
@@ -129,6 +132,7 @@ Tensor run_conv(const Ctx& c) {
   p.dilations = filled(c.node.attr_ints("dilations"), s, 1);
   p.pads = explicit_pads(c, s);
   p.group = c.node.attr_int("group", 1);
+  p.kept_weights = c.conv_weights;
   return ops::conv(x, w, c.has(2) ? c.in[2] : nullptr, p);
 }
 
@@ -473,6 +477,13 @@ std::vector<Tensor> run_recurrent(const Ctx& c) {
   return out;
 }
 
+// Every input, each required, without copying them.
+std::vector<const Tensor*> input_list(const Ctx& c) {
+  std::vector<const Tensor*> v;
+  for (std::size_t i = 0; i < c.in.size(); ++i) v.push_back(&c.x(i));
+  return v;
+}
+
 std::vector<Tensor> copy_inputs(const Ctx& c) {
   std::vector<Tensor> v;
   for (std::size_t i = 0; i < c.in.size(); ++i) v.push_back(c.x(i));
@@ -490,7 +501,19 @@ std::optional<double> scalar_operand(const Ctx& c, std::size_t input, const char
   return c.x(input).at<double>(0);
 }
 
-std::vector<Tensor> dispatch(const Ctx& c) {
+// An op's results, moved in: `return {a, b}` into a std::vector would copy every tensor (an
+// initializer list holds const elements).
+struct Results : std::vector<Tensor> {
+  Results(std::vector<Tensor> v) : std::vector<Tensor>(std::move(v)) {}
+  template <typename... T>
+    requires(std::is_same_v<std::remove_cvref_t<T>, Tensor> && ...)
+  Results(T&&... t) {
+    reserve(sizeof...(T));
+    (emplace_back(std::forward<T>(t)), ...);
+  }
+};
+
+Results dispatch(const Ctx& c) {
   const std::string& op = c.node.op;
   const Node& n = c.node;
   // Binary and unary elementwise.
@@ -610,7 +633,7 @@ std::vector<Tensor> dispatch(const Ctx& c) {
     return {ops::transpose(c.x(0), perm)};
   }
   if (op == "Concat")
-    return {ops::concat(copy_inputs(c), c.axis(n.attr_int("axis", 0), c.x(0).rank()))};
+    return {ops::concat(input_list(c), c.axis(n.attr_int("axis", 0), c.x(0).rank()))};
   if (op == "Split") return run_split(c);
   if (op == "Slice") return {run_slice(c)};
   if (op == "Squeeze") {
@@ -973,8 +996,21 @@ std::vector<Tensor> dispatch(const Ctx& c) {
 
 }  // namespace
 
+bool run_reference_in_place(const Node& node, Tensor& x, const std::vector<const Tensor*>& inputs) {
+  // Layouts and int8 take run_reference's own paths.
+  if (!node.layout.is_default() || is_int8_op(node.op) || x.dtype() != DType::f32) return false;
+  if (node.op == "Relu" && inputs.size() == 1) {
+    apply_activation(x, Activation{Activation::Kind::relu});  // ops::relu's rule, v > 0 ? v : 0
+  } else if (inputs.size() != 2 || !inputs[1] ||
+             !ops::arithmetic_in_place(node.op, x, *inputs[1])) {
+    return false;
+  }
+  apply_activation(x, node.activation);
+  return true;
+}
+
 std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tensor*>& inputs,
-                                  std::int64_t opset) {
+                                  std::int64_t opset, ops::HostConvWeights* conv_weights) {
   const std::size_t layout_rank = node.layout.perm.size();
   if (!node.layout.is_default() && !inputs.empty() && inputs[0] &&
       inputs[0]->rank() == static_cast<int>(layout_rank)) {
@@ -993,7 +1029,7 @@ std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tens
     }
     Node plain = node;
     plain.layout = Layout{};
-    std::vector<Tensor> out = run_reference(plain, ins, opset);
+    std::vector<Tensor> out = run_reference(plain, ins, opset, conv_weights);
     if (!out.empty() && out[0].rank() == static_cast<int>(layout_rank))
       out[0] = ops::transpose(out[0], to_layout);
     return out;
@@ -1014,10 +1050,10 @@ std::vector<Tensor> run_reference(const Node& node, const std::vector<const Tens
     Node plain = node;
     plain.attrs.erase("tessera.weights_layout");
     plain.attrs.erase("tessera.weights_perm");
-    return run_reference(plain, ins, opset);
+    return run_reference(plain, ins, opset, conv_weights);
   }
   if (is_int8_op(node.op)) return run_int8(node, inputs);
-  Ctx c{node, inputs, opset, node.describe()};
+  Ctx c{node, inputs, opset, node.describe(), conv_weights};
   std::vector<Tensor> out = dispatch(c);
   if (out.size() < node.outputs.size()) out.resize(node.outputs.size());
   if (!out.empty()) apply_activation(out[0], node.activation);

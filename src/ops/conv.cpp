@@ -128,6 +128,14 @@ void sliding_output(std::string_view op, const Tensor& x, Geometry& g, bool ceil
   }
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// Whether this host runs the AVX2 + FMA clones of the hot loops below.
+bool host_has_avx2_fma() {
+  static const bool has = __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
+
 // One channel plane of a depthwise convolution (one input and one output channel per group):
 // for each output, acc starts at +0 and takes fma(x, w, acc) over (kd, kh, kw) in column order,
 // padding reading 0, then + 0: the operations, in order, of the one-row im2col GEMM it replaces
@@ -186,8 +194,7 @@ void sliding_output(std::string_view op, const Tensor& x, Geometry& g, bool ceil
 
 void depthwise_plane(const float* x, const float* w, const Geometry& g, float* out) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool has_fma = __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
-  if (has_fma) {
+  if (host_has_avx2_fma()) {
     depthwise_plane_fma(x, w, g, out);
     return;
   }
@@ -290,7 +297,7 @@ Tensor conv(const Tensor& x_in, const Tensor& w_in, const Tensor* bias, const Co
     hc.pad_end = g.pad_end;
     Tensor b_scratch;
     const float* pb = bias ? detail::f32_ref(*bias, b_scratch).data<float>() : nullptr;
-    host_conv(hc, px, pw, pb, po);
+    host_conv(hc, px, pw, pb, po, params.kept_weights);
     return detail::restore(std::move(out), x_in.dtype());
   }
   add_bias(bias, m, p_out, g.batch, po);
@@ -386,6 +393,60 @@ namespace {
 
 enum class PoolKind { max, average };
 
+// One window tap over outputs [lo, hi) of a row, output ow reading src[ow * stride + off]: MaxPool
+// keeps a NaN once met, else takes a larger value (so of equals, -0 and +0, the first stays);
+// AveragePool adds. A stride known at compile time lets the loop vectorise.
+template <PoolKind kind, int kStride>
+[[gnu::always_inline]] inline void pool_tap_body(float* row, const float* src, std::int64_t off,
+                                                 std::int64_t lo, std::int64_t hi,
+                                                 std::int64_t stride) {
+  const std::int64_t s = kStride > 0 ? kStride : stride;
+  for (std::int64_t ow = lo; ow < hi; ++ow) {
+    const float v = src[ow * s + off], acc = row[ow];
+    if constexpr (kind == PoolKind::max)
+      row[ow] = acc == acc && (v > acc || v != v) ? v : acc;
+    else
+      row[ow] = acc + v;
+  }
+}
+
+template <PoolKind kind>
+[[gnu::always_inline]] inline void pool_tap_any(float* row, const float* src, std::int64_t off,
+                                                std::int64_t lo, std::int64_t hi,
+                                                std::int64_t stride) {
+  if (stride == 1)
+    pool_tap_body<kind, 1>(row, src, off, lo, hi, stride);
+  else if (stride == 2)
+    pool_tap_body<kind, 2>(row, src, off, lo, hi, stride);
+  else
+    pool_tap_body<kind, 0>(row, src, off, lo, hi, stride);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+[[gnu::target("avx2")]] void pool_tap_avx2(PoolKind kind, float* row, const float* src,
+                                           std::int64_t off, std::int64_t lo, std::int64_t hi,
+                                           std::int64_t stride) {
+  if (kind == PoolKind::max)
+    pool_tap_any<PoolKind::max>(row, src, off, lo, hi, stride);
+  else
+    pool_tap_any<PoolKind::average>(row, src, off, lo, hi, stride);
+}
+#endif
+
+void pool_tap(PoolKind kind, float* row, const float* src, std::int64_t off, std::int64_t lo,
+              std::int64_t hi, std::int64_t stride) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (host_has_avx2_fma()) {
+    pool_tap_avx2(kind, row, src, off, lo, hi, stride);
+    return;
+  }
+#endif
+  if (kind == PoolKind::max)
+    pool_tap_any<PoolKind::max>(row, src, off, lo, hi, stride);
+  else
+    pool_tap_any<PoolKind::average>(row, src, off, lo, hi, stride);
+}
+
 // `indices` (MaxPool only, may be null) receives the flat NCHW index of each selected element,
 // row-major or, with column_major, with the spatial dims reversed (ONNX storage_order 1).
 Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, PoolKind kind,
@@ -438,50 +499,72 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
       windows[ju].push_back(w);
     }
   }
+  // Each tap c along a row: its offset in the input row and the outputs [lo, hi) it lies inside.
+  struct RowTap {
+    std::int64_t off, lo, hi;
+  };
+  std::vector<RowTap> row_taps;
+  for (std::int64_t c = 0; c < g.kernel[2]; ++c) {
+    const std::int64_t off = c * g.dilation[2] - g.pad_begin[2], s = g.stride[2];
+    const std::int64_t lo = std::min(off >= 0 ? 0 : (-off + s - 1) / s, g.out[2]);
+    row_taps.push_back(
+        {off, lo, std::clamp(g.in[2] - off > 0 ? (g.in[2] - off + s - 1) / s : 0, lo, g.out[2])});
+  }
+  // Row by row: every tap (a, b, c) of the window in turn, applied to the whole output row, so
+  // each output still meets its taps in the order (a, b, c) and the results keep their bits.
   detail::parallel_for(static_cast<std::size_t>(planes), [&](std::size_t plane) {
     const auto p = static_cast<std::int64_t>(plane);
     const float* xp = px + p * g.in_plane();
     float* op_out = po + p * g.out_plane();
+    const std::int64_t ow_n = g.out[2];
+    std::vector<std::int64_t> best(pi != nullptr ? static_cast<std::size_t>(ow_n) : 0);
     for (std::int64_t od = 0; od < g.out[0]; ++od)
-      for (std::int64_t oh = 0; oh < g.out[1]; ++oh)
-        for (std::int64_t ow = 0; ow < g.out[2]; ++ow) {
-          const Window& wd = windows[0][static_cast<std::size_t>(od)];
-          const Window& wh = windows[1][static_cast<std::size_t>(oh)];
-          const Window& ww = windows[2][static_cast<std::size_t>(ow)];
-          float acc = kind == PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.0f;
-          std::int64_t count = 0;
-          std::int64_t best = -1;
-          for (std::int64_t a = wd.lo; a < wd.hi; ++a)
-            for (std::int64_t b = wh.lo; b < wh.hi; ++b) {
-              const std::int64_t id = wd.start + a * g.dilation[0];
-              const std::int64_t ih = wh.start + b * g.dilation[1];
-              const std::int64_t row = (id * g.in[1] + ih) * g.in[2] + ww.start;
-              for (std::int64_t c = ww.lo; c < ww.hi; ++c) {
-                const float v = xp[row + c * g.dilation[2]];
-                if (kind == PoolKind::max) {
-                  if ((v > acc || std::isnan(v) || count == 0) && !std::isnan(acc)) {
-                    acc = v;
-                    if (pi != nullptr)
-                      best = id * index_stride[0] + ih * index_stride[1] +
-                             (ww.start + c * g.dilation[2]) * index_stride[2];
+      for (std::int64_t oh = 0; oh < g.out[1]; ++oh) {
+        const Window& wd = windows[0][static_cast<std::size_t>(od)];
+        const Window& wh = windows[1][static_cast<std::size_t>(oh)];
+        const std::int64_t row_at = (od * g.out[1] + oh) * ow_n;
+        float* row = op_out + row_at;
+        std::fill(row, row + ow_n,
+                  kind == PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.0f);
+        std::fill(best.begin(), best.end(), -1);
+        for (std::int64_t a = wd.lo; a < wd.hi; ++a)
+          for (std::int64_t b = wh.lo; b < wh.hi; ++b) {
+            const std::int64_t id = wd.start + a * g.dilation[0];
+            const std::int64_t ih = wh.start + b * g.dilation[1];
+            const float* src = xp + (id * g.in[1] + ih) * g.in[2];
+            for (const RowTap& t : row_taps) {
+              const std::int64_t off = t.off, lo = t.lo, hi = t.hi, s = g.stride[2];
+              if (pi == nullptr) {
+                pool_tap(kind, row, src, off, lo, hi, s);
+              } else {  // pool_tap's MaxPool rule, also taking the first tap (even -inf)
+                for (std::int64_t ow = lo; ow < hi; ++ow) {
+                  const float v = src[ow * s + off], acc = row[ow];
+                  if ((v > acc || v != v || best[static_cast<std::size_t>(ow)] < 0) && acc == acc) {
+                    row[ow] = v;
+                    best[static_cast<std::size_t>(ow)] =
+                        id * index_stride[0] + ih * index_stride[1] + (ow * s + off) * index_stride[2];
                   }
-                } else {
-                  acc += v;
                 }
-                ++count;
               }
             }
-          if (kind == PoolKind::average) {
-            const std::int64_t divisor =
-                params.count_include_pad ? wd.padded * wh.padded * ww.padded : count;
-            acc = divisor > 0 ? acc / static_cast<float>(divisor)
-                              : std::numeric_limits<float>::quiet_NaN();
           }
-          const std::int64_t o_flat = (od * g.out[1] + oh) * g.out[2] + ow;
-          op_out[o_flat] = acc;
-          if (pi != nullptr)
-            pi[p * g.out_plane() + o_flat] = best < 0 ? -1 : p * g.in_plane() + best;
-        }
+        if (kind == PoolKind::average)
+          for (std::int64_t ow = 0; ow < ow_n; ++ow) {
+            const Window& ww = windows[2][static_cast<std::size_t>(ow)];
+            const std::int64_t divisor =
+                params.count_include_pad
+                    ? wd.padded * wh.padded * ww.padded
+                    : (wd.hi - wd.lo) * (wh.hi - wh.lo) * (ww.hi - ww.lo);
+            row[ow] = divisor > 0 ? row[ow] / static_cast<float>(divisor)
+                                  : std::numeric_limits<float>::quiet_NaN();
+          }
+        if (pi != nullptr)
+          for (std::int64_t ow = 0; ow < ow_n; ++ow) {
+            const std::int64_t at = best[static_cast<std::size_t>(ow)];
+            pi[p * g.out_plane() + row_at + ow] =
+                at < 0 ? -1 : p * g.in_plane() + at;
+          }
+      }
   });
   return int8 ? out.astype(x_in.dtype()) : detail::restore(std::move(out), x_in.dtype());
 }

@@ -239,6 +239,29 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return arithmetic("Div", a, b, DivOp{});
 }
 
+bool arithmetic_in_place(std::string_view op, Tensor& a, const Tensor& b) {
+  if (a.dtype() != DType::f32 || b.dtype() != DType::f32) return false;
+  Shape out;
+  try {
+    out = broadcast_shapes(a.shape(), b.shape());
+  } catch (const UserError&) {
+    return false;
+  }
+  if (!(out == a.shape())) return false;
+  // binary_loop reads a[i] before writing out[i] at the same index, so out may be a itself.
+  if (op == "Add")
+    binary_loop<float, float>(a, b, a, AddOp{});
+  else if (op == "Sub")
+    binary_loop<float, float>(a, b, a, SubOp{});
+  else if (op == "Mul")
+    binary_loop<float, float>(a, b, a, MulOp{});
+  else if (op == "Div")
+    binary_loop<float, float>(a, b, a, DivOp{});
+  else
+    return false;
+  return true;
+}
+
 Tensor pow(const Tensor& a, const Tensor& b) {
   if (a.dtype() == DType::boolean || b.dtype() == DType::boolean)
     throw_user_error(

@@ -2,7 +2,9 @@
 // Determinism: oneDNN runs with one OpenMP thread in every calling thread, and a convolution is
 // cut into pieces (image, band of output rows, block of output channels) chosen from the shape
 // alone; the pieces go over the work scheduler. A piece's bits therefore never depend on how
-// many host threads run them. Primitives are made once per piece shape and kept.
+// many host threads run them. Primitives are made once per piece shape and kept; weights are
+// reordered into oneDNN's layouts on every call, or once where the caller keeps them
+// (HostConvWeights).
 #include "tessera/ops/host_conv.h"
 
 #include <omp.h>
@@ -61,6 +63,7 @@ class KeptBuffer {
     }
     return data_.get();
   }
+  void* data() const { return data_.get(); }
 
  private:
   struct Free {
@@ -256,6 +259,20 @@ std::vector<Piece> plan(const HostConv& c) {
   return pieces;
 }
 
+// One piece layout's weights: its first output channel, oneDNN layout and offset in floats into
+// the weight buffer.
+struct Reordered {
+  std::int64_t oc_lo;
+  memory::desc desc;
+  std::size_t offset;
+};
+
+void run_pieces(const HostConv& c, const float* x, const float* bias, float* y,
+                const std::vector<Piece>& pieces,
+                const std::vector<std::shared_ptr<const Prepared>>& prepared,
+                const std::vector<Reordered>& reordered, const std::vector<std::size_t>& weight_of,
+                const float* weights);
+
 // NC(D)HW <-> N(D)HWC copies: oneDNN reorders (vectorised) of bands of pixels, over the work
 // scheduler. A band holds about kBandFloats values.
 constexpr std::int64_t kBandFloats = std::int64_t{1} << 18;
@@ -305,8 +322,23 @@ void relayout(const float* src, std::int64_t batch, std::int64_t channels, std::
   });
 }
 
+}  // namespace
+
+struct HostConvWeights::Kept {
+  std::mutex mutex;
+  bool filled = false;
+  HostConv conv;               // the convolution they were reordered for
+  const float* from = nullptr;  // and the weights
+  KeptBuffer buffer;
+};
+
+HostConvWeights::HostConvWeights() : kept_(std::make_unique<Kept>()) {}
+HostConvWeights::~HostConvWeights() = default;
+
+namespace {
+
 void conv_channels_last(const HostConv& c, const float* x, const float* w, const float* bias,
-                        float* y) {
+                        float* y, HostConvWeights::Kept* kept) {
   const std::vector<Piece> pieces = plan(c);
   std::vector<std::shared_ptr<const Prepared>> prepared;
   one_openmp_thread();
@@ -314,11 +346,6 @@ void conv_channels_last(const HostConv& c, const float* x, const float* w, const
     prepared.push_back(p.in_hi > p.in_lo ? prepare(c, p, bias != nullptr) : nullptr);
 
   // Weights in each piece's own layout, reordered once per distinct (channel block, layout).
-  struct Reordered {
-    std::int64_t oc_lo;
-    memory::desc desc;
-    std::size_t offset;  // in floats, into the call's weight buffer
-  };
   std::vector<Reordered> reordered;
   std::vector<std::size_t> weight_of(pieces.size());
   std::size_t weight_floats = 0;
@@ -335,8 +362,24 @@ void conv_channels_last(const HostConv& c, const float* x, const float* w, const
     reordered.push_back({pieces[i].oc_lo, prepared[i]->weights, weight_floats});
     weight_floats += (prepared[i]->weights.get_size() + 63) / 64 * 16;
   }
+  // Kept weights made for this convolution from these weights are reused; kept ones made for
+  // another stay as they are (another thread may be reading them) and this call reorders its own.
+  std::unique_lock<std::mutex> lock;
+  if (kept) {
+    lock = std::unique_lock<std::mutex>(kept->mutex);
+    if (kept->filled) {
+      lock.unlock();
+      if (kept->conv == c && kept->from == w) {
+        run_pieces(c, x, bias, y, pieces, prepared, reordered, weight_of,
+                   static_cast<const float*>(kept->buffer.data()));
+        return;
+      }
+      kept = nullptr;
+    }
+  }
   thread_local KeptBuffer weight_buffer;
-  auto* weights = static_cast<float*>(weight_buffer.get(weight_floats * sizeof(float)));
+  auto* weights = static_cast<float*>(
+      (kept ? kept->buffer : weight_buffer).get(weight_floats * sizeof(float)));
   const std::int64_t oc_offset_stride =
       c.weights_hwio ? 1 : (c.in_channels / c.group) * c.kernel[0] * c.kernel[1] * c.kernel[2];
   std::vector<std::size_t> first_piece(reordered.size());
@@ -389,7 +432,21 @@ void conv_channels_last(const HostConv& c, const float* x, const float* w, const
     memory dst(mine, cpu_engine(), weights + reordered[b.reorder].offset);
     dnnl::reorder(src, dst).execute(thread_stream(), src, dst);
   });
+  if (kept) {
+    kept->conv = c;
+    kept->from = w;
+    kept->filled = true;
+    lock.unlock();
+  }
+  run_pieces(c, x, bias, y, pieces, prepared, reordered, weight_of, weights);
+}
 
+// Runs every piece of the convolution on weights already in each piece's layout.
+void run_pieces(const HostConv& c, const float* x, const float* bias, float* y,
+                const std::vector<Piece>& pieces,
+                const std::vector<std::shared_ptr<const Prepared>>& prepared,
+                const std::vector<Reordered>& reordered, const std::vector<std::size_t>& weight_of,
+                const float* weights) {
   const int outer = outer_dim(c);
   const std::int64_t in_row = c.in_channels * (outer == 0 ? c.in[1] * c.in[2] : c.in[2]);
   const std::int64_t out_row = (outer == 0 ? c.out[1] * c.out[2] : c.out[2]);
@@ -411,7 +468,8 @@ void conv_channels_last(const HostConv& c, const float* x, const float* w, const
       const Prepared& pr = *prepared[i];
       const float* in = x + p.image * in_image + p.in_lo * in_row;
       memory src(pr.src, cpu_engine(), const_cast<float*>(in));
-      memory wei(pr.weights, cpu_engine(), weights + reordered[weight_of[i]].offset);
+      memory wei(pr.weights, cpu_engine(),
+                 const_cast<float*>(weights + reordered[weight_of[i]].offset));
       memory dst(pr.dst, cpu_engine(), dst_data);
       memory scratch(memory::desc({static_cast<std::int64_t>(pr.scratch_bytes)},
                                   memory::data_type::u8, memory::format_tag::a),
@@ -435,9 +493,11 @@ void conv_channels_last(const HostConv& c, const float* x, const float* w, const
 
 }  // namespace
 
-void host_conv(const HostConv& c, const float* x, const float* w, const float* bias, float* y) {
+void host_conv(const HostConv& c, const float* x, const float* w, const float* bias, float* y,
+               HostConvWeights* kept) {
+  HostConvWeights::Kept* const keep = kept ? kept->kept_.get() : nullptr;
   if (c.channels_last) {
-    conv_channels_last(c, x, w, bias, y);
+    conv_channels_last(c, x, w, bias, y, keep);
     return;
   }
   // NC(D)HW: through channels-last copies, image by image (oneDNN's own kernels want channels
@@ -452,7 +512,7 @@ void host_conv(const HostConv& c, const float* x, const float* w, const float* b
   relayout(x, c.batch, c.in_channels, in_pixels, true, xl);
   HostConv last = c;
   last.channels_last = true;
-  conv_channels_last(last, xl, w, bias, yl);
+  conv_channels_last(last, xl, w, bias, yl, keep);
   relayout(yl, c.batch, c.out_channels, out_pixels, false, y);
 }
 

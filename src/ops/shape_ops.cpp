@@ -171,15 +171,21 @@ Tensor transpose(const Tensor& x, const std::vector<int>& perm_in) {
   return strided_copy(x, Shape::from_fastest_first(dims), 0, st);
 }
 
-Tensor concat(const std::vector<Tensor>& inputs, int axis_in) {
+Tensor concat(const std::vector<Tensor>& inputs, int axis) {
+  std::vector<const Tensor*> pointers;
+  for (const Tensor& t : inputs) pointers.push_back(&t);
+  return concat(pointers, axis);
+}
+
+Tensor concat(const std::vector<const Tensor*>& inputs, int axis_in) {
   if (inputs.empty()) throw_user_error("Concat: needs at least one input, got none");
-  const Tensor& first = inputs[0];
+  const Tensor& first = *inputs[0];
   const int r = first.rank();
   if (r == 0) throw_user_error("Concat: inputs must have rank >= 1 (input 0 is a scalar)");
   const int axis = detail::normalize_axis("Concat", axis_in, r, first.shape());
   std::int64_t total = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& t = inputs[i];
+    const Tensor& t = *inputs[i];
     detail::require_same_dtype("Concat", first, t);
     bool ok = t.rank() == r;
     for (int d = 0; ok && d < r; ++d) ok = d == axis || t.dim(d) == first.dim(d);
@@ -198,7 +204,8 @@ Tensor concat(const std::vector<Tensor>& inputs, int axis_in) {
   const std::int64_t outer = detail::dims_product(first.shape(), axis + 1, r);
   auto* dst = static_cast<std::byte*>(out.raw_data());
   for (std::int64_t o = 0; o < outer; ++o)
-    for (const Tensor& t : inputs) {
+    for (const Tensor* input : inputs) {
+      const Tensor& t = *input;
       const auto block = static_cast<std::size_t>(inner * t.dim(axis)) * es;
       if (block == 0) continue;
       std::memcpy(dst,

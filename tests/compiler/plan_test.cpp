@@ -9,6 +9,7 @@
 #include "tessera/compiler/driver.h"
 #include "tessera/compiler/onnx_import.h"
 #include "tessera/core/error.h"
+#include "tessera/ops/reference.h"
 
 namespace tessera::compiler {
 namespace {
@@ -99,6 +100,38 @@ TEST(PlanRunner, RunsAreDeterministicAndInputsAreChecked) {
     EXPECT_NE(std::string(e.what()).find("'input'"), std::string::npos) << e.what();
   }
   EXPECT_THROW(runner.run({}), UserError);
+}
+
+// The reference executor keeps a host step's result on the host until device memory needs it
+// (a view, an output), computes into inputs that die (Add, Relu) and keeps the Conv's
+// reordered weights: none of it may change a bit, in any run or from a second runner.
+TEST(PlanRunner, HostStepsGiveTheOpsBitsRunAfterRun) {
+  register_builtin_backends("gaudi");
+  const Tensor w = testing::random_tensor(Shape{3, 3, 3, 4}, 0.5f, 1);
+  const auto bytes = testing::make_model(
+      {{"x", {"1", "3", "6", "6"}}, {"y", {"1", "4", "6", "6"}}}, {{"w", w}},
+      {{"Conv", {"x", "w"}, {"c"}, {{"pads", {1, 1, 1, 1}}}},
+       {"Add", {"c", "y"}, {"a"}},
+       {"Relu", {"a"}, {"r"}},
+       {"Flatten", {"r"}, {"f"}},
+       {"Mul", {"r", "r"}, {"m"}}},
+      {{"f", {"1", "144"}}, {"m", {"1", "4", "6", "6"}}});
+  const auto reference = make_reference_backend("gaudi");
+  const Plan plan = compile(import_onnx_bytes(bytes, "host.onnx"), *reference);
+  auto device = runtime::Device::open(plan.device);
+  PlanRunner runner(plan, *device), second(plan, *device);
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const auto inputs = random_inputs(plan.graph, seed);
+    ops::ConvParams p;
+    p.pads = {1, 1, 1, 1};
+    const Tensor r =
+        ops::relu(ops::add(ops::conv(inputs.at("x"), w, nullptr, p), inputs.at("y")));
+    for (PlanRunner* run : {&runner, &second}) {
+      const RunResult got = run->run(inputs);
+      EXPECT_TRUE(equal(got.outputs.at("f"), r.reshape(Shape{144, 1}))) << "seed " << seed;
+      EXPECT_TRUE(equal(got.outputs.at("m"), ops::mul(r, r))) << "seed " << seed;
+    }
+  }
 }
 
 TEST(PlanRunner, ShapeSettingDataFedAtRunTimeIsAUserError) {

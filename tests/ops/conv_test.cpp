@@ -1,8 +1,12 @@
 // Conv, ConvTranspose and pools: hand-computed cases and a direct-loop oracle over strides,
 // pads, dilations, groups and 1-3 spatial dims.
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <utility>
 
 #include "helpers.h"
+#include "tessera/ops/host_conv.h"
 #include "tessera/ops/reference.h"
 
 namespace tessera {
@@ -117,6 +121,28 @@ TEST(Conv, AgainstDirectLoops) {
     const Tensor y = ops::conv(x, w, &bias, c.p);
     EXPECT_TRUE(Close(y, naive_conv(x, w, &bias, c.p), 1e-4, c.atol)) << c.x.to_string();
   }
+}
+
+// A caller that keeps oneDNN's reordered weights (a plan step) gets the same bits; the kept
+// weights serve only the weights they were made from, and are not made again on later calls.
+TEST(Conv, KeptWeightsServeTheirOwnWeightsOnly) {
+  const Tensor x = test::random_tensor(Shape::nchw(1, 8, 12, 12), 1);
+  Tensor w = test::random_tensor(Shape{3, 3, 8, 16}, 2);
+  const Tensor other = test::random_tensor(Shape{3, 3, 8, 16}, 3);
+  ops::ConvParams p;
+  p.pads = {1, 1, 1, 1};
+  const Tensor want = ops::conv(x, w, nullptr, p);
+  ops::HostConvWeights kept;
+  ops::ConvParams keeping = p;
+  keeping.kept_weights = &kept;
+  EXPECT_TRUE(equal(ops::conv(x, w, nullptr, keeping), want));  // reorders into `kept`
+  EXPECT_TRUE(equal(ops::conv(x, w, nullptr, keeping), want));  // reuses it
+  EXPECT_TRUE(equal(ops::conv(x, other, nullptr, keeping), ops::conv(x, other, nullptr, p)));
+  // Weights changed in place break the caller's promise: the kept reorder still stands, which
+  // shows it is not made again.
+  w.data<float>()[0] += 1.0f;
+  EXPECT_FALSE(equal(ops::conv(x, w, nullptr, p), want));
+  EXPECT_TRUE(equal(ops::conv(x, w, nullptr, keeping), want));
 }
 
 TEST(Conv, HalfPrecision) {
@@ -329,6 +355,133 @@ TEST(MaxPool, IndicesCountEarlierPlanesAndSkipPadding) {
   const ops::MaxPoolResult r = ops::max_pool_with_indices(x, p);
   EXPECT_TRUE(Close(r.values, F(Shape::nchw(2, 1, 1, 2), {-5, 2, 4, 3})));
   EXPECT_EQ(r.indices.to_ints(), (std::vector<std::int64_t>{0, 1, 3, 5}));
+}
+
+// One pooled value straight from ONNX's definition, window by window: taps in (d, h, w) order;
+// MaxPool keeps the first NaN, else the first of the largest (so -0 before +0 stays -0), and
+// its index; AveragePool sums in tap order and divides by the taps inside (or inside + pads).
+struct PoolOracle {
+  std::array<std::int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1},
+      pb{0, 0, 0}, pe{0, 0, 0};
+  bool max = true, include_pad = false;
+  std::pair<float, std::int64_t> at(const float* plane, std::int64_t od, std::int64_t oh,
+                                    std::int64_t ow) const {
+    float acc = max ? -INFINITY : 0.0f;
+    std::int64_t best = -1, count = 0;
+    const std::array<std::int64_t, 3> o{od, oh, ow};
+    std::array<std::int64_t, 3> padded{0, 0, 0};
+    for (int j = 0; j < 3; ++j)
+      for (std::int64_t t = 0; t < k[j]; ++t) {
+        const std::int64_t i = o[j] * s[j] - pb[j] + t * d[j];
+        padded[j] += i < in[j] + pe[j];
+      }
+    for (std::int64_t a = 0; a < k[0]; ++a)
+      for (std::int64_t b = 0; b < k[1]; ++b)
+        for (std::int64_t c = 0; c < k[2]; ++c) {
+          const std::int64_t id = od * s[0] - pb[0] + a * d[0], ih = oh * s[1] - pb[1] + b * d[1],
+                             iw = ow * s[2] - pb[2] + c * d[2];
+          if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
+          const std::int64_t flat = (id * in[1] + ih) * in[2] + iw;
+          const float v = plane[flat];
+          if (!max) {
+            acc += v;
+          } else if (!std::isnan(acc) && (count == 0 || std::isnan(v) || v > acc)) {
+            acc = v;
+            best = flat;
+          }
+          ++count;
+        }
+    if (!max) {
+      const std::int64_t divisor = include_pad ? padded[0] * padded[1] * padded[2] : count;
+      acc = divisor > 0 ? acc / static_cast<float>(divisor) : NAN;
+    }
+    return {acc, best};
+  }
+};
+
+// A value's bits; every NaN reads the same (which NaN a sum of two NaNs gives depends on the
+// order the compiler puts the operands in).
+std::uint32_t Bits(float v) {
+  if (std::isnan(v)) return 0x7fc00000u;
+  std::uint32_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+TEST(Pool, MatchBitForBitADirectLoopWithNaNsZerosAndInfinities) {
+  // Values drawn from a small set so that ties (including -0 against +0), NaNs and -inf meet in
+  // most windows.
+  const float pool_values[] = {1.0f, -1.0f, 0.0f, -0.0f, 2.5f, -INFINITY, INFINITY, NAN, 0.5f};
+  std::uint64_t seed = 1;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::int64_t>(seed >> 33);
+  };
+  int checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int spatial = 1 + trial % 3;
+    PoolOracle o;
+    o.max = trial % 2 == 0;
+    o.include_pad = trial % 4 == 1;
+    ops::PoolParams p;
+    p.ceil_mode = next() % 2 == 0;
+    p.count_include_pad = o.include_pad;
+    std::vector<std::int64_t> dims;  // ONNX order: N, C, spatial...
+    dims.push_back(1 + next() % 2);
+    dims.push_back(1 + next() % 3);
+    std::vector<std::int64_t> begins, ends;
+    for (int i = 0; i < spatial; ++i) {
+      const auto j = static_cast<std::size_t>(3 - spatial + i);
+      o.k[j] = 1 + next() % 3;
+      o.s[j] = 1 + next() % 3;
+      o.d[j] = 1 + next() % 2;
+      o.pb[j] = next() % o.k[j];
+      o.pe[j] = next() % o.k[j];
+      o.in[j] = (o.k[j] - 1) * o.d[j] + 1 + next() % 7;
+      dims.push_back(o.in[j]);
+      p.kernel_shape.push_back(o.k[j]);
+      p.strides.push_back(o.s[j]);
+      p.dilations.push_back(o.d[j]);
+      begins.push_back(o.pb[j]);
+      ends.push_back(o.pe[j]);
+    }
+    p.pads = begins;
+    p.pads.insert(p.pads.end(), ends.begin(), ends.end());
+    const Shape shape = Shape::from_outer_first(dims);
+    std::vector<float> values(static_cast<std::size_t>(shape.element_count()));
+    for (auto& v : values) v = pool_values[next() % 9];
+    const Tensor x = F(shape, values);
+    Tensor y, indices;
+    if (o.max) {
+      ops::MaxPoolResult r = ops::max_pool_with_indices(x, p);
+      y = std::move(r.values);
+      indices = std::move(r.indices);
+      // The values alone take another path; they must agree with it too.
+      const Tensor alone = ops::max_pool(x, p);
+      for (std::int64_t i = 0; i < y.element_count(); ++i)
+        ASSERT_EQ(Bits(alone.at(i)), Bits(y.at(i))) << "trial " << trial << " element " << i;
+    } else {
+      y = ops::average_pool(x, p);
+    }
+    for (int j = 0; j < 3; ++j)
+      if (j >= 3 - spatial) o.out[j] = y.dim(spatial - 1 - (j - (3 - spatial)));
+    const std::int64_t planes = dims[0] * dims[1];
+    const std::int64_t in_plane = o.in[0] * o.in[1] * o.in[2];
+    std::int64_t flat = 0;
+    for (std::int64_t pl = 0; pl < planes; ++pl)
+      for (std::int64_t od = 0; od < o.out[0]; ++od)
+        for (std::int64_t oh = 0; oh < o.out[1]; ++oh)
+          for (std::int64_t ow = 0; ow < o.out[2]; ++ow, ++flat) {
+            const auto [want, best] = o.at(values.data() + pl * in_plane, od, oh, ow);
+            ASSERT_EQ(Bits(y.at(flat)), Bits(want)) << "trial " << trial << " element " << flat;
+            if (o.max) {
+              ASSERT_EQ(indices.at<std::int64_t>(flat), best < 0 ? -1 : pl * in_plane + best)
+                  << "trial " << trial << " element " << flat;
+            }
+            ++checked;
+          }
+  }
+  EXPECT_GT(checked, 3000);
 }
 
 TEST(AveragePool, CountIncludePad) {

@@ -81,7 +81,12 @@ TEST(Concat, InnerAndOuterAxes) {
   EXPECT_TRUE(Close(ops::concat({a, c}, -1), ops::concat({a, c}, 1)));
   EXPECT_TRUE(Close(ops::concat({a, Tensor(DType::f32, Shape{0, 2})}, 0), a));
   EXPECT_TRUE(ThrowsUserError([&] { ops::concat({a, b}, 1); }, {"Concat", "input 1", "(1, 2)"}));
-  EXPECT_TRUE(ThrowsUserError([] { ops::concat({}, 0); }, {"Concat", "at least one"}));
+  EXPECT_TRUE(
+      ThrowsUserError([] { ops::concat(std::vector<Tensor>{}, 0); }, {"Concat", "at least one"}));
+  EXPECT_TRUE(ThrowsUserError([] { ops::concat(std::vector<const Tensor*>{}, 0); },
+                              {"Concat", "at least one"}));
+  // Tensors held elsewhere concatenate the same.
+  EXPECT_TRUE(Close(ops::concat(std::vector<const Tensor*>{&a, &c}, 1), ops::concat({a, c}, 1)));
 }
 
 TEST(Split, SizesAndEqualParts) {

@@ -84,7 +84,8 @@ class ExecContext {
   runtime::Device& device() { return device_; }
   const Plan& plan() const { return plan_; }
   const Graph& graph() const { return plan_.graph; }
-  // Device bytes of a value: activations in the arena, constants in the weights buffer.
+  // Device bytes of a value: activations in the arena, constants in the weights buffer. These
+  // three first store a host result not yet there (see write).
   std::byte* data(ValueId value);
   std::uint64_t device_address(ValueId value) const;
   // The buffer holding a value and the value's byte offset in it.
@@ -99,18 +100,30 @@ class ExecContext {
   std::any& backend_state() { return backend_state_; }
   // The value as a host tensor: a constant, a cached host result, or a copy of device memory.
   const Tensor& host(ValueId value);
-  // Stores a host-computed result in the value's device memory (and keeps it cached).
+  // Keeps a host-computed result as the value; its device memory receives the bytes when
+  // anything reads them there (data, placement, device_address, a view of it, the run's outputs).
   void write(ValueId value, Tensor tensor);
+  // The value's cached host result, handed over to the step at `step_index` to compute into,
+  // when nothing reads it after that step (not another input of it, a view, a graph output);
+  // otherwise nullopt.
+  std::optional<Tensor> take(ValueId value, int step_index);
   // Called by the runner after each step: drops host copies of values past their last use.
   void release_after(int step_index);
+  // The arena itself; values' bytes through data() or placement(), which keep them current.
   const runtime::Buffer& arena() const { return arena_; }
 
  private:
+  // Copies a host result not yet in device memory there (the value's, or the one it views).
+  void store(ValueId value) const;
+
   runtime::Device& device_;
   const Plan& plan_;
   runtime::Buffer arena_;
   runtime::Buffer weights_;
+  std::vector<ValueId> root_;  // per value, the value whose bytes it views (itself if none)
   std::vector<std::optional<Tensor>> cache_;
+  mutable std::vector<bool> unwritten_;  // cached result newer than its device bytes
+  std::vector<bool> shared_;             // bytes that views of the value also name
   std::vector<int> last_use_;
   std::any backend_state_;
 };

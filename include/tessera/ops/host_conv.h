@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
 namespace tessera::ops {
 
@@ -19,10 +20,30 @@ struct HostConv {
   bool channels_last = false;
   // Weights (kD, kH, kW, C/group, M) with M fastest instead of ONNX's (M, C/group, kD, kH, kW).
   bool weights_hwio = false;
+  bool operator==(const HostConv&) const = default;
+};
+
+// oneDNN's own layouts of one convolution's weights, kept between calls by a caller whose
+// weights never change (a plan's constant): the first call reorders into it, later calls with
+// the same convolution and weights pointer reuse it. Safe to share between threads.
+class HostConvWeights {
+ public:
+  HostConvWeights();
+  ~HostConvWeights();
+  HostConvWeights(const HostConvWeights&) = delete;
+  HostConvWeights& operator=(const HostConvWeights&) = delete;
+  struct Kept;  // the reordered weights and what they were made from
+
+ private:
+  friend void host_conv(const HostConv&, const float*, const float*, const float*, float*,
+                        HostConvWeights*);
+  std::unique_ptr<Kept> kept_;
 };
 
 // y = conv(x, w) + bias (bias may be null; one value per output channel). Every dimension of
-// `c` must be positive and `out` consistent with the window; y is fully written.
-void host_conv(const HostConv& c, const float* x, const float* w, const float* bias, float* y);
+// `c` must be positive and `out` consistent with the window; y is fully written. With `kept`,
+// the weights are reordered on the first call only (the caller promises they do not change).
+void host_conv(const HostConv& c, const float* x, const float* w, const float* bias, float* y,
+               HostConvWeights* kept = nullptr);
 
 }  // namespace tessera::ops

@@ -37,6 +37,8 @@
 
 namespace tessera::ops {
 
+class HostConvWeights;  // tessera/ops/host_conv.h
+
 // ---- Elementwise binary, NumPy (multidirectional) broadcasting; inputs of one dtype ----
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
@@ -45,6 +47,10 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 // Exponent may have a different dtype than the base; the result has the base's dtype.
 Tensor pow(const Tensor& a, const Tensor& b);
+// a = Add/Sub/Mul/Div(a, b) (op names as ONNX's) computed in a's own storage, with add's,
+// sub's, mul's or div's bits, when both are f32 and a keeps its shape under broadcasting;
+// otherwise false, a untouched.
+bool arithmetic_in_place(std::string_view op, Tensor& a, const Tensor& b);
 
 // ---- Elementwise unary ----
 Tensor neg(const Tensor& x);
@@ -87,6 +93,9 @@ struct ConvParams {
   std::vector<std::int64_t> pads;  // begins then ends, ONNX order; auto_pad resolved by caller
   std::vector<std::int64_t> dilations;
   std::int64_t group = 1;
+  // Where the caller keeps oneDNN's reordered weights between calls with the same weights (a
+  // plan's constant); null reorders them on every call.
+  HostConvWeights* kept_weights = nullptr;
 };
 // x: {W, H, C, N}; w: {kW, kH, C/group, M}; bias: {M}. Output {W_out, H_out, M, N}.
 Tensor conv(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvParams& params = {});
@@ -160,6 +169,8 @@ Tensor flatten(const Tensor& x, int axis);
 // perm[j] = r-1-p[r-1-j].
 Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 Tensor concat(const std::vector<Tensor>& inputs, int axis);
+// The same from tensors held elsewhere (none copied).
+Tensor concat(const std::vector<const Tensor*>& inputs, int axis);
 // Pieces of the given sizes along axis (they must sum to the dim).
 std::vector<Tensor> split(const Tensor& x, int axis, const std::vector<std::int64_t>& sizes);
 // ONNX's default split into `parts` pieces: ceil(dim/parts) each, the last one smaller.

@@ -12,6 +12,10 @@
 #include "tessera/runtime/device.h"
 #include "tessera/targets/tpc/api/runtime.h"
 
+namespace tessera::ops {
+class HostConvWeights;  // tessera/ops/host_conv.h
+}
+
 namespace tessera::tpc {
 
 // out = alpha * op(A) * op(B) + beta * out_in (+ bias). Matrices use Tessera dims (dimension 0
@@ -31,6 +35,9 @@ struct MmeConvParams {
   std::int64_t pads[4] = {0, 0, 0, 0};
   std::int64_t dilations[2] = {1, 1};
   std::int64_t group = 1;
+  // Host-side only: where a caller whose f32 weights never change (a compiled plan) keeps them
+  // reordered for the host computation between calls; null reorders on every call.
+  ::tessera::ops::HostConvWeights* kept_weights = nullptr;
 };
 
 // The modeled cost of one MME operation.

@@ -12,6 +12,7 @@
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/compiler/slice.h"
 #include "tessera/core/error.h"
+#include "tessera/ops/host_conv.h"
 #include "tessera/targets/tpc/kernels.h"
 
 namespace tessera::tpc {
@@ -405,6 +406,8 @@ class GaudiStep final : public Step {
       if (pads.size() == 4)
         for (int j = 0; j < 4; ++j) p.pads[j] = pads[static_cast<std::size_t>(j)];
       p.group = n.attr_int("group", 1);
+      // The plan's constant weights stay put from run to run: their host reorder is kept.
+      if (g.value(n.inputs[1]).is_constant()) p.kept_weights = &conv_weights_;
       DeviceTensor bias;
       if (has_input(n, 2)) bias = dt(n.inputs[2]);
       ops::conv2d(rt, dt(n.inputs[0]), dt(n.inputs[1]), has_input(n, 2) ? &bias : nullptr, out, p);
@@ -713,6 +716,7 @@ class GaudiStep final : public Step {
   }
 
   int node_;
+  tessera::ops::HostConvWeights conv_weights_;  // a Conv's, kept between runs
 };
 
 std::unique_ptr<Step> GaudiBackend::lower(const Graph&, int node_index) const {

@@ -483,7 +483,8 @@ const profile::KernelRecord& Mme::conv2d(const DeviceTensor& x, const DeviceTens
       hc.pad_end = {0, p.pads[2], p.pads[3]};
       hc.channels_last = true;
       hc.weights_hwio = true;
-      ops::host_conv(hc, xv, wv, bv, ov);
+      // Kept weights are for f32 weights read where they lie (a bf16 copy is made per call).
+      ops::host_conv(hc, xv, wv, bv, ov, w_copy.empty() ? p.kept_weights : nullptr);
     }
   } else {
     init_rows(ov, batch * pixels);

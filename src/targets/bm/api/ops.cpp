@@ -414,9 +414,10 @@ void* impl_tpu_mul_const(void* ctx, const char* name, const bmk1880_mul_const_pa
 
 namespace {
 
+// mac / mac_const: b is the tensor b_t, or the constant bconst when is_const.
 void* mac_common(void* ctx, const char* name, tensor_lmem* res_high, tensor_lmem* res_low,
-                 bool res_is_int8, tensor_lmem* a_t, const tensor_lmem* b_t, std::int64_t bconst,
-                 bool b_signed, int lshift, int rshift_w) {
+                 bool res_is_int8, tensor_lmem* a_t, const tensor_lmem* b_t, bool is_const,
+                 std::int64_t bconst, bool b_signed, int lshift, int rshift_w) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     if (!res_high)
       throw_user_error(
@@ -425,7 +426,7 @@ void* mac_common(void* ctx, const char* name, tensor_lmem* res_high, tensor_lmem
           name);
     const Tl a = cap(k, a_t, "a", name);
     const Tl hi = cap(k, res_high, "res_high", name), lo = cap(k, res_low, "res_low", name);
-    const bool has_b = b_t != nullptr;
+    const bool has_b = !is_const;
     const Tl b = has_b ? cap(k, b_t, "b", name) : a;
     same_shape(k, a, hi, name);
     same_shape(k, a, lo, name);
@@ -488,12 +489,13 @@ void* addsub(void* ctx, const char* name, tensor_lmem* res_high, tensor_lmem* re
   });
 }
 
+// max / min and their const forms: b is the tensor b_t, or the constant bconst when is_const.
 void* maxmin(void* ctx, const char* name, tensor_lmem* out, tensor_lmem* a_t, tensor_lmem* b_t,
-             std::int64_t bconst, bool b_signed, bool is_max) {
+             bool is_const, std::int64_t bconst, bool b_signed, bool is_max) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const Tl a = cap(k, a_t, "a", name);
     const Tl o = cap(k, out, is_max ? "max" : "min", name);
-    const bool has_b = b_t != nullptr;
+    const bool has_b = !is_const;
     const Tl b = has_b ? cap(k, b_t, "b", name) : a;
     same_shape(k, a, o, name);
     if (has_b) same_shape(k, a, b, name);
@@ -900,14 +902,14 @@ void* pool_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
 namespace {
 
 void* impl_tpu_mac(void* ctx, const char* name, const bmk1880_mac_param_t& q) {
-  return mac_common(ctx, name, q.res_high, q.res_low, q.res_is_int8, q.a, q.b, 0, false,
+  return mac_common(ctx, name, q.res_high, q.res_low, q.res_is_int8, q.a, q.b, false, 0, false,
                     q.lshift_width, q.rshift_width);
 }
 
 void* impl_tpu_mac_const(void* ctx, const char* name, const bmk1880_mac_const_param_t& q) {
   const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
-  return mac_common(ctx, name, q.res_high, q.res_low, q.res_is_int8, q.a, nullptr, b, q.b_is_signed,
-                    q.lshift_width, q.rshift_width);
+  return mac_common(ctx, name, q.res_high, q.res_low, q.res_is_int8, q.a, nullptr, true, b,
+                    q.b_is_signed, q.lshift_width, q.rshift_width);
 }
 
 void* impl_tpu_add(void* ctx, const char* name, const bmk1880_add_param_t& q) {
@@ -927,21 +929,21 @@ void* impl_tpu_sub(void* ctx, const char* name, const bmk1880_sub_param_t& q) {
 }
 
 void* impl_tpu_max(void* ctx, const char* name, const bmk1880_max_param_t& q) {
-  return maxmin(ctx, name, q.max, q.a, q.b, 0, false, true);
+  return maxmin(ctx, name, q.max, q.a, q.b, false, 0, false, true);
 }
 
 void* impl_tpu_max_const(void* ctx, const char* name, const bmk1880_max_const_param_t& q) {
   const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
-  return maxmin(ctx, name, q.max, q.a, nullptr, b, q.b_is_signed, true);
+  return maxmin(ctx, name, q.max, q.a, nullptr, true, b, q.b_is_signed, true);
 }
 
 void* impl_tpu_min(void* ctx, const char* name, const bmk1880_min_param_t& q) {
-  return maxmin(ctx, name, q.min, q.a, q.b, 0, false, false);
+  return maxmin(ctx, name, q.min, q.a, q.b, false, 0, false, false);
 }
 
 void* impl_tpu_min_const(void* ctx, const char* name, const bmk1880_min_const_param_t& q) {
   const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
-  return maxmin(ctx, name, q.min, q.a, nullptr, b, q.b_is_signed, false);
+  return maxmin(ctx, name, q.min, q.a, nullptr, true, b, q.b_is_signed, false);
 }
 
 void* impl_tpu_arith_shift(void* ctx, const char* name, const bmk1880_arith_shift_param_t& q) {

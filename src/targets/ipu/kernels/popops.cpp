@@ -105,27 +105,28 @@ poplar::program::Program cast(poplar::Graph& graph, const Tensor& src, const Ten
   return poplar::program::Execute(cs, dc);
 }
 
-void fill(poplar::Graph& graph, const Tensor& t, double value, Sequence& prog,
-          const poplar::DebugContext& dc) {
+namespace {
+// fill and zero: `vertex` writes `value` to every element of t.
+void fill_with(poplar::Graph& graph, const Tensor& t, double value, Sequence& prog,
+               const poplar::DebugContext& dc, const char* what, const char* vertex) {
   require_codelets(graph, "popops", "popops::MapExpr");
   ElementProgram p = compile_expr(expr::Const(value, t.elementType()), {});
   p.out_type = t.elementType();
   p.code[2] = t.elementType().tesseraId();
-  auto cs = graph.addComputeSet(name_of(dc, "fill"));
+  auto cs = graph.addComputeSet(name_of(dc, what));
   add_elementwise_vertices(graph, cs, p, {}, t, false,
-                           templated("popops::Fill2D", {type_arg(t.elementType())}));
+                           templated(vertex, {type_arg(t.elementType())}));
   prog.add(poplar::program::Execute(cs, dc));
+}
+}  // namespace
+
+void fill(poplar::Graph& graph, const Tensor& t, double value, Sequence& prog,
+          const poplar::DebugContext& dc) {
+  fill_with(graph, t, value, prog, dc, "fill", "popops::Fill2D");
 }
 
 void zero(poplar::Graph& graph, const Tensor& t, Sequence& prog, const poplar::DebugContext& dc) {
-  require_codelets(graph, "popops", "popops::MapExpr");
-  ElementProgram p = compile_expr(expr::Const(0.0, t.elementType()), {});
-  p.out_type = t.elementType();
-  p.code[2] = t.elementType().tesseraId();
-  auto cs = graph.addComputeSet(name_of(dc, "zero"));
-  add_elementwise_vertices(graph, cs, p, {}, t, false,
-                           templated("popops::Zero2D", {type_arg(t.elementType())}));
-  prog.add(poplar::program::Execute(cs, dc));
+  fill_with(graph, t, 0.0, prog, dc, "zero", "popops::Zero2D");
 }
 
 namespace {

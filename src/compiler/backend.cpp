@@ -23,21 +23,18 @@ std::vector<BackendInfo>& registry() {
 }
 
 // Runs one node on the host through ops/reference.
-class ReferenceStep final : public Step {
+class ReferenceStep final : public NodeStep {
  public:
-  explicit ReferenceStep(int node) : node_(node) {}
+  using NodeStep::NodeStep;
   void run(ExecContext& context) override {
-    const Node& node = context.graph().nodes[static_cast<std::size_t>(node_)];
+    const Node& n = node(context.graph());
     std::vector<const Tensor*> ins;
-    ins.reserve(node.inputs.size());
-    for (ValueId v : node.inputs) ins.push_back(v == kNoValue ? nullptr : &context.host(v));
-    auto outs = run_reference(node, ins, context.graph().opset);
-    for (std::size_t o = 0; o < node.outputs.size(); ++o)
-      if (node.outputs[o] != kNoValue) context.write(node.outputs[o], std::move(outs[o]));
+    ins.reserve(n.inputs.size());
+    for (ValueId v : n.inputs) ins.push_back(v == kNoValue ? nullptr : &context.host(v));
+    auto outs = run_reference(n, ins, context.graph().opset);
+    for (std::size_t o = 0; o < n.outputs.size(); ++o)
+      if (n.outputs[o] != kNoValue) context.write(n.outputs[o], std::move(outs[o]));
   }
-
- private:
-  int node_;
 };
 
 class ReferenceBackend final : public Backend {

@@ -89,6 +89,11 @@ void register_backend(BackendInfo info) {
             [](const BackendInfo& a, const BackendInfo& b) { return a.name < b.name; });
 }
 
+void register_backend(std::function<std::unique_ptr<Backend>()> create) {
+  const auto backend = create();
+  register_backend({backend->name(), backend->description(), std::move(create)});
+}
+
 std::vector<BackendInfo> registered_backends() {
   std::lock_guard lock(registry_mutex());
   return registry();

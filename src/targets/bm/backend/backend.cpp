@@ -1253,8 +1253,7 @@ BModel plan_to_bmodel(const compiler::Plan& plan, const std::string& name) {
 namespace tessera::targets {
 
 void register_bm_backend() {
-  compiler::register_backend(
-      {"bm", bm::make_bm_backend()->description(), [] { return bm::make_bm_backend(); }});
+  compiler::register_backend([] { return bm::make_bm_backend(); });
 }
 
 }  // namespace tessera::targets

@@ -372,8 +372,7 @@ std::unique_ptr<compiler::Backend> make_epu_backend() {
 namespace tessera::targets {
 
 void register_epu_backend() {
-  const auto b = epu::make_epu_backend();
-  compiler::register_backend({b->name(), b->description(), [] { return epu::make_epu_backend(); }});
+  compiler::register_backend(epu::make_epu_backend);
 }
 
 }  // namespace tessera::targets

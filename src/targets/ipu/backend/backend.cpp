@@ -758,8 +758,7 @@ std::unique_ptr<compiler::Backend> make_ipu_backend() {
 namespace tessera::targets {
 
 void register_ipu_backend() {
-  const auto b = ipu::make_ipu_backend();
-  compiler::register_backend({b->name(), b->description(), [] { return ipu::make_ipu_backend(); }});
+  compiler::register_backend(ipu::make_ipu_backend);
 }
 
 }  // namespace tessera::targets

@@ -92,9 +92,7 @@ std::unique_ptr<compiler::Backend> make_template_backend() {
 namespace tessera::targets {
 
 void register_template_backend() {
-  const auto b = tmpl::make_template_backend();
-  compiler::register_backend(
-      {b->name(), b->description(), [] { return tmpl::make_template_backend(); }});
+  compiler::register_backend(tmpl::make_template_backend);
 }
 
 }  // namespace tessera::targets

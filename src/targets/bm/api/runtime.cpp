@@ -28,6 +28,17 @@ std::uint32_t figure_u32(double v, const char* what, const std::string& preset) 
   return static_cast<std::uint32_t>(v);
 }
 
+// True when `message` already names `function` as a "name:" prefix of one of its parts (the
+// op checks start their messages with the op's name, after a DeviceFault's location).
+bool names_function(const std::string& message, const std::string& function) {
+  const std::string tag = function + ":";
+  for (std::size_t at = message.find(tag); at != std::string::npos; at = message.find(tag, at + 1)) {
+    const char before = at == 0 ? ' ' : message[at - 1];
+    if (before == ' ') return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void set_last_error(tessera_bm_error_kind_t kind, const std::string& message) {
@@ -56,7 +67,7 @@ bmerr_t record_current_exception(const char* function) {
   } catch (...) {
     message = "unknown exception";
   }
-  message = fmt::format("{}: {}", function, message);
+  if (!names_function(message, function)) message = fmt::format("{}: {}", function, message);
   set_last_error(kind, message);
   log(LogLevel::err, "bm", "{}", message);
   return code;

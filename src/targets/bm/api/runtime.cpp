@@ -140,39 +140,15 @@ void Chip::make_lanes() {
   }
 }
 
-std::uint64_t Chip::offset(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
-                           std::uint32_t w) const {
-  return std::uint64_t{t.la} + std::uint64_t{n} * t.sn + std::uint64_t{c / params_.npu_num} * t.sc +
-         std::uint64_t{h} * t.sh + std::uint64_t{w} * t.sw;
-}
-
-std::uint8_t Chip::read(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
-                        std::uint32_t w, const char* op) {
+void Chip::unwritten_read(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                          std::uint32_t w, const char* op) const {
   const std::uint32_t lane = c % params_.npu_num;
   const std::uint64_t off = offset(t, n, c, h, w);
-  if (!lanes_[lane].initialised(off))
-    throw DeviceFault(
-        lanes_[lane].owner(),
-        fmt::format("{} reads {} element ({}, {}, {}, {}) at lmem address 0x{:x} (bank {}), which "
-                    "no GDMA load or computation wrote; load or compute it before reading it",
-                    op, t.describe(), n, c, h, w, off, off / params_.lmem_bank_size));
-  return lane_bytes_[lane][off];
-}
-
-void Chip::write(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h, std::uint32_t w,
-                 std::uint8_t v) {
-  const std::uint32_t lane = c % params_.npu_num;
-  const std::uint64_t off = offset(t, n, c, h, w);
-  lane_bytes_[lane][off] = v;
-  lanes_[lane].mark_initialised(off, 1);
-}
-
-std::uint8_t Chip::read_m(const Tl& t, std::uint32_t r, std::uint32_t k, const char* op) {
-  return read(t, r, k / params_.eu_num, 0, k % params_.eu_num, op);
-}
-
-void Chip::write_m(const Tl& t, std::uint32_t r, std::uint32_t k, std::uint8_t v) {
-  write(t, r, k / params_.eu_num, 0, k % params_.eu_num, v);
+  throw DeviceFault(
+      lanes_[lane].owner(),
+      fmt::format("{} reads {} element ({}, {}, {}, {}) at lmem address 0x{:x} (bank {}), which "
+                  "no GDMA load or computation wrote; load or compute it before reading it",
+                  op, t.describe(), n, c, h, w, off, off / params_.lmem_bank_size));
 }
 
 void Chip::add_region(std::uint64_t address, const runtime::Buffer& buffer) {

@@ -161,16 +161,16 @@ void each(const Tl& t, F&& f) {
 struct Index {
   std::uint32_t n, c, h, w;
 };
-std::vector<Index> logical(const Tl& t, std::uint32_t eu) {
-  std::vector<Index> v;
-  v.reserve(t.count());
+// Calls f(Index) for each element in logical order, without building a list (GDMA commands
+// replay it per element at every submit).
+template <typename F>
+void each_logical(const Tl& t, std::uint32_t eu, F&& f) {
   if (t.matrix) {
     for (std::uint32_t r = 0; r < t.rows; ++r)
-      for (std::uint32_t k = 0; k < t.cols; ++k) v.push_back({r, k / eu, 0, k % eu});
+      for (std::uint32_t k = 0; k < t.cols; ++k) f(Index{r, k / eu, 0, k % eu});
   } else {
-    each(t, [&](auto n, auto c, auto h, auto w) { v.push_back({n, c, h, w}); });
+    each(t, [&](auto n, auto c, auto h, auto w) { f(Index{n, c, h, w}); });
   }
-  return v;
 }
 
 // ---- GDMA between gmem and lmem ----
@@ -222,19 +222,19 @@ void* gdma_gl(void* ctx, const char* name, tensor_lmem* t, u64 gaddr, const stri
     k->touches.back().write = load;
     const GView g = gview(tl, stride, (ctrls & CTRL_TP) != 0);
     const std::uint32_t eu = k->params.eu_num;
-    std::vector<Index> idx = logical(tl, eu);
     std::uint64_t extent = 0;
-    for (const Index& i : idx) extent = std::max(extent, g.offset(tl, i, eu) + 1);
+    each_logical(tl, eu,
+                 [&](const Index& i) { extent = std::max(extent, g.offset(tl, i, eu) + 1); });
     Cost cost = gdma_cost(k, load, !load, tl.count());
-    return record(k, ENGINE_GDMA, name, cost, [=, idx = std::move(idx)](Chip& chip) {
+    return record(k, ENGINE_GDMA, name, cost, [=](Chip& chip) {
       std::uint8_t* base = chip.gmem(gaddr, extent, name);
-      for (const Index& i : idx) {
+      each_logical(tl, eu, [&](const Index& i) {
         const std::uint64_t off = g.offset(tl, i, eu);
         if (load)
           chip.write(tl, i.n, i.c, i.h, i.w, base[off]);
         else
           base[off] = chip.read(tl, i.n, i.c, i.h, i.w, name);
-      }
+      });
     });
   });
 }
@@ -335,12 +335,12 @@ void* impl_gdma_copy_lmem(void* ctx, tensor_lmem* dst, tensor_lmem* src) {
                                                     name, s.describe(), d.describe()));
     const std::uint32_t eu = k->params.eu_num;
     return record(k, ENGINE_GDMA, name, gdma_cost(k, false, false, s.count()), [=](Chip& chip) {
-      const std::vector<Index> si = logical(s, eu), di = logical(d, eu);
-      std::vector<std::uint8_t> tmp(si.size());
-      for (std::size_t i = 0; i < si.size(); ++i)
-        tmp[i] = chip.read(s, si[i].n, si[i].c, si[i].h, si[i].w, name);
-      for (std::size_t i = 0; i < di.size(); ++i)
-        chip.write(d, di[i].n, di[i].c, di[i].h, di[i].w, tmp[i]);
+      std::vector<std::uint8_t> tmp;
+      tmp.reserve(s.count());
+      each_logical(s, eu,
+                   [&](const Index& i) { tmp.push_back(chip.read(s, i.n, i.c, i.h, i.w, name)); });
+      std::size_t next = 0;
+      each_logical(d, eu, [&](const Index& i) { chip.write(d, i.n, i.c, i.h, i.w, tmp[next++]); });
     });
   });
 }

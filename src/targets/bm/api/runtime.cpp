@@ -32,7 +32,8 @@ std::uint32_t figure_u32(double v, const char* what, const std::string& preset) 
 // op checks start their messages with the op's name, after a DeviceFault's location).
 bool names_function(const std::string& message, const std::string& function) {
   const std::string tag = function + ":";
-  for (std::size_t at = message.find(tag); at != std::string::npos; at = message.find(tag, at + 1)) {
+  for (std::size_t at = message.find(tag); at != std::string::npos;
+       at = message.find(tag, at + 1)) {
     const char before = at == 0 ? ' ' : message[at - 1];
     if (before == ' ') return true;
   }

@@ -767,10 +767,15 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
     return record(k, ENGINE_BD, name, cost, [=](Chip& chip) {
       // Dense copies of the operands (reads check that lmem was written).
       std::vector<std::int32_t> x(std::size_t{in.n} * in.c * in.h * in.w);
-      each(in, [&](auto n, auto c, auto h, auto ww) {
-        x[((std::size_t{n} * in.c + c) * in.h + h) * in.w + ww] =
-            static_cast<std::int32_t>(widen(chip.read(in, n, c, h, ww, name), in.is_signed()));
-      });
+      std::vector<std::uint8_t> row(std::max(in.w, out.w));
+      for (std::uint32_t n = 0; n < in.n; ++n)
+        for (std::uint32_t c = 0; c < in.c; ++c)
+          for (std::uint32_t h = 0; h < in.h; ++h) {
+            chip.read_row(in, n, c, h, row.data(), name);
+            std::int32_t* xr = &x[((std::size_t{n} * in.c + c) * in.h + h) * in.w];
+            for (std::uint32_t ww = 0; ww < in.w; ++ww)
+              xr[ww] = static_cast<std::int32_t>(widen(row[ww], in.is_signed()));
+          }
       const std::uint32_t wc = cs.depthwise ? 1 : cin;
       std::vector<std::int32_t> wv(std::size_t{cout} * wc * cs.kh * cs.kw);
       for (std::uint32_t co = 0; co < cout; ++co)
@@ -817,13 +822,14 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
               }
           int_gemm(cout, P, K, a.data(), col.data(), chunk, part, acc);
           for (std::uint32_t co = 0; co < cout; ++co)
-            for (std::uint32_t oy = 0; oy < ho; ++oy)
+            for (std::uint32_t oy = 0; oy < ho; ++oy) {
               for (std::uint32_t ox = 0; ox < wo; ++ox) {
                 std::int64_t v = acc[std::size_t{co} * P + std::size_t{oy} * wo + ox] + bv[co];
                 if (cs.relu && v < 0) v = 0;
-                chip.write(out, n, co, oy, ox,
-                           static_cast<std::uint8_t>(saturate(rshift(v, cs.rshift_w), sg, 8)));
+                row[ox] = static_cast<std::uint8_t>(saturate(rshift(v, cs.rshift_w), sg, 8));
               }
+              chip.write_row(out, n, co, oy, row.data());
+            }
         }
         return;
       }
@@ -848,9 +854,9 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
               }
               acc += bv[co];
               if (cs.relu && acc < 0) acc = 0;
-              chip.write(out, n, co, oy, ox,
-                         static_cast<std::uint8_t>(saturate(rshift(acc, cs.rshift_w), sg, 8)));
+              row[ox] = static_cast<std::uint8_t>(saturate(rshift(acc, cs.rshift_w), sg, 8));
             }
+            chip.write_row(out, n, co, oy, row.data());
           }
     });
   });

@@ -2,6 +2,7 @@
 // devices, contexts, device memory and system <-> device copies over the host link. Also the
 // C boundary's error handling and the simulated chip (lmem lanes, device-memory lookup).
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include <fmt/format.h>
@@ -150,6 +151,33 @@ void Chip::unwritten_read(const Tl& t, std::uint32_t n, std::uint32_t c, std::ui
       fmt::format("{} reads {} element ({}, {}, {}, {}) at lmem address 0x{:x} (bank {}), which "
                   "no GDMA load or computation wrote; load or compute it before reading it",
                   op, t.describe(), n, c, h, w, off, off / params_.lmem_bank_size));
+}
+
+void Chip::read_row(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                    std::uint8_t* out, const char* op) {
+  if (t.sw != 1) {
+    for (std::uint32_t w = 0; w < t.w; ++w) out[w] = read(t, n, c, h, w, op);
+    return;
+  }
+  const std::uint32_t lane = c % params_.npu_num;
+  const std::uint64_t off = offset(t, n, c, h, 0);
+  // capture() checked that the tensor lies inside lmem, so the range is in bounds.
+  const std::uint64_t unwritten = lanes_[lane].first_uninitialised(off, t.w);
+  if (unwritten != off + t.w)
+    unwritten_read(t, n, c, h, static_cast<std::uint32_t>(unwritten - off), op);
+  std::memcpy(out, lane_bytes_[lane] + off, t.w);
+}
+
+void Chip::write_row(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                     const std::uint8_t* v) {
+  if (t.sw != 1) {
+    for (std::uint32_t w = 0; w < t.w; ++w) write(t, n, c, h, w, v[w]);
+    return;
+  }
+  const std::uint32_t lane = c % params_.npu_num;
+  const std::uint64_t off = offset(t, n, c, h, 0);
+  std::memcpy(lane_bytes_[lane] + off, v, t.w);
+  lanes_[lane].mark_initialised(off, t.w);
 }
 
 void Chip::add_region(std::uint64_t address, const runtime::Buffer& buffer) {

@@ -86,6 +86,12 @@ class Chip {
     lane_bytes_[lane][off] = v;
     lanes_[lane].mark_initialised(off, 1);
   }
+  // Row (n, c, h) of `t`, t.w bytes, with one initialisation check and one mark per row where
+  // the row is contiguous; a fault names the row's first unwritten element, as read() would.
+  void read_row(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                std::uint8_t* out, const char* op);
+  void write_row(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                 const std::uint8_t* v);
   // Element (r, k) of a matrix.
   std::uint8_t read_m(const Tl& t, std::uint32_t r, std::uint32_t k, const char* op) {
     return read(t, r, k / params_.eu_num, 0, k % params_.eu_num, op);

@@ -418,6 +418,10 @@ void submit(bmk1880_context* k, Chip& chip) {
   sim::RaceDetector races;
   races.set_remedy("order them with bmk1880_add_dependency, bmk1880_parallel_disable before the "
                    "reader, or by putting both in one stream");
+  // The lanes' buffer names, formatted once per submit rather than per touch and lane.
+  std::vector<std::string> lane_names;
+  for (std::uint32_t npu = 0; npu < k->params.npu_num; ++npu)
+    lane_names.push_back(fmt::format("npu{} lmem", npu));
   std::unordered_map<const Command*, sim::Event> done;
   std::uint64_t global_bytes = 0, bytes_read = 0, bytes_written = 0, gdma_commands = 0;
   double macs = 0;
@@ -436,11 +440,14 @@ void submit(bmk1880_context* k, Chip& chip) {
     macs += c.cost.macs;
     const sim::Event ev = tl.issue(c.engine == ENGINE_GDMA ? gdma : tpu, c.name, cycles[i], deps);
     done[&c] = ev;
-    for (const Touch& t : c.touches)
+    for (const Touch& t : c.touches) {
+      const std::string what =
+          fmt::format("{} {} {}", label(&c), t.write ? "writing" : "reading", t.what);
       for (std::uint32_t npu = 0; npu < t.lanes; ++npu)
-        races.record(ev, fmt::format("npu{} lmem", npu), t.lo, t.hi,
+        races.record(ev, lane_names.at(npu), t.lo, t.hi,
                      t.write ? sim::RaceDetector::Kind::write : sim::RaceDetector::Kind::read,
-                     fmt::format("{} {} {}", label(&c), t.write ? "writing" : "reading", t.what));
+                     what);
+    }
   }
   tl.finish();
   races.check(tl);

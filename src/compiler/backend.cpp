@@ -25,18 +25,18 @@ std::vector<BackendInfo>& registry() {
 }
 
 // Runs one node on the host through ops/reference.
-class ReferenceStep final : public Step {
+class ReferenceStep final : public NodeStep {
  public:
-  explicit ReferenceStep(int node) : node_(node) {}
+  using NodeStep::NodeStep;
   void run(ExecContext& context) override {
-    const Node& node = context.graph().nodes[static_cast<std::size_t>(node_)];
+    const Node& n = node(context.graph());
     std::vector<const Tensor*> ins;
-    ins.reserve(node.inputs.size());
+    ins.reserve(n.inputs.size());
     // A value a device holds narrowed is computed on in its ONNX type (an i64 sum of two
     // narrowed values may leave int32).
     std::vector<Tensor> widened;
-    widened.reserve(node.inputs.size());
-    for (ValueId v : node.inputs) {
+    widened.reserve(n.inputs.size());
+    for (ValueId v : n.inputs) {
       if (v == kNoValue) {
         ins.push_back(nullptr);
       } else if (const auto& wide = context.graph().value(v).narrowed_from) {
@@ -48,27 +48,26 @@ class ReferenceStep final : public Step {
     }
     // An input that dies here is computed into where the op allows (no new tensor, no copy).
     std::optional<Tensor> own;
-    if (!node.inputs.empty() && !node.outputs.empty() && node.outputs[0] != kNoValue &&
-        node.inputs[0] != kNoValue && !context.graph().value(node.inputs[0]).narrowed_from &&
-        (own = context.take(node.inputs[0], node_))) {
+    if (!n.inputs.empty() && !n.outputs.empty() && n.outputs[0] != kNoValue &&
+        n.inputs[0] != kNoValue && !context.graph().value(n.inputs[0]).narrowed_from &&
+        (own = context.take(n.inputs[0], node_index()))) {
       ins[0] = &*own;
-      if (run_reference_in_place(node, *own, ins)) {
-        context.write(node.outputs[0], std::move(*own));
+      if (run_reference_in_place(n, *own, ins)) {
+        context.write(n.outputs[0], std::move(*own));
         return;
       }
     }
     // A plan's constant weights stay the same from run to run: oneDNN's reorder of them is kept.
-    const bool constant_weights = node.op == "Conv" && node.inputs.size() > 1 &&
-                                  node.inputs[1] != kNoValue &&
-                                  context.graph().value(node.inputs[1]).is_constant();
-    auto outs = run_reference(node, ins, context.graph().opset,
+    const bool constant_weights = n.op == "Conv" && n.inputs.size() > 1 &&
+                                  n.inputs[1] != kNoValue &&
+                                  context.graph().value(n.inputs[1]).is_constant();
+    auto outs = run_reference(n, ins, context.graph().opset,
                               constant_weights ? &conv_weights_ : nullptr);
-    for (std::size_t o = 0; o < node.outputs.size(); ++o)
-      if (node.outputs[o] != kNoValue) context.write(node.outputs[o], std::move(outs[o]));
+    for (std::size_t o = 0; o < n.outputs.size(); ++o)
+      if (n.outputs[o] != kNoValue) context.write(n.outputs[o], std::move(outs[o]));
   }
 
  private:
-  int node_;
   ops::HostConvWeights conv_weights_;
 };
 
@@ -123,6 +122,11 @@ void register_backend(BackendInfo info) {
     r.push_back(std::move(info));
   std::sort(r.begin(), r.end(),
             [](const BackendInfo& a, const BackendInfo& b) { return a.name < b.name; });
+}
+
+void register_backend(std::function<std::unique_ptr<Backend>()> create) {
+  const auto backend = create();
+  register_backend({backend->name(), backend->description(), std::move(create)});
 }
 
 std::vector<BackendInfo> registered_backends() {

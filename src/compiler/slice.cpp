@@ -15,7 +15,8 @@ const Tensor* constant(const Graph& g, const Node& n, std::size_t i) {
   const auto& v = g.value(n.inputs[i]);
   return v.constant ? &*v.constant : nullptr;
 }
-// Given as an attribute (older opsets) or a constant input; nullopt for a non-constant input.
+}  // namespace
+
 std::optional<std::vector<std::int64_t>> ints_operand(const Graph& g, const Node& n,
                                                       const char* attr, std::size_t input) {
   if (has_input(n, input)) {
@@ -25,8 +26,6 @@ std::optional<std::vector<std::int64_t>> ints_operand(const Graph& g, const Node
   }
   return n.attr_ints(attr);
 }
-
-}  // namespace
 
 std::optional<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> slice_starts(
     const Graph& g, const Node& n) {

@@ -8,6 +8,8 @@
 #include <libbmruntime/bmruntime_bmnet.h>
 
 #include <cstdint>
+#include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -80,11 +82,18 @@ struct Bm {
 
 inline std::uint8_t b8(int v) { return static_cast<std::uint8_t>(v & 0xff); }
 
-// The last error must be of `kind` and mention `text`.
+// The last error must be of `kind`, mention `text`, and name each API function at most once
+// (the C boundary adds the function's name only when the check's message lacks it).
 inline void expect_error(tessera_bm_error_kind_t kind, const std::string& text) {
-  EXPECT_EQ(tessera_bm_last_error_kind(), kind) << tessera_bm_last_error();
-  EXPECT_NE(std::string(tessera_bm_last_error()).find(text), std::string::npos)
-      << "message: " << tessera_bm_last_error() << "\nexpected to contain: " << text;
+  const std::string message = tessera_bm_last_error();
+  EXPECT_EQ(tessera_bm_last_error_kind(), kind) << message;
+  EXPECT_NE(message.find(text), std::string::npos)
+      << "message: " << message << "\nexpected to contain: " << text;
+  static const std::regex name_tag("(^| )(bm[a-z0-9_]*):");
+  std::map<std::string, int> seen;
+  for (auto it = std::sregex_iterator(message.begin(), message.end(), name_tag);
+       it != std::sregex_iterator(); ++it)
+    EXPECT_EQ(++seen[(*it)[2].str()], 1) << "message names " << (*it)[2] << " twice: " << message;
 }
 
 }  // namespace bmtest

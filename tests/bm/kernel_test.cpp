@@ -75,6 +75,26 @@ TEST(BmFaults, MisalignedAndWronglyStridedOperands) {
   expect_error(TESSERA_BM_DEVICE_FAULT, "must be aligned");
 }
 
+TEST(BmFaults, ConvReadingAnUnwrittenIfmapRowNamesItsFirstElement) {
+  Bm bm;
+  // Only row h = 0 of each channel is loaded (through a view at the same address), so the conv's
+  // row-wise read must fault at element (0, 0, 1, 0).
+  tensor_lmem* in = bmk1880_tl_alloc(bm.bk, shape_t4(1, 4, 4, 4), FMT_I8, CTRL_AL);
+  tensor_lmem* top =
+      bmk1880_tl_prealloc_align(bm.bk, in->operand.laddr, shape_t4(1, 4, 1, 4), FMT_I8);
+  ASSERT_NE(top, nullptr) << tessera_bm_last_error();
+  bm.put(top, std::vector<std::uint8_t>(16, 1));
+  tensor_lmem* w =
+      bm.load(shape_t4(4, 4, 1, 1), FMT_I8, std::vector<std::uint8_t>(16, 1), CTRL_NULL);
+  tensor_lmem* out = bmk1880_tl_alloc(bm.bk, shape_t4(1, 4, 4, 4), FMT_I8, CTRL_AL);
+  bmk1880_conv_param_t p{out, in, w, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, false, 0};
+  ASSERT_NE(bmk1880_tpu_conv(bm.bk, &p), nullptr) << tessera_bm_last_error();
+  tessera_bm_clear_error();
+  bmruntime_bmkernel_submit(bm.ctx);
+  expect_error(TESSERA_BM_DEVICE_FAULT, "element (0, 0, 1, 0)");
+  expect_error(TESSERA_BM_DEVICE_FAULT, "no GDMA load or computation wrote");
+}
+
 TEST(BmFaults, ShapesThatDoNotMatch) {
   Bm bm;
   tensor_lmem* a = bmk1880_tl_alloc(bm.bk, shape_t4(1, 4, 2, 2), FMT_I8, CTRL_AL);

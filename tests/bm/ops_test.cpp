@@ -155,6 +155,27 @@ void sixteen_bit(std::vector<std::uint8_t>& ah, std::vector<std::uint8_t>& al,
   }
 }
 
+// A NULL tensor b is the caller's error in mul, mac, max and min; only their *_const forms take
+// a constant b.
+TEST(BmOps, NullTensorOperandIsAUserError) {
+  Bm bm;
+  tensor_lmem* a = bm.load(kShape, FMT_I8, firsts());
+  tensor_lmem* hi = bmk1880_tl_alloc(bm.bk, kShape, FMT_I8, CTRL_AL);
+  tensor_lmem* lo = bmk1880_tl_alloc(bm.bk, kShape, FMT_I8, CTRL_AL);
+  bmk1880_mul_param_t mul{nullptr, lo, a, nullptr, 0};
+  EXPECT_EQ(bmk1880_tpu_mul(bm.bk, &mul), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "bmk1880_tpu_mul: b is NULL");
+  bmk1880_mac_param_t mac{hi, lo, true, a, nullptr, 0, 0};
+  EXPECT_EQ(bmk1880_tpu_mac(bm.bk, &mac), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "bmk1880_tpu_mac: b is NULL");
+  bmk1880_max_param_t max{lo, a, nullptr};
+  EXPECT_EQ(bmk1880_tpu_max(bm.bk, &max), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "bmk1880_tpu_max: b is NULL");
+  bmk1880_min_param_t min{lo, a, nullptr};
+  EXPECT_EQ(bmk1880_tpu_min(bm.bk, &min), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "bmk1880_tpu_min: b is NULL");
+}
+
 TEST(BmOps, AddAndSubOnSixteenBitOperands) {
   for (bool sg : {true, false})
     for (bool sub : {false, true})

@@ -30,6 +30,7 @@
 #include <popops/Loop.hpp>
 #include <popops/Reduce.hpp>
 #include <popops/ScaledAdd.hpp>
+#include <popops/Zero.hpp>
 #include <popops/codelets.hpp>
 #include <poprand/RandomGen.hpp>
 #include <poprand/codelets.hpp>
@@ -226,6 +227,31 @@ TEST(PopLibs, ScaledAddFillAndCountedLoop) {
   auto r = s.run(prog, concat(A, f));
   for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(r[i], float(i) + 6.0f);
   for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(r[10 + i], 2.5f);
+}
+
+// Both counted loops hand their body the counter: countedLoop's unsigned one counting up,
+// countedForLoop's int one (here counting down).
+TEST(PopLibs, CountedLoopsPassTheBodyTheirCounter) {
+  Rig s;
+  Sequence prog;
+  Tensor up = s.graph.addVariable(UNSIGNED_INT, {1}, VariableMappingMethod::LINEAR);
+  Tensor down = s.graph.addVariable(INT, {1}, VariableMappingMethod::LINEAR);
+  popops::zero(s.graph, up, prog);
+  popops::zero(s.graph, down, prog);
+  prog.add(popops::countedLoop(s.graph, 2, 11, 3, [&](const Tensor& i) {
+    Sequence body;
+    popops::addInPlace(s.graph, up, i, body);
+    return body;
+  }));
+  prog.add(popops::countedForLoop(s.graph, 10, 4, -2, [&](const Tensor& i) {
+    Sequence body;
+    popops::addInPlace(s.graph, down, i, body);
+    return body;
+  }));
+  auto r = s.run(prog, concat(popops::cast(s.graph, up, FLOAT, prog),
+                              popops::cast(s.graph, down, FLOAT, prog)));
+  EXPECT_EQ(r[0], 2.0f + 5.0f + 8.0f);
+  EXPECT_EQ(r[1], 10.0f + 8.0f + 6.0f);
 }
 
 TEST(PopLibs, MatMulMatchesItsDefinitionAndSplitsK) {

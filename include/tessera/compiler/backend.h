@@ -63,6 +63,9 @@ struct BackendInfo {
 
 // The process-wide registry. Registering a name twice replaces the entry.
 void register_backend(BackendInfo info);
+// Registers the backend `create` makes under the name and description it gives (what a target's
+// register_<t>_backend calls).
+void register_backend(std::function<std::unique_ptr<Backend>()> create);
 std::vector<BackendInfo> registered_backends();  // sorted by name
 // UserError listing the registered names when `name` is not one of them.
 std::unique_ptr<Backend> create_backend(const std::string& name);

@@ -32,6 +32,19 @@ class Step {
   virtual bool is_view() const { return false; }
 };
 
+// A step that runs one node of the plan's graph, as most steps do.
+class NodeStep : public Step {
+ public:
+  explicit NodeStep(int index) : node_(index) {}
+  int node_index() const { return node_; }
+  const Node& node(const Graph& graph) const {
+    return graph.nodes[static_cast<std::size_t>(node_)];
+  }
+
+ private:
+  int node_;
+};
+
 struct StepInfo {
   int node = -1;          // index in Plan::graph.nodes
   std::string kernel;     // what runs it: "reference:Conv", "tpc:conv_f32", ...

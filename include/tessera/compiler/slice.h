@@ -1,7 +1,8 @@
 // Slice's bounds as backends lower it: per Tessera axis the first element read and the step,
 // from ONNX Slice's starts, axes and steps (attributes before opset 10, constant inputs from
 // 10), with ONNX's clamping of starts. The output's extent per axis comes from the graph's
-// shapes, so ends are not needed here.
+// shapes, so ends are not needed here. Also the integer operands such ops take either way
+// (Slice's bounds, Pad's pads).
 #pragma once
 
 #include <cstdint>
@@ -17,5 +18,10 @@ namespace tessera::compiler {
 // or steps are inputs that are not constants.
 std::optional<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> slice_starts(
     const Graph& g, const Node& n);
+
+// Node n's integer operand given as attribute `attr` (older opsets) or as constant input
+// `input` (newer ones); empty when neither is given, nullopt when the input is not a constant.
+std::optional<std::vector<std::int64_t>> ints_operand(const Graph& g, const Node& n,
+                                                      const char* attr, std::size_t input);
 
 }  // namespace tessera::compiler

@@ -219,31 +219,30 @@ bm_memory* mem(bmctx_t ctx, bmmem_device_t m, const char* what) {
   return m;
 }
 
-void copy_in(bmnet_context* n, std::uint64_t offset, std::size_t bytes, const std::uint8_t* src,
-             const char* what) {
+// The neuron memory holding [offset, offset + bytes), for a copy to or from `data`.
+bm_memory* neuron_range(bmnet_context* n, std::uint64_t offset, std::size_t bytes, const void* data,
+                        const char* what) {
   if (!n->neuron_mem)
     throw_user_error("{}: the network has no neuron device memory; import one with "
                      "bmnet_import_neuron_devmem",
                      what);
   bm_memory* m = mem(n->ctx, n->neuron_mem, what);
-  if (!src) throw_user_error("{}: the data pointer is NULL", what);
+  if (!data) throw_user_error("{}: the data pointer is NULL", what);
   if (offset > m->size || bytes > m->size - offset)
     throw_user_error("{}: [{}, {}) lies outside the {} B neuron memory", what, offset,
                      offset + bytes, m->size);
+  return m;
+}
+
+void copy_in(bmnet_context* n, std::uint64_t offset, std::size_t bytes, const std::uint8_t* src,
+             const char* what) {
+  bm_memory* m = neuron_range(n, offset, bytes, src, what);
   n->ctx->device->chip->device().copy_to_device(m->root, src, bytes, m->offset + offset);
 }
 
 void copy_out(bmnet_context* n, std::uint64_t offset, std::size_t bytes, std::uint8_t* dst,
               const char* what) {
-  if (!n->neuron_mem)
-    throw_user_error("{}: the network has no neuron device memory; import one with "
-                     "bmnet_import_neuron_devmem",
-                     what);
-  bm_memory* m = mem(n->ctx, n->neuron_mem, what);
-  if (!dst) throw_user_error("{}: the data pointer is NULL", what);
-  if (offset > m->size || bytes > m->size - offset)
-    throw_user_error("{}: [{}, {}) lies outside the {} B neuron memory", what, offset,
-                     offset + bytes, m->size);
+  bm_memory* m = neuron_range(n, offset, bytes, dst, what);
   n->ctx->device->chip->device().copy_to_host(dst, m->root, bytes, m->offset + offset);
 }
 

@@ -110,6 +110,24 @@ tensor_lmem* stack_alloc(bmk1880_context* k, std::uint32_t bank_lo, std::uint32_
   return t;
 }
 
+// bmk1880_tl_prealloc(_align): a tensor the caller places at `la`, checked against lmem now.
+tensor_lmem* prealloc(void* ctx, laddr_t la, shape_t s, fmt_t fmt, bool aligned, const char* op) {
+  return guard(op, static_cast<tensor_lmem*>(nullptr), [&] {
+    bmk1880_context* k = kernel_of(ctx);
+    check_shape(s, op);
+    check_fmt(fmt, op);
+    tensor_lmem* t = make_tensor(k, la, s, fmt, aligned, TL_TYPE_TENSOR_PREALLOC);
+    try {
+      capture(k, t, "tensor", op);
+    } catch (...) {
+      k->tensors.erase(t);
+      delete t;
+      throw;
+    }
+    return t;
+  });
+}
+
 // Whether `target` is among the commands `from` waits for, directly or not (iterative: a serial
 // buffer is one long chain).
 bool reaches(const Command* from, const Command* target) {
@@ -400,6 +418,10 @@ void submit(bmk1880_context* k, Chip& chip) {
   sim::RaceDetector races;
   races.set_remedy("order them with bmk1880_add_dependency, bmk1880_parallel_disable before the "
                    "reader, or by putting both in one stream");
+  // The lanes' buffer names, formatted once per submit rather than per touch and lane.
+  std::vector<std::string> lane_names;
+  for (std::uint32_t npu = 0; npu < k->params.npu_num; ++npu)
+    lane_names.push_back(fmt::format("npu{} lmem", npu));
   std::unordered_map<const Command*, sim::Event> done;
   std::uint64_t global_bytes = 0, bytes_read = 0, bytes_written = 0, gdma_commands = 0;
   double macs = 0;
@@ -418,11 +440,14 @@ void submit(bmk1880_context* k, Chip& chip) {
     macs += c.cost.macs;
     const sim::Event ev = tl.issue(c.engine == ENGINE_GDMA ? gdma : tpu, c.name, cycles[i], deps);
     done[&c] = ev;
-    for (const Touch& t : c.touches)
+    for (const Touch& t : c.touches) {
+      const std::string what =
+          fmt::format("{} {} {}", label(&c), t.write ? "writing" : "reading", t.what);
       for (std::uint32_t npu = 0; npu < t.lanes; ++npu)
-        races.record(ev, fmt::format("npu{} lmem", npu), t.lo, t.hi,
+        races.record(ev, lane_names.at(npu), t.lo, t.hi,
                      t.write ? sim::RaceDetector::Kind::write : sim::RaceDetector::Kind::read,
-                     fmt::format("{} {} {}", label(&c), t.write ? "writing" : "reading", t.what));
+                     what);
+    }
   }
   tl.finish();
   races.check(tl);
@@ -631,37 +656,11 @@ void bmk1880_add_dependency(void* ctx, void* before, void* after) {
 }
 
 tensor_lmem* bmk1880_tl_prealloc(void* ctx, laddr_t la, shape_t s, fmt_t fmt) {
-  return guard("bmk1880_tl_prealloc", static_cast<tensor_lmem*>(nullptr), [&] {
-    bmk1880_context* k = kernel_of(ctx);
-    check_shape(s, "bmk1880_tl_prealloc");
-    check_fmt(fmt, "bmk1880_tl_prealloc");
-    tensor_lmem* t = make_tensor(k, la, s, fmt, false, TL_TYPE_TENSOR_PREALLOC);
-    try {
-      capture(k, t, "tensor", "bmk1880_tl_prealloc");
-    } catch (...) {
-      k->tensors.erase(t);
-      delete t;
-      throw;
-    }
-    return t;
-  });
+  return prealloc(ctx, la, s, fmt, false, "bmk1880_tl_prealloc");
 }
 
 tensor_lmem* bmk1880_tl_prealloc_align(void* ctx, laddr_t la, shape_t s, fmt_t fmt) {
-  return guard("bmk1880_tl_prealloc_align", static_cast<tensor_lmem*>(nullptr), [&] {
-    bmk1880_context* k = kernel_of(ctx);
-    check_shape(s, "bmk1880_tl_prealloc_align");
-    check_fmt(fmt, "bmk1880_tl_prealloc_align");
-    tensor_lmem* t = make_tensor(k, la, s, fmt, true, TL_TYPE_TENSOR_PREALLOC);
-    try {
-      capture(k, t, "tensor", "bmk1880_tl_prealloc_align");
-    } catch (...) {
-      k->tensors.erase(t);
-      delete t;
-      throw;
-    }
-    return t;
-  });
+  return prealloc(ctx, la, s, fmt, true, "bmk1880_tl_prealloc_align");
 }
 
 tensor_lmem* bmk1880_tl_alloc(void* ctx, shape_t s, fmt_t fmt, u32 ctrls) {

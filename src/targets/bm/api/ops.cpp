@@ -40,6 +40,14 @@ std::int64_t saturate(std::int64_t v, bool is_signed, int bits) {
       is_signed ? (std::int64_t{1} << (bits - 1)) - 1 : (std::int64_t{1} << bits) - 1;
   return std::clamp(v, lo, hi);
 }
+// Writes v saturated to an 8-bit result (lo alone) or to a 16-bit one split over hi:lo.
+void write_result(Chip& chip, const Tl& lo, const Tl* hi, std::uint32_t n, std::uint32_t c,
+                  std::uint32_t h, std::uint32_t w, std::int64_t v, bool is_signed) {
+  if (!hi) return chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(saturate(v, is_signed, 8)));
+  const std::int64_t r = saturate(v, is_signed, 16);
+  chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(r & 0xff));
+  chip.write(*hi, n, c, h, w, static_cast<std::uint8_t>((r >> 8) & 0xff));
+}
 
 // --- recording helpers ---
 template <typename F>
@@ -62,8 +70,8 @@ const P& param(const P* p, const char* name) {
   return *p;
 }
 
-// Every op's entry: a NULL parameter struct is recorded as the op's error; otherwise `body`
-// gets the op's name and the struct.
+// Every parameter-struct op's entry (TESSERA_BM_TPU_OPS): a NULL struct is recorded as the
+// op's error; otherwise `body` gets the op's name and the struct.
 template <typename P, typename F>
 void* with_param(void* ctx, const char* name, const P* p, F&& body) {
   if (!p) return op(ctx, name, [&](bmk1880_context*) -> void* { return param(p, name), nullptr; });
@@ -153,16 +161,16 @@ void each(const Tl& t, F&& f) {
 struct Index {
   std::uint32_t n, c, h, w;
 };
-std::vector<Index> logical(const Tl& t, std::uint32_t eu) {
-  std::vector<Index> v;
-  v.reserve(t.count());
+// Calls f(Index) for each element in logical order, without building a list (GDMA commands
+// replay it per element at every submit).
+template <typename F>
+void each_logical(const Tl& t, std::uint32_t eu, F&& f) {
   if (t.matrix) {
     for (std::uint32_t r = 0; r < t.rows; ++r)
-      for (std::uint32_t k = 0; k < t.cols; ++k) v.push_back({r, k / eu, 0, k % eu});
+      for (std::uint32_t k = 0; k < t.cols; ++k) f(Index{r, k / eu, 0, k % eu});
   } else {
-    each(t, [&](auto n, auto c, auto h, auto w) { v.push_back({n, c, h, w}); });
+    each(t, [&](auto n, auto c, auto h, auto w) { f(Index{n, c, h, w}); });
   }
-  return v;
 }
 
 // ---- GDMA between gmem and lmem ----
@@ -214,19 +222,19 @@ void* gdma_gl(void* ctx, const char* name, tensor_lmem* t, u64 gaddr, const stri
     k->touches.back().write = load;
     const GView g = gview(tl, stride, (ctrls & CTRL_TP) != 0);
     const std::uint32_t eu = k->params.eu_num;
-    std::vector<Index> idx = logical(tl, eu);
     std::uint64_t extent = 0;
-    for (const Index& i : idx) extent = std::max(extent, g.offset(tl, i, eu) + 1);
+    each_logical(tl, eu,
+                 [&](const Index& i) { extent = std::max(extent, g.offset(tl, i, eu) + 1); });
     Cost cost = gdma_cost(k, load, !load, tl.count());
-    return record(k, ENGINE_GDMA, name, cost, [=, idx = std::move(idx)](Chip& chip) {
+    return record(k, ENGINE_GDMA, name, cost, [=](Chip& chip) {
       std::uint8_t* base = chip.gmem(gaddr, extent, name);
-      for (const Index& i : idx) {
+      each_logical(tl, eu, [&](const Index& i) {
         const std::uint64_t off = g.offset(tl, i, eu);
         if (load)
           chip.write(tl, i.n, i.c, i.h, i.w, base[off]);
         else
           base[off] = chip.read(tl, i.n, i.c, i.h, i.w, name);
-      }
+      });
     });
   });
 }
@@ -248,19 +256,6 @@ using namespace tessera;
 using namespace tessera::bm;
 
 namespace {
-
-void* impl_gdma_load(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
-  return gdma_gl(ctx, "bmk1880_gdma_load", t, gaddr, nullptr, ctrls, true);
-}
-void* impl_gdma_store(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
-  return gdma_gl(ctx, "bmk1880_gdma_store", t, gaddr, nullptr, ctrls, false);
-}
-void* impl_gdma_load_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride, ctrl_t ctrls) {
-  return gdma_gl(ctx, "bmk1880_gdma_load_stride", t, gaddr, &stride, ctrls, true);
-}
-void* impl_gdma_store_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride, ctrl_t ctrls) {
-  return gdma_gl(ctx, "bmk1880_gdma_store_stride", t, gaddr, &stride, ctrls, false);
-}
 
 void* impl_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl_t ctrls) {
   const char* name = "bmk1880_gdma_copy_gmem";
@@ -340,12 +335,12 @@ void* impl_gdma_copy_lmem(void* ctx, tensor_lmem* dst, tensor_lmem* src) {
                                                     name, s.describe(), d.describe()));
     const std::uint32_t eu = k->params.eu_num;
     return record(k, ENGINE_GDMA, name, gdma_cost(k, false, false, s.count()), [=](Chip& chip) {
-      const std::vector<Index> si = logical(s, eu), di = logical(d, eu);
-      std::vector<std::uint8_t> tmp(si.size());
-      for (std::size_t i = 0; i < si.size(); ++i)
-        tmp[i] = chip.read(s, si[i].n, si[i].c, si[i].h, si[i].w, name);
-      for (std::size_t i = 0; i < di.size(); ++i)
-        chip.write(d, di[i].n, di[i].c, di[i].h, di[i].w, tmp[i]);
+      std::vector<std::uint8_t> tmp;
+      tmp.reserve(s.count());
+      each_logical(s, eu,
+                   [&](const Index& i) { tmp.push_back(chip.read(s, i.n, i.c, i.h, i.w, name)); });
+      std::size_t next = 0;
+      each_logical(d, eu, [&](const Index& i) { chip.write(d, i.n, i.c, i.h, i.w, tmp[next++]); });
     });
   });
 }
@@ -377,76 +372,52 @@ void* impl_gdma_lrn_shift(void* ctx, tensor_lmem* dst, tensor_lmem* src, bool ri
 
 // ---- element-wise arithmetic ----
 
-void* impl_tpu_mul(void* ctx, const bmk1880_mul_param_t* p) {
-  const char* name = "bmk1880_tpu_mul";
+// mul / mul_const: b is the tensor b_t, or the constant bconst when is_const.
+void* mul_common(void* ctx, const char* name, tensor_lmem* res_high, tensor_lmem* res_low,
+                 tensor_lmem* a_t, tensor_lmem* b_t, bool is_const, std::int64_t bconst,
+                 bool b_signed, int rshift_w) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
-    const auto& q = param(p, name);
-    const Tl a = cap(k, q.a, "a", name), b = cap(k, q.b, "b", name);
-    const Tl lo = cap(k, q.res_low, "res_low", name);
-    const bool wide = q.res_high != nullptr;
-    const Tl hi = wide ? cap(k, q.res_high, "res_high", name) : lo;
-    same_shape(k, a, b, name);
+    const Tl a = cap(k, a_t, "a", name);
+    const bool has_b = !is_const;
+    const Tl b = has_b ? cap(k, b_t, "b", name) : a;
+    const Tl lo = cap(k, res_low, "res_low", name);
+    const bool wide = res_high != nullptr;
+    const Tl hi = wide ? cap(k, res_high, "res_high", name) : lo;
+    if (has_b) same_shape(k, a, b, name);
     same_shape(k, a, lo, name);
     if (wide) same_shape(k, a, hi, name);
-    check_shift(q.rshift_width, "rshift_width", name);
-    const bool sg = a.is_signed() || b.is_signed();
+    check_shift(rshift_w, "rshift_width", name);
+    const bool sg = a.is_signed() || (has_b ? b.is_signed() : b_signed);
     check_result_fmt(wide ? hi : lo, sg, name);
-    const int rs = q.rshift_width;
     return record(k, ENGINE_BD, name, tpu_cost(k, lo, 1), [=](Chip& chip) {
       each(a, [&](auto n, auto c, auto h, auto w) {
-        const std::int64_t v = rshift(widen(chip.read(a, n, c, h, w, name), a.is_signed()) *
-                                          widen(chip.read(b, n, c, h, w, name), b.is_signed()),
-                                      rs);
-        if (wide) {
-          const std::int64_t r = saturate(v, sg, 16);
-          chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(r & 0xff));
-          chip.write(hi, n, c, h, w, static_cast<std::uint8_t>((r >> 8) & 0xff));
-        } else {
-          chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(saturate(v, sg, 8)));
-        }
+        const std::int64_t bv =
+            has_b ? widen(chip.read(b, n, c, h, w, name), b.is_signed()) : bconst;
+        const std::int64_t v =
+            rshift(widen(chip.read(a, n, c, h, w, name), a.is_signed()) * bv, rshift_w);
+        write_result(chip, lo, wide ? &hi : nullptr, n, c, h, w, v, sg);
       });
     });
   });
 }
 
-void* impl_tpu_mul_const(void* ctx, const bmk1880_mul_const_param_t* p) {
-  const char* name = "bmk1880_tpu_mul_const";
-  return op(ctx, name, [&](bmk1880_context* k) -> void* {
-    const auto& q = param(p, name);
-    const Tl a = cap(k, q.a, "a", name);
-    const Tl lo = cap(k, q.res_low, "res_low", name);
-    const bool wide = q.res_high != nullptr;
-    const Tl hi = wide ? cap(k, q.res_high, "res_high", name) : lo;
-    same_shape(k, a, lo, name);
-    if (wide) same_shape(k, a, hi, name);
-    check_shift(q.rshift_width, "rshift_width", name);
-    const bool sg = a.is_signed() || q.b_is_signed;
-    check_result_fmt(wide ? hi : lo, sg, name);
-    const std::int64_t bv = const_operand(q.b, q.b_is_signed, 8);
-    const int rs = q.rshift_width;
-    return record(k, ENGINE_BD, name, tpu_cost(k, lo, 1), [=](Chip& chip) {
-      each(a, [&](auto n, auto c, auto h, auto w) {
-        const std::int64_t v =
-            rshift(widen(chip.read(a, n, c, h, w, name), a.is_signed()) * bv, rs);
-        if (wide) {
-          const std::int64_t r = saturate(v, sg, 16);
-          chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(r & 0xff));
-          chip.write(hi, n, c, h, w, static_cast<std::uint8_t>((r >> 8) & 0xff));
-        } else {
-          chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(saturate(v, sg, 8)));
-        }
-      });
-    });
-  });
+void* impl_tpu_mul(void* ctx, const char* name, const bmk1880_mul_param_t& q) {
+  return mul_common(ctx, name, q.res_high, q.res_low, q.a, q.b, false, 0, false, q.rshift_width);
+}
+
+void* impl_tpu_mul_const(void* ctx, const char* name, const bmk1880_mul_const_param_t& q) {
+  return mul_common(ctx, name, q.res_high, q.res_low, q.a, nullptr, true,
+                    const_operand(q.b, q.b_is_signed, 8), q.b_is_signed, q.rshift_width);
 }
 
 }  // namespace
 
 namespace {
 
+// mac / mac_const: b is the tensor b_t, or the constant bconst when is_const.
 void* mac_common(void* ctx, const char* name, tensor_lmem* res_high, tensor_lmem* res_low,
-                 bool res_is_int8, tensor_lmem* a_t, const tensor_lmem* b_t, std::int64_t bconst,
-                 bool b_signed, int lshift, int rshift_w) {
+                 bool res_is_int8, tensor_lmem* a_t, const tensor_lmem* b_t, bool is_const,
+                 std::int64_t bconst, bool b_signed, int lshift, int rshift_w) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     if (!res_high)
       throw_user_error(
@@ -455,7 +426,7 @@ void* mac_common(void* ctx, const char* name, tensor_lmem* res_high, tensor_lmem
           name);
     const Tl a = cap(k, a_t, "a", name);
     const Tl hi = cap(k, res_high, "res_high", name), lo = cap(k, res_low, "res_low", name);
-    const bool has_b = b_t != nullptr;
+    const bool has_b = !is_const;
     const Tl b = has_b ? cap(k, b_t, "b", name) : a;
     same_shape(k, a, hi, name);
     same_shape(k, a, lo, name);
@@ -473,13 +444,7 @@ void* mac_common(void* ctx, const char* name, tensor_lmem* res_high, tensor_lmem
         const std::int64_t acc =
             widen16(chip.read(hi, n, c, h, w, name), chip.read(lo, n, c, h, w, name), in_signed);
         const std::int64_t v = rshift(av * bv + acc * (std::int64_t{1} << lshift), rshift_w);
-        if (res_is_int8) {
-          chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(saturate(v, sg, 8)));
-        } else {
-          const std::int64_t r = saturate(v, sg, 16);
-          chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(r & 0xff));
-          chip.write(hi, n, c, h, w, static_cast<std::uint8_t>((r >> 8) & 0xff));
-        }
+        write_result(chip, lo, res_is_int8 ? nullptr : &hi, n, c, h, w, v, sg);
       });
     });
   });
@@ -518,25 +483,19 @@ void* addsub(void* ctx, const char* name, tensor_lmem* res_high, tensor_lmem* re
         const std::int64_t bv = is_const ? bconst
                                          : widen16(chip.read(bh, n, c, h, w, name),
                                                    chip.read(bl, n, c, h, w, name), bh.is_signed());
-        const std::int64_t v = subtract ? av - bv : av + bv;
-        if (wide) {
-          const std::int64_t r = saturate(v, rsg, 16);
-          chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(r & 0xff));
-          chip.write(hi, n, c, h, w, static_cast<std::uint8_t>((r >> 8) & 0xff));
-        } else {
-          chip.write(lo, n, c, h, w, static_cast<std::uint8_t>(saturate(v, rsg, 8)));
-        }
+        write_result(chip, lo, wide ? &hi : nullptr, n, c, h, w, subtract ? av - bv : av + bv, rsg);
       });
     });
   });
 }
 
+// max / min and their const forms: b is the tensor b_t, or the constant bconst when is_const.
 void* maxmin(void* ctx, const char* name, tensor_lmem* out, tensor_lmem* a_t, tensor_lmem* b_t,
-             std::int64_t bconst, bool b_signed, bool is_max) {
+             bool is_const, std::int64_t bconst, bool b_signed, bool is_max) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
     const Tl a = cap(k, a_t, "a", name);
     const Tl o = cap(k, out, is_max ? "max" : "min", name);
-    const bool has_b = b_t != nullptr;
+    const bool has_b = !is_const;
     const Tl b = has_b ? cap(k, b_t, "b", name) : a;
     same_shape(k, a, o, name);
     if (has_b) same_shape(k, a, b, name);
@@ -808,10 +767,15 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
     return record(k, ENGINE_BD, name, cost, [=](Chip& chip) {
       // Dense copies of the operands (reads check that lmem was written).
       std::vector<std::int32_t> x(std::size_t{in.n} * in.c * in.h * in.w);
-      each(in, [&](auto n, auto c, auto h, auto ww) {
-        x[((std::size_t{n} * in.c + c) * in.h + h) * in.w + ww] =
-            static_cast<std::int32_t>(widen(chip.read(in, n, c, h, ww, name), in.is_signed()));
-      });
+      std::vector<std::uint8_t> row(std::max(in.w, out.w));
+      for (std::uint32_t n = 0; n < in.n; ++n)
+        for (std::uint32_t c = 0; c < in.c; ++c)
+          for (std::uint32_t h = 0; h < in.h; ++h) {
+            chip.read_row(in, n, c, h, row.data(), name);
+            std::int32_t* xr = &x[((std::size_t{n} * in.c + c) * in.h + h) * in.w];
+            for (std::uint32_t ww = 0; ww < in.w; ++ww)
+              xr[ww] = static_cast<std::int32_t>(widen(row[ww], in.is_signed()));
+          }
       const std::uint32_t wc = cs.depthwise ? 1 : cin;
       std::vector<std::int32_t> wv(std::size_t{cout} * wc * cs.kh * cs.kw);
       for (std::uint32_t co = 0; co < cout; ++co)
@@ -858,13 +822,14 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
               }
           int_gemm(cout, P, K, a.data(), col.data(), chunk, part, acc);
           for (std::uint32_t co = 0; co < cout; ++co)
-            for (std::uint32_t oy = 0; oy < ho; ++oy)
+            for (std::uint32_t oy = 0; oy < ho; ++oy) {
               for (std::uint32_t ox = 0; ox < wo; ++ox) {
                 std::int64_t v = acc[std::size_t{co} * P + std::size_t{oy} * wo + ox] + bv[co];
                 if (cs.relu && v < 0) v = 0;
-                chip.write(out, n, co, oy, ox,
-                           static_cast<std::uint8_t>(saturate(rshift(v, cs.rshift_w), sg, 8)));
+                row[ox] = static_cast<std::uint8_t>(saturate(rshift(v, cs.rshift_w), sg, 8));
               }
+              chip.write_row(out, n, co, oy, row.data());
+            }
         }
         return;
       }
@@ -889,9 +854,9 @@ void* conv_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
               }
               acc += bv[co];
               if (cs.relu && acc < 0) acc = 0;
-              chip.write(out, n, co, oy, ox,
-                         static_cast<std::uint8_t>(saturate(rshift(acc, cs.rshift_w), sg, 8)));
+              row[ox] = static_cast<std::uint8_t>(saturate(rshift(acc, cs.rshift_w), sg, 8));
             }
+            chip.write_row(out, n, co, oy, row.data());
           }
     });
   });
@@ -942,82 +907,53 @@ void* pool_common(void* ctx, const char* name, tensor_lmem* ofmap, tensor_lmem* 
 
 namespace {
 
-void* impl_tpu_mac(void* ctx, const bmk1880_mac_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_mac", p,
-                    [&](const char* name, const bmk1880_mac_param_t& q) -> void* {
-                      return mac_common(ctx, name, q.res_high, q.res_low, q.res_is_int8, q.a, q.b,
-                                        0, false, q.lshift_width, q.rshift_width);
-                    });
+void* impl_tpu_mac(void* ctx, const char* name, const bmk1880_mac_param_t& q) {
+  return mac_common(ctx, name, q.res_high, q.res_low, q.res_is_int8, q.a, q.b, false, 0, false,
+                    q.lshift_width, q.rshift_width);
 }
 
-void* impl_tpu_mac_const(void* ctx, const bmk1880_mac_const_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_mac_const", p,
-                    [&](const char* name, const bmk1880_mac_const_param_t& q) -> void* {
-                      const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
-                      return mac_common(ctx, name, q.res_high, q.res_low, q.res_is_int8, q.a,
-                                        nullptr, b, q.b_is_signed, q.lshift_width, q.rshift_width);
-                    });
+void* impl_tpu_mac_const(void* ctx, const char* name, const bmk1880_mac_const_param_t& q) {
+  const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
+  return mac_common(ctx, name, q.res_high, q.res_low, q.res_is_int8, q.a, nullptr, true, b,
+                    q.b_is_signed, q.lshift_width, q.rshift_width);
 }
 
-void* impl_tpu_add(void* ctx, const bmk1880_add_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_add", p,
-                    [&](const char* name, const bmk1880_add_param_t& q) -> void* {
-                      return addsub(ctx, name, q.res_high, q.res_low, q.a_high, q.a_low, q.b_high,
-                                    q.b_low, false, 0, false, false);
-                    });
+void* impl_tpu_add(void* ctx, const char* name, const bmk1880_add_param_t& q) {
+  return addsub(ctx, name, q.res_high, q.res_low, q.a_high, q.a_low, q.b_high, q.b_low, false, 0,
+                false, false);
 }
 
-void* impl_tpu_add_const(void* ctx, const bmk1880_add_const_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_add_const", p,
-                    [&](const char* name, const bmk1880_add_const_param_t& q) -> void* {
-                      const std::int64_t b = const_operand(q.b, q.b_is_signed, 16);
-                      return addsub(ctx, name, q.res_high, q.res_low, q.a_high, q.a_low, nullptr,
-                                    nullptr, true, b, q.b_is_signed, false);
-                    });
+void* impl_tpu_add_const(void* ctx, const char* name, const bmk1880_add_const_param_t& q) {
+  const std::int64_t b = const_operand(q.b, q.b_is_signed, 16);
+  return addsub(ctx, name, q.res_high, q.res_low, q.a_high, q.a_low, nullptr, nullptr, true, b,
+                q.b_is_signed, false);
 }
 
-void* impl_tpu_sub(void* ctx, const bmk1880_sub_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_sub", p,
-                    [&](const char* name, const bmk1880_sub_param_t& q) -> void* {
-                      return addsub(ctx, name, q.res_high, q.res_low, q.a_high, q.a_low, q.b_high,
-                                    q.b_low, false, 0, false, true);
-                    });
+void* impl_tpu_sub(void* ctx, const char* name, const bmk1880_sub_param_t& q) {
+  return addsub(ctx, name, q.res_high, q.res_low, q.a_high, q.a_low, q.b_high, q.b_low, false, 0,
+                false, true);
 }
 
-void* impl_tpu_max(void* ctx, const bmk1880_max_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_max", p,
-                    [&](const char* name, const bmk1880_max_param_t& q) -> void* {
-                      return maxmin(ctx, name, q.max, q.a, q.b, 0, false, true);
-                    });
+void* impl_tpu_max(void* ctx, const char* name, const bmk1880_max_param_t& q) {
+  return maxmin(ctx, name, q.max, q.a, q.b, false, 0, false, true);
 }
 
-void* impl_tpu_max_const(void* ctx, const bmk1880_max_const_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_max_const", p,
-                    [&](const char* name, const bmk1880_max_const_param_t& q) -> void* {
-                      const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
-                      return maxmin(ctx, name, q.max, q.a, nullptr, b, q.b_is_signed, true);
-                    });
+void* impl_tpu_max_const(void* ctx, const char* name, const bmk1880_max_const_param_t& q) {
+  const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
+  return maxmin(ctx, name, q.max, q.a, nullptr, true, b, q.b_is_signed, true);
 }
 
-void* impl_tpu_min(void* ctx, const bmk1880_min_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_min", p,
-                    [&](const char* name, const bmk1880_min_param_t& q) -> void* {
-                      return maxmin(ctx, name, q.min, q.a, q.b, 0, false, false);
-                    });
+void* impl_tpu_min(void* ctx, const char* name, const bmk1880_min_param_t& q) {
+  return maxmin(ctx, name, q.min, q.a, q.b, false, 0, false, false);
 }
 
-void* impl_tpu_min_const(void* ctx, const bmk1880_min_const_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_min_const", p,
-                    [&](const char* name, const bmk1880_min_const_param_t& q) -> void* {
-                      const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
-                      return maxmin(ctx, name, q.min, q.a, nullptr, b, q.b_is_signed, false);
-                    });
+void* impl_tpu_min_const(void* ctx, const char* name, const bmk1880_min_const_param_t& q) {
+  const std::int64_t b = const_operand(q.b, q.b_is_signed, 8);
+  return maxmin(ctx, name, q.min, q.a, nullptr, true, b, q.b_is_signed, false);
 }
 
-void* impl_tpu_arith_shift(void* ctx, const bmk1880_arith_shift_param_t* p) {
-  const char* name = "bmk1880_tpu_arith_shift";
+void* impl_tpu_arith_shift(void* ctx, const char* name, const bmk1880_arith_shift_param_t& q) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
-    const auto& q = param(p, name);
     if (!q.res_high || !q.a_high)
       throw_user_error("{}: a and res are 16-bit; a_high and res_high must be given", name);
     const Tl ah = cap(k, q.a_high, "a_high", name), al = cap(k, q.a_low, "a_low", name);
@@ -1037,72 +973,46 @@ void* impl_tpu_arith_shift(void* ctx, const bmk1880_arith_shift_param_t* p) {
                                         "16]",
                                         name, bits.describe(), n, c, h, w, s));
         // Positive bits shift right (arithmetic), negative bits shift left; saturated to 16 bits.
-        const std::int64_t v = saturate(s >= 0 ? a >> s : a * (std::int64_t{1} << -s), true, 16);
-        chip.write(rl, n, c, h, w, static_cast<std::uint8_t>(v & 0xff));
-        chip.write(rh, n, c, h, w, static_cast<std::uint8_t>((v >> 8) & 0xff));
+        write_result(chip, rl, &rh, n, c, h, w, s >= 0 ? a >> s : a * (std::int64_t{1} << -s),
+                     true);
       });
     });
   });
 }
 
-void* impl_tpu_and_int8(void* ctx, const bmk1880_and_int8_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_and_int8", p,
-                    [&](const char* name, const bmk1880_and_int8_param_t& q) -> void* {
-                      return logic8(ctx, name, Logic::and_, q.res, q.a, q.b);
-                    });
+void* impl_tpu_and_int8(void* ctx, const char* name, const bmk1880_and_int8_param_t& q) {
+  return logic8(ctx, name, Logic::and_, q.res, q.a, q.b);
 }
-void* impl_tpu_or_int8(void* ctx, const bmk1880_or_int8_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_or_int8", p,
-                    [&](const char* name, const bmk1880_or_int8_param_t& q) -> void* {
-                      return logic8(ctx, name, Logic::or_, q.res, q.a, q.b);
-                    });
+void* impl_tpu_or_int8(void* ctx, const char* name, const bmk1880_or_int8_param_t& q) {
+  return logic8(ctx, name, Logic::or_, q.res, q.a, q.b);
 }
-void* impl_tpu_xor_int8(void* ctx, const bmk1880_xor_int8_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_xor_int8", p,
-                    [&](const char* name, const bmk1880_xor_int8_param_t& q) -> void* {
-                      return logic8(ctx, name, Logic::xor_, q.res, q.a, q.b);
-                    });
+void* impl_tpu_xor_int8(void* ctx, const char* name, const bmk1880_xor_int8_param_t& q) {
+  return logic8(ctx, name, Logic::xor_, q.res, q.a, q.b);
 }
-void* impl_tpu_and_int16(void* ctx, const bmk1880_and_int16_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_and_int16", p,
-                    [&](const char* name, const bmk1880_and_int16_param_t& q) -> void* {
-                      return logic16(ctx, name, Logic::and_, q.res_high, q.res_low, q.a_high,
-                                     q.a_low, q.b_high, q.b_low);
-                    });
+void* impl_tpu_and_int16(void* ctx, const char* name, const bmk1880_and_int16_param_t& q) {
+  return logic16(ctx, name, Logic::and_, q.res_high, q.res_low, q.a_high, q.a_low, q.b_high,
+                 q.b_low);
 }
-void* impl_tpu_or_int16(void* ctx, const bmk1880_or_int16_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_or_int16", p,
-                    [&](const char* name, const bmk1880_or_int16_param_t& q) -> void* {
-                      return logic16(ctx, name, Logic::or_, q.res_high, q.res_low, q.a_high,
-                                     q.a_low, q.b_high, q.b_low);
-                    });
+void* impl_tpu_or_int16(void* ctx, const char* name, const bmk1880_or_int16_param_t& q) {
+  return logic16(ctx, name, Logic::or_, q.res_high, q.res_low, q.a_high, q.a_low, q.b_high,
+                 q.b_low);
 }
-void* impl_tpu_xor_int16(void* ctx, const bmk1880_xor_int16_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_xor_int16", p,
-                    [&](const char* name, const bmk1880_xor_int16_param_t& q) -> void* {
-                      return logic16(ctx, name, Logic::xor_, q.res_high, q.res_low, q.a_high,
-                                     q.a_low, q.b_high, q.b_low);
-                    });
+void* impl_tpu_xor_int16(void* ctx, const char* name, const bmk1880_xor_int16_param_t& q) {
+  return logic16(ctx, name, Logic::xor_, q.res_high, q.res_low, q.a_high, q.a_low, q.b_high,
+                 q.b_low);
 }
 
-void* impl_tpu_copy(void* ctx, const bmk1880_copy_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_copy", p,
-                    [&](const char* name, const bmk1880_copy_param_t& q) -> void* {
-                      return copy_common(ctx, name, q.dst, nullptr, q.src, nullptr);
-                    });
+void* impl_tpu_copy(void* ctx, const char* name, const bmk1880_copy_param_t& q) {
+  return copy_common(ctx, name, q.dst, nullptr, q.src, nullptr);
 }
 
-void* impl_tpu_copy_with_stride(void* ctx, const bmk1880_copy_with_stride_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_copy_with_stride", p,
-                    [&](const char* name, const bmk1880_copy_with_stride_param_t& q) -> void* {
-                      return copy_common(ctx, name, q.dst, &q.dst_stride, q.src, &q.src_stride);
-                    });
+void* impl_tpu_copy_with_stride(void* ctx, const char* name,
+                                const bmk1880_copy_with_stride_param_t& q) {
+  return copy_common(ctx, name, q.dst, &q.dst_stride, q.src, &q.src_stride);
 }
 
-void* impl_tpu_mdsum(void* ctx, const bmk1880_mdsum_param_t* p) {
-  const char* name = "bmk1880_tpu_mdsum";
+void* impl_tpu_mdsum(void* ctx, const char* name, const bmk1880_mdsum_param_t& q) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
-    const auto& q = param(p, name);
     const Tl a = cap(k, q.a, "a", name), lo = cap(k, q.res_low, "res_low", name);
     const bool wide = q.res_high != nullptr;
     const Tl hi = wide ? cap(k, q.res_high, "res_high", name) : lo;
@@ -1124,18 +1034,14 @@ void* impl_tpu_mdsum(void* ctx, const bmk1880_mdsum_param_t* p) {
           for (std::uint32_t h = 0; h < a.h; ++h)
             for (std::uint32_t w = 0; w < a.w; ++w)
               acc += widen(chip.read(a, n, c, h, w, name), sg);
-        const std::int64_t v = saturate(acc, sg, wide ? 16 : 8);
-        chip.write(lo, 0, c, 0, 0, static_cast<std::uint8_t>(v & 0xff));
-        if (wide) chip.write(hi, 0, c, 0, 0, static_cast<std::uint8_t>((v >> 8) & 0xff));
+        write_result(chip, lo, wide ? &hi : nullptr, 0, c, 0, 0, acc, sg);
       }
     });
   });
 }
 
-void* impl_tpu_lut(void* ctx, const bmk1880_lut_param_t* p) {
-  const char* name = "bmk1880_tpu_lut";
+void* impl_tpu_lut(void* ctx, const char* name, const bmk1880_lut_param_t& q) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
-    const auto& q = param(p, name);
     const Tl in = cap(k, q.ifmap, "ifmap", name), out = cap(k, q.ofmap, "ofmap", name);
     const Tl table = cap(k, q.table, "table", name);
     same_shape(k, in, out, name);
@@ -1154,10 +1060,8 @@ void* impl_tpu_lut(void* ctx, const bmk1880_lut_param_t* p) {
   });
 }
 
-void* impl_tpu_relu(void* ctx, const bmk1880_relu_param_t* p) {
-  const char* name = "bmk1880_tpu_relu";
+void* impl_tpu_relu(void* ctx, const char* name, const bmk1880_relu_param_t& q) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
-    const auto& q = param(p, name);
     const Tl in = cap(k, q.ifmap, "ifmap", name), out = cap(k, q.ofmap, "ofmap", name);
     same_shape(k, in, out, name);
     check_result_fmt(out, in.is_signed(), name);
@@ -1189,47 +1093,36 @@ ConvSpec conv_spec(const P& q) {
 }
 
 template <typename P>
-void* conv_op(void* ctx, const char* op_name, const P* p, bool winograd, bool depthwise) {
-  return with_param(ctx, op_name, p, [&](const char* name, const P& q) -> void* {
-    ConvSpec cs = conv_spec(q);
-    cs.depthwise = depthwise;
-    return conv_common(ctx, name, q.ofmap, q.ifmap, q.weight, q.bias, cs, winograd);
-  });
+void* conv_op(void* ctx, const char* name, const P& q, bool winograd, bool depthwise) {
+  ConvSpec cs = conv_spec(q);
+  cs.depthwise = depthwise;
+  return conv_common(ctx, name, q.ofmap, q.ifmap, q.weight, q.bias, cs, winograd);
 }
 
-void* impl_tpu_conv(void* ctx, const bmk1880_conv_param_t* p) {
-  return conv_op(ctx, "bmk1880_tpu_conv", p, false, false);
+void* impl_tpu_conv(void* ctx, const char* name, const bmk1880_conv_param_t& q) {
+  return conv_op(ctx, name, q, false, false);
 }
 
-void* impl_tpu_winograd(void* ctx, const bmk1880_winograd_param_t* p) {
-  return conv_op(ctx, "bmk1880_tpu_winograd", p, true, false);
+void* impl_tpu_winograd(void* ctx, const char* name, const bmk1880_winograd_param_t& q) {
+  return conv_op(ctx, name, q, true, false);
 }
 
-void* impl_tpu_depthwise(void* ctx, const bmk1880_depthwise_param_t* p) {
-  return conv_op(ctx, "bmk1880_tpu_depthwise", p, false, true);
+void* impl_tpu_depthwise(void* ctx, const char* name, const bmk1880_depthwise_param_t& q) {
+  return conv_op(ctx, name, q, false, true);
 }
 
-void* impl_tpu_max_pooling(void* ctx, const bmk1880_max_pooling_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_max_pooling", p,
-                    [&](const char* name, const bmk1880_max_pooling_param_t& q) -> void* {
-                      return pool_common(ctx, name, q.ofmap, q.ifmap, window_of(Tl{}, q), q.kh,
-                                         q.kw, q.stride_h, q.stride_w, true, 0, 0);
-                    });
+void* impl_tpu_max_pooling(void* ctx, const char* name, const bmk1880_max_pooling_param_t& q) {
+  return pool_common(ctx, name, q.ofmap, q.ifmap, window_of(Tl{}, q), q.kh, q.kw, q.stride_h,
+                     q.stride_w, true, 0, 0);
 }
 
-void* impl_tpu_avg_pooling(void* ctx, const bmk1880_avg_pooling_param_t* p) {
-  return with_param(ctx, "bmk1880_tpu_avg_pooling", p,
-                    [&](const char* name, const bmk1880_avg_pooling_param_t& q) -> void* {
-                      return pool_common(ctx, name, q.ofmap, q.ifmap, window_of(Tl{}, q), q.kh,
-                                         q.kw, q.stride_h, q.stride_w, false, q.avg_pooling_const,
-                                         q.rshift_width);
-                    });
+void* impl_tpu_avg_pooling(void* ctx, const char* name, const bmk1880_avg_pooling_param_t& q) {
+  return pool_common(ctx, name, q.ofmap, q.ifmap, window_of(Tl{}, q), q.kh, q.kw, q.stride_h,
+                     q.stride_w, false, q.avg_pooling_const, q.rshift_width);
 }
 
-void* impl_tpu_matrix_mac(void* ctx, const bmk1880_matrix_mac_param_t* p) {
-  const char* name = "bmk1880_tpu_matrix_mac";
+void* impl_tpu_matrix_mac(void* ctx, const char* name, const bmk1880_matrix_mac_param_t& q) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
-    const auto& q = param(p, name);
     if ((q.ctrls & ~static_cast<ctrl_t>(CTRL_RELU | CTRL_RA)) ||
         ((q.ctrls & CTRL_RELU) && (q.ctrls & CTRL_RA)))
       throw_user_error(
@@ -1310,10 +1203,8 @@ void* impl_tpu_matrix_mac(void* ctx, const bmk1880_matrix_mac_param_t* p) {
   });
 }
 
-void* impl_tpu_matrix_mac_2(void* ctx, const bmk1880_matrix_mac_2_param_t* p) {
-  const char* name = "bmk1880_tpu_matrix_mac_2";
+void* impl_tpu_matrix_mac_2(void* ctx, const char* name, const bmk1880_matrix_mac_2_param_t& q) {
   return op(ctx, name, [&](bmk1880_context* k) -> void* {
-    const auto& q = param(p, name);
     const Tl res = cap(k, q.res, "res", name), l = cap(k, q.left, "left", name);
     const Tl r = cap(k, q.right, "right", name);
     auto expect = [&](const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
@@ -1501,6 +1392,13 @@ std::vector<std::uint8_t> gdma_bytes(const tensor_lmem* t, u64 gaddr, const stri
   return out;
 }
 
+// A GDMA load or store between gmem and lmem, recorded with its call attached.
+void* gdma_op(void* ctx, Op op, const char* name, tensor_lmem* t, u64 gaddr, const stride_t* stride,
+              ctrl_t ctrls, bool load) {
+  void* h = gdma_gl(ctx, name, t, gaddr, stride, ctrls, load);
+  return h ? attach_bytes(h, op, gdma_bytes(t, gaddr, stride, ctrls)) : h;
+}
+
 }  // namespace
 }  // namespace tessera::bm
 
@@ -1546,30 +1444,30 @@ std::vector<std::uint8_t> gdma_bytes(const tensor_lmem* t, u64 gaddr, const stri
 
 extern "C" {
 
-#define TESSERA_BM_DEFINE(name, P, FIELDS)                                           \
-  void* bmk1880_##name(void* ctx, const P* p) {                                      \
-    return attach(impl_##name(ctx, p), op_##name, p, [](P& q, auto&& f) { FIELDS }); \
+#define TESSERA_BM_DEFINE(name, P, FIELDS)                                                   \
+  void* bmk1880_##name(void* ctx, const P* p) {                                              \
+    void* h = with_param(ctx, "bmk1880_" #name, p,                                           \
+                         [&](const char* n, const P& q) { return impl_##name(ctx, n, q); }); \
+    return attach(h, op_##name, p, [](P& q, auto&& f) { FIELDS });                           \
   }
 TESSERA_BM_TPU_OPS(TESSERA_BM_DEFINE)
 #undef TESSERA_BM_DEFINE
 
 void* bmk1880_gdma_load(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
-  void* h = impl_gdma_load(ctx, t, gaddr, ctrls);
-  return h ? attach_bytes(h, op_gdma_load, gdma_bytes(t, gaddr, nullptr, ctrls)) : h;
+  return gdma_op(ctx, op_gdma_load, "bmk1880_gdma_load", t, gaddr, nullptr, ctrls, true);
 }
 void* bmk1880_gdma_store(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
-  void* h = impl_gdma_store(ctx, t, gaddr, ctrls);
-  return h ? attach_bytes(h, op_gdma_store, gdma_bytes(t, gaddr, nullptr, ctrls)) : h;
+  return gdma_op(ctx, op_gdma_store, "bmk1880_gdma_store", t, gaddr, nullptr, ctrls, false);
 }
 void* bmk1880_gdma_load_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
                                ctrl_t ctrls) {
-  void* h = impl_gdma_load_stride(ctx, t, gaddr, stride, ctrls);
-  return h ? attach_bytes(h, op_gdma_load_stride, gdma_bytes(t, gaddr, &stride, ctrls)) : h;
+  return gdma_op(ctx, op_gdma_load_stride, "bmk1880_gdma_load_stride", t, gaddr, &stride, ctrls,
+                 true);
 }
 void* bmk1880_gdma_store_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
                                 ctrl_t ctrls) {
-  void* h = impl_gdma_store_stride(ctx, t, gaddr, stride, ctrls);
-  return h ? attach_bytes(h, op_gdma_store_stride, gdma_bytes(t, gaddr, &stride, ctrls)) : h;
+  return gdma_op(ctx, op_gdma_store_stride, "bmk1880_gdma_store_stride", t, gaddr, &stride, ctrls,
+                 false);
 }
 void* bmk1880_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl_t ctrls) {
   void* h = impl_gdma_copy_gmem(ctx, dst, src, ctrls);

@@ -2,6 +2,7 @@
 // devices, contexts, device memory and system <-> device copies over the host link. Also the
 // C boundary's error handling and the simulated chip (lmem lanes, device-memory lookup).
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include <fmt/format.h>
@@ -26,6 +27,18 @@ std::uint32_t figure_u32(double v, const char* what, const std::string& preset) 
     throw_user_error("preset '{}': {} is {}; a bm preset needs a positive whole number", preset,
                      what, v);
   return static_cast<std::uint32_t>(v);
+}
+
+// True when `message` already names `function` as a "name:" prefix of one of its parts (the
+// op checks start their messages with the op's name, after a DeviceFault's location).
+bool names_function(const std::string& message, const std::string& function) {
+  const std::string tag = function + ":";
+  for (std::size_t at = message.find(tag); at != std::string::npos;
+       at = message.find(tag, at + 1)) {
+    const char before = at == 0 ? ' ' : message[at - 1];
+    if (before == ' ') return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -56,7 +69,7 @@ bmerr_t record_current_exception(const char* function) {
   } catch (...) {
     message = "unknown exception";
   }
-  message = fmt::format("{}: {}", function, message);
+  if (!names_function(message, function)) message = fmt::format("{}: {}", function, message);
   set_last_error(kind, message);
   log(LogLevel::err, "bm", "{}", message);
   return code;
@@ -129,39 +142,42 @@ void Chip::make_lanes() {
   }
 }
 
-std::uint64_t Chip::offset(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
-                           std::uint32_t w) const {
-  return std::uint64_t{t.la} + std::uint64_t{n} * t.sn + std::uint64_t{c / params_.npu_num} * t.sc +
-         std::uint64_t{h} * t.sh + std::uint64_t{w} * t.sw;
-}
-
-std::uint8_t Chip::read(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
-                        std::uint32_t w, const char* op) {
+void Chip::unwritten_read(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                          std::uint32_t w, const char* op) const {
   const std::uint32_t lane = c % params_.npu_num;
   const std::uint64_t off = offset(t, n, c, h, w);
-  if (!lanes_[lane].initialised(off))
-    throw DeviceFault(
-        lanes_[lane].owner(),
-        fmt::format("{} reads {} element ({}, {}, {}, {}) at lmem address 0x{:x} (bank {}), which "
-                    "no GDMA load or computation wrote; load or compute it before reading it",
-                    op, t.describe(), n, c, h, w, off, off / params_.lmem_bank_size));
-  return lane_bytes_[lane][off];
+  throw DeviceFault(
+      lanes_[lane].owner(),
+      fmt::format("{} reads {} element ({}, {}, {}, {}) at lmem address 0x{:x} (bank {}), which "
+                  "no GDMA load or computation wrote; load or compute it before reading it",
+                  op, t.describe(), n, c, h, w, off, off / params_.lmem_bank_size));
 }
 
-void Chip::write(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h, std::uint32_t w,
-                 std::uint8_t v) {
+void Chip::read_row(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                    std::uint8_t* out, const char* op) {
+  if (t.sw != 1) {
+    for (std::uint32_t w = 0; w < t.w; ++w) out[w] = read(t, n, c, h, w, op);
+    return;
+  }
   const std::uint32_t lane = c % params_.npu_num;
-  const std::uint64_t off = offset(t, n, c, h, w);
-  lane_bytes_[lane][off] = v;
-  lanes_[lane].mark_initialised(off, 1);
+  const std::uint64_t off = offset(t, n, c, h, 0);
+  // capture() checked that the tensor lies inside lmem, so the range is in bounds.
+  const std::uint64_t unwritten = lanes_[lane].first_uninitialised(off, t.w);
+  if (unwritten != off + t.w)
+    unwritten_read(t, n, c, h, static_cast<std::uint32_t>(unwritten - off), op);
+  std::memcpy(out, lane_bytes_[lane] + off, t.w);
 }
 
-std::uint8_t Chip::read_m(const Tl& t, std::uint32_t r, std::uint32_t k, const char* op) {
-  return read(t, r, k / params_.eu_num, 0, k % params_.eu_num, op);
-}
-
-void Chip::write_m(const Tl& t, std::uint32_t r, std::uint32_t k, std::uint8_t v) {
-  write(t, r, k / params_.eu_num, 0, k % params_.eu_num, v);
+void Chip::write_row(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                     const std::uint8_t* v) {
+  if (t.sw != 1) {
+    for (std::uint32_t w = 0; w < t.w; ++w) write(t, n, c, h, w, v[w]);
+    return;
+  }
+  const std::uint32_t lane = c % params_.npu_num;
+  const std::uint64_t off = offset(t, n, c, h, 0);
+  std::memcpy(lane_bytes_[lane] + off, v, t.w);
+  lanes_[lane].mark_initialised(off, t.w);
 }
 
 void Chip::add_region(std::uint64_t address, const runtime::Buffer& buffer) {

@@ -71,13 +71,34 @@ class Chip {
 
   // Byte of element (n, c, h, w) of `t`; reads check initialisation (DeviceFault naming the
   // lane, the bank, the tensor and the address), writes mark it.
+  // Inline: the simulator calls them once per element.
   std::uint8_t read(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
-                    std::uint32_t w, const char* op);
+                    std::uint32_t w, const char* op) {
+    const std::uint32_t lane = c % params_.npu_num;
+    const std::uint64_t off = offset(t, n, c, h, w);
+    if (!lanes_[lane].initialised(off)) unwritten_read(t, n, c, h, w, op);
+    return lane_bytes_[lane][off];
+  }
   void write(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h, std::uint32_t w,
-             std::uint8_t v);
+             std::uint8_t v) {
+    const std::uint32_t lane = c % params_.npu_num;
+    const std::uint64_t off = offset(t, n, c, h, w);
+    lane_bytes_[lane][off] = v;
+    lanes_[lane].mark_initialised(off, 1);
+  }
+  // Row (n, c, h) of `t`, t.w bytes, with one initialisation check and one mark per row where
+  // the row is contiguous; a fault names the row's first unwritten element, as read() would.
+  void read_row(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                std::uint8_t* out, const char* op);
+  void write_row(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
+                 const std::uint8_t* v);
   // Element (r, k) of a matrix.
-  std::uint8_t read_m(const Tl& t, std::uint32_t r, std::uint32_t k, const char* op);
-  void write_m(const Tl& t, std::uint32_t r, std::uint32_t k, std::uint8_t v);
+  std::uint8_t read_m(const Tl& t, std::uint32_t r, std::uint32_t k, const char* op) {
+    return read(t, r, k / params_.eu_num, 0, k % params_.eu_num, op);
+  }
+  void write_m(const Tl& t, std::uint32_t r, std::uint32_t k, std::uint8_t v) {
+    write(t, r, k / params_.eu_num, 0, k % params_.eu_num, v);
+  }
 
   // Device memory: the allocations the runtime made, by address; gmem(addr, bytes) is the host
   // view of [addr, addr + bytes) inside one of them, or a DeviceFault.
@@ -87,7 +108,14 @@ class Chip {
 
  private:
   std::uint64_t offset(const Tl& t, std::uint32_t n, std::uint32_t c, std::uint32_t h,
-                       std::uint32_t w) const;
+                       std::uint32_t w) const {
+    return std::uint64_t{t.la} + std::uint64_t{n} * t.sn +
+           std::uint64_t{c / params_.npu_num} * t.sc + std::uint64_t{h} * t.sh +
+           std::uint64_t{w} * t.sw;
+  }
+  // The DeviceFault of a read of an element no GDMA load or computation wrote.
+  [[noreturn]] void unwritten_read(const Tl& t, std::uint32_t n, std::uint32_t c,
+                                   std::uint32_t h, std::uint32_t w, const char* op) const;
   void make_lanes();
   std::unique_ptr<runtime::Device> owned_;
   runtime::Device* device_ = nullptr;

@@ -27,6 +27,7 @@ using compiler::Graph;
 using compiler::Int8Params;
 using compiler::kNoValue;
 using compiler::Node;
+using compiler::NodeStep;
 using compiler::Step;
 using compiler::Value;
 using compiler::ValueId;
@@ -810,12 +811,14 @@ Locate locate_in(ExecContext& ctx, RunState& state) {
   };
 }
 
-// A step whose commands the bmodel export can record again with relocatable addresses.
-class TpuStep : public Step {
+// A step whose commands the bmodel export can record again with relocatable addresses. Its node
+// computes the step's output (for a layer group, the last member).
+class TpuStep : public NodeStep {
  public:
+  using NodeStep::NodeStep;
   virtual void emit(void* kernel, const Graph& g, const ChipParams& p,
                     const Locate& locate) const = 0;
-  virtual ValueId output(const Graph& g) const = 0;
+  ValueId output(const Graph& g) const { return node(g).outputs[0]; }
   void run(ExecContext& ctx) override {
     RunState& s = state_of(ctx);
     emit(s.kernel, ctx.graph(), s.chip->params(), locate_in(ctx, s));
@@ -842,7 +845,8 @@ std::vector<Layer> members_of(const Graph& g, const std::vector<int>& nodes) {
 
 class GroupStep final : public TpuStep {
  public:
-  GroupStep(std::vector<int> nodes, OptLevel opt) : nodes_(std::move(nodes)), opt_(opt) {}
+  GroupStep(std::vector<int> nodes, OptLevel opt)
+      : TpuStep(nodes.back()), nodes_(std::move(nodes)), opt_(opt) {}
   void emit(void* kernel, const Graph& g, const ChipParams& p,
             const Locate& locate) const override {
     const std::vector<Layer> m = members_of(g, nodes_);
@@ -858,9 +862,6 @@ class GroupStep final : public TpuStep {
           m.back().what, p.lmem_size);
     Emitter(kernel, p, locate, opt_).group(m, *plan);
   }
-  ValueId output(const Graph& g) const override {
-    return g.nodes[static_cast<std::size_t>(nodes_.back())].outputs[0];
-  }
 
  private:
   std::vector<int> nodes_;
@@ -869,18 +870,11 @@ class GroupStep final : public TpuStep {
 
 class ConcatStep final : public TpuStep {
  public:
-  explicit ConcatStep(int node) : node_(node) {}
+  using TpuStep::TpuStep;
   void emit(void* kernel, const Graph& g, const ChipParams& p,
             const Locate& locate) const override {
-    Emitter(kernel, p, locate, OptLevel::none)
-        .concat(g.nodes[static_cast<std::size_t>(node_)], g, p);
+    Emitter(kernel, p, locate, OptLevel::none).concat(node(g), g, p);
   }
-  ValueId output(const Graph& g) const override {
-    return g.nodes[static_cast<std::size_t>(node_)].outputs[0];
-  }
-
- private:
-  int node_;
 };
 
 // An earlier member of a layer group: the group's last member computes it in lmem.
@@ -891,12 +885,12 @@ class MemberStep final : public Step {
 
 // A BMNet CPU layer: computed on the host and recorded on the device's "cpu" engine, at the
 // preset's host cycles per element.
-class CpuStep final : public Step {
+class CpuStep final : public NodeStep {
  public:
-  explicit CpuStep(int node) : node_(node) {}
+  using NodeStep::NodeStep;
   void run(ExecContext& ctx) override {
     const Graph& g = ctx.graph();
-    const Node& n = g.nodes[static_cast<std::size_t>(node_)];
+    const Node& n = node(g);
     std::vector<const Tensor*> inputs;
     for (ValueId v : n.inputs) inputs.push_back(v == kNoValue ? nullptr : &ctx.host(v));
     std::vector<Tensor> out = compiler::run_reference(n, inputs, g.opset);
@@ -916,17 +910,14 @@ class CpuStep final : public Step {
         ctx.device().cost_model().param("bm.cpu_cycles_per_element", 1.0));
     ctx.device().record_kernel(std::move(rec));
   }
-
- private:
-  int node_;
 };
 
 // A BMNet customised layer: its registered TensorInst records the instructions.
 class CustomStep final : public TpuStep {
  public:
-  CustomStep(int node, bmnet::TensorInst* inst) : node_(node), inst_(inst) {}
+  CustomStep(int node, bmnet::TensorInst* inst) : TpuStep(node), inst_(inst) {}
   void emit(void* kernel, const Graph& g, const ChipParams&, const Locate& locate) const override {
-    const Node& n = g.nodes[static_cast<std::size_t>(node_)];
+    const Node& n = node(g);
     auto* inst = dynamic_cast<bmnet::CustomizedTensorFixedInst*>(inst_);
     if (!inst)
       throw_user_error(
@@ -965,12 +956,8 @@ class CustomStep final : public TpuStep {
     }
     inst->set_backend_context(nullptr);
   }
-  ValueId output(const Graph& g) const override {
-    return g.nodes[static_cast<std::size_t>(node_)].outputs[0];
-  }
 
  private:
-  int node_;
   bmnet::TensorInst* inst_;
 };
 
@@ -1266,8 +1253,7 @@ BModel plan_to_bmodel(const compiler::Plan& plan, const std::string& name) {
 namespace tessera::targets {
 
 void register_bm_backend() {
-  compiler::register_backend(
-      {"bm", bm::make_bm_backend()->description(), [] { return bm::make_bm_backend(); }});
+  compiler::register_backend([] { return bm::make_bm_backend(); });
 }
 
 }  // namespace tessera::targets

@@ -19,6 +19,7 @@ using compiler::ExecContext;
 using compiler::Graph;
 using compiler::kNoValue;
 using compiler::Node;
+using compiler::NodeStep;
 using compiler::Step;
 using compiler::ValueId;
 using kernels::DdrOperand;
@@ -101,11 +102,11 @@ std::optional<Window> window_of(const Node& n, const Graph& g, std::string& why)
   return w;
 }
 
-class EpuStep final : public Step {
+class EpuStep final : public NodeStep {
  public:
-  explicit EpuStep(int node) : node_(node) {}
+  using NodeStep::NodeStep;
   void run(ExecContext& ctx) override {
-    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    const Node& n = node(ctx.graph());
     Array& a = array_of(ctx);
     const compiler::Int8Params p = compiler::int8_params(n);
     const DdrOperand y = operand(ctx, n.outputs[0]);
@@ -165,17 +166,14 @@ class EpuStep final : public Step {
     a.finish(n.name);
     ctx.invalidate(n.outputs[0]);
   }
-
- private:
-  int node_;
 };
 
 // The f32 <-> int8 conversions at the int8 graph's edges, on the array (kernels/int8.h).
-class ConvertStep final : public Step {
+class ConvertStep final : public NodeStep {
  public:
-  explicit ConvertStep(int node) : node_(node) {}
+  using NodeStep::NodeStep;
   void run(ExecContext& ctx) override {
-    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    const Node& n = node(ctx.graph());
     Array& a = array_of(ctx);
     const Tensor& scale = *ctx.graph().value(n.inputs[1]).constant;
     const Tensor* zero = n.inputs.size() > 2 && n.inputs[2] != kNoValue
@@ -192,9 +190,6 @@ class ConvertStep final : public Step {
     a.finish(n.name);
     ctx.invalidate(n.outputs[0]);
   }
-
- private:
-  int node_;
 };
 
 // The length of the rows Softmax normalises (contiguous: ONNX's last axis, or before opset 13
@@ -221,11 +216,11 @@ std::optional<std::uint64_t> softmax_row(const Node& n, const Graph& g, std::str
 }
 
 // Softmax of f32 rows on the array in fixed point (kernels::softmax_f32).
-class SoftmaxStep final : public Step {
+class SoftmaxStep final : public NodeStep {
  public:
-  explicit SoftmaxStep(int node) : node_(node) {}
+  using NodeStep::NodeStep;
   void run(ExecContext& ctx) override {
-    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    const Node& n = node(ctx.graph());
     std::string why;
     const auto length = softmax_row(n, ctx.graph(), why);
     if (!length) throw_internal_error("epu backend: {} lowered but {}", n.describe(), why);
@@ -237,9 +232,6 @@ class SoftmaxStep final : public Step {
     a.finish(n.name);
     ctx.invalidate(n.outputs[0]);
   }
-
- private:
-  int node_;
 };
 
 bool is_convert(const std::string& op) {
@@ -380,8 +372,7 @@ std::unique_ptr<compiler::Backend> make_epu_backend() {
 namespace tessera::targets {
 
 void register_epu_backend() {
-  const auto b = epu::make_epu_backend();
-  compiler::register_backend({b->name(), b->description(), [] { return epu::make_epu_backend(); }});
+  compiler::register_backend(epu::make_epu_backend);
 }
 
 }  // namespace tessera::targets

@@ -55,6 +55,39 @@ void convert_elements(const void* src, Type src_type, void* dst, Type dst_type, 
 double element_as_double(const void* p, Type t);
 // Stores v as one element of type t (a value-preserving cast, as convert_elements does).
 void store_element(void* p, double v, Type t);
+// Calls f(T{}) with T the C++ type of elements of type id `id` (Type::tesseraId, the order of
+// type_info's table); false for an id of no type. The one map from ids to C++ types, for the
+// API's conversions and the PopLibs codelets.
+template <typename F>
+bool with_element_type(unsigned id, F&& f) {
+  switch (id) {
+    case 1:
+      return f(float{}), true;
+    case 2:
+      return f(_Float16{}), true;
+    case 3:
+      return f(std::int32_t{}), true;
+    case 4:
+      return f(std::uint32_t{}), true;
+    case 5:
+      return f(std::int16_t{}), true;
+    case 6:
+      return f(std::uint16_t{}), true;
+    case 7:
+    case 8:
+      return f(std::int8_t{}), true;
+    case 9:
+      return f(std::uint8_t{}), true;
+    case 10:
+      return f(bool{}), true;
+    case 11:
+      return f(std::int64_t{}), true;
+    case 12:
+      return f(std::uint64_t{}), true;
+    default:
+      return false;
+  }
+}
 
 struct Variable {
   std::string name;

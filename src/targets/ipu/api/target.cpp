@@ -5,6 +5,7 @@
 #include <istream>
 #include <iterator>
 #include <sstream>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 #include <poplar/DeviceManager.hpp>
@@ -55,74 +56,27 @@ const TypeInfo& type_info(Type t) {
 }
 
 double element_as_double(const void* p, Type t) {
-  switch (t.tesseraId()) {
-    case 1:
-      return load_as<float>(p);
-    case 2:
-      return load_as<_Float16>(p);
-    case 3:
-      return load_as<std::int32_t>(p);
-    case 4:
-      return load_as<std::uint32_t>(p);
-    case 5:
-      return load_as<std::int16_t>(p);
-    case 6:
-      return load_as<std::uint16_t>(p);
-    case 7:
-    case 8:
-      return load_as<std::int8_t>(p);
-    case 9:
-      return load_as<std::uint8_t>(p);
-    case 10:
-      return load_as<std::uint8_t>(p) != 0 ? 1.0 : 0.0;
-    case 11:
-      return static_cast<double>(load_as<long long>(p));
-    case 12:
-      return static_cast<double>(load_as<unsigned long long>(p));
-    default:
-      throw type_error("element of no type");
-  }
+  double v = 0;
+  const bool typed = with_element_type(t.tesseraId(), [&](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, bool>)
+      v = load_as<std::uint8_t>(p) != 0 ? 1.0 : 0.0;  // any nonzero byte is true
+    else
+      v = load_as<T>(p);
+  });
+  if (!typed) throw type_error("element of no type");
+  return v;
 }
 
 void store_element(void* o, double v, Type dt) {
-  switch (dt.tesseraId()) {
-    case 1:
-      store_as<float>(o, v);
-      break;
-    case 2:
-      store_as<_Float16>(o, v);
-      break;
-    case 3:
-      store_as<std::int32_t>(o, v);
-      break;
-    case 4:
-      store_as<std::uint32_t>(o, v);
-      break;
-    case 5:
-      store_as<std::int16_t>(o, v);
-      break;
-    case 6:
-      store_as<std::uint16_t>(o, v);
-      break;
-    case 7:
-    case 8:
-      store_as<std::int8_t>(o, v);
-      break;
-    case 9:
-      store_as<std::uint8_t>(o, v);
-      break;
-    case 10:
+  const bool typed = with_element_type(dt.tesseraId(), [&](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, bool>)
       store_as<std::uint8_t>(o, v != 0 ? 1 : 0);
-      break;
-    case 11:
-      store_as<long long>(o, v);
-      break;
-    case 12:
-      store_as<unsigned long long>(o, v);
-      break;
-    default:
-      throw type_error("conversion to an element of no type");
-  }
+    else
+      store_as<T>(o, v);
+  });
+  if (!typed) throw type_error("conversion to an element of no type");
 }
 
 void convert_elements(const void* src, Type st, void* dst, Type dt, std::size_t n) {

@@ -32,6 +32,7 @@ using compiler::ExecContext;
 using compiler::Graph;
 using compiler::kNoValue;
 using compiler::Node;
+using compiler::NodeStep;
 using compiler::Plan;
 using compiler::Step;
 using compiler::ValueId;
@@ -601,10 +602,10 @@ class Session {
 
 // A node of the network on the IPU. The plan's first such step owns the Session of the plan
 // (built when a step first runs); the others find it there.
-class IpuStep final : public Step {
+class IpuStep final : public NodeStep {
  public:
-  explicit IpuStep(int node) : node_(node) {}
-  void run(ExecContext& ctx) override { session(ctx.plan()).run(ctx, node_); }
+  using NodeStep::NodeStep;
+  void run(ExecContext& ctx) override { session(ctx.plan()).run(ctx, node_index()); }
 
   // The plan's Session, kept by its first ipu step (built anew for a plan it was not built for).
   static Session& session(const Plan& plan) {
@@ -613,7 +614,7 @@ class IpuStep final : public Step {
     for (const auto& step : plan.steps)
       if (auto* s = dynamic_cast<IpuStep*>(step.get())) {
         if (!owner) owner = s;
-        nodes.push_back(s->node_);
+        nodes.push_back(s->node_index());
       }
     if (!owner->session_ || owner->session_plan_ != &plan) {
       owner->session_.reset();
@@ -625,7 +626,6 @@ class IpuStep final : public Step {
   const Session* built_session() const { return session_.get(); }
 
  private:
-  int node_;
   std::unique_ptr<Session> session_;
   const Plan* session_plan_ = nullptr;
 };
@@ -758,8 +758,7 @@ std::unique_ptr<compiler::Backend> make_ipu_backend() {
 namespace tessera::targets {
 
 void register_ipu_backend() {
-  const auto b = ipu::make_ipu_backend();
-  compiler::register_backend({b->name(), b->description(), [] { return ipu::make_ipu_backend(); }});
+  compiler::register_backend(ipu::make_ipu_backend);
 }
 
 }  // namespace tessera::targets

@@ -23,6 +23,8 @@ extern "C" [[noreturn]] __attribute__((visibility("hidden"))) void tessera_ipu_v
 
 namespace tessera::ipu::poplibs {
 
+using poplar::detail::with_element_type;
+
 namespace {
 enum : unsigned {
   kFloat = 1,
@@ -68,60 +70,31 @@ void store_as(void* p, std::size_t n, const double* in) {
       d[i] = wrap<T>(in[i]);
   }
 }
+
 }  // namespace
 
 void load_elements(const void* p, unsigned type, std::size_t n, double* out) {
-  switch (type) {
-    case kFloat: return load_as<float>(p, n, out);
-    case kHalf: return load_as<_Float16>(p, n, out);
-    case kInt: return load_as<std::int32_t>(p, n, out);
-    case kUint: return load_as<std::uint32_t>(p, n, out);
-    case kShort: return load_as<std::int16_t>(p, n, out);
-    case kUshort: return load_as<std::uint16_t>(p, n, out);
-    case kChar:
-    case kSchar: return load_as<std::int8_t>(p, n, out);
-    case kUchar: return load_as<std::uint8_t>(p, n, out);
-    case kBool: return load_as<bool>(p, n, out);
-    case kLonglong: return load_as<std::int64_t>(p, n, out);
-    case kUlonglong: return load_as<std::uint64_t>(p, n, out);
-    default: TESSERA_CHECK(false, "PopLibs codelet: element type id {}", type);
-  }
+  const bool known = with_element_type(type, [&](auto t) { load_as<decltype(t)>(p, n, out); });
+  TESSERA_CHECK(known, "PopLibs codelet: element type id {}", type);
 }
 
 void store_elements(void* p, unsigned type, std::size_t n, const double* in) {
-  switch (type) {
-    case kFloat: return store_as<float>(p, n, in);
-    case kHalf: return store_as<_Float16>(p, n, in);
-    case kInt: return store_as<std::int32_t>(p, n, in);
-    case kUint: return store_as<std::uint32_t>(p, n, in);
-    case kShort: return store_as<std::int16_t>(p, n, in);
-    case kUshort: return store_as<std::uint16_t>(p, n, in);
-    case kChar:
-    case kSchar: return store_as<std::int8_t>(p, n, in);
-    case kUchar: return store_as<std::uint8_t>(p, n, in);
-    case kBool: return store_as<bool>(p, n, in);
-    case kLonglong: return store_as<std::int64_t>(p, n, in);
-    case kUlonglong: return store_as<std::uint64_t>(p, n, in);
-    default: TESSERA_CHECK(false, "PopLibs codelet: element type id {}", type);
-  }
+  const bool known = with_element_type(type, [&](auto t) { store_as<decltype(t)>(p, n, in); });
+  TESSERA_CHECK(known, "PopLibs codelet: element type id {}", type);
 }
 
 double round_to_type(unsigned type, double v) {
-  switch (type) {
-    case kFloat: return static_cast<float>(v);
-    case kHalf: return static_cast<double>(static_cast<_Float16>(v));
-    case kInt: return wrap<std::int32_t>(v);
-    case kUint: return wrap<std::uint32_t>(v);
-    case kShort: return wrap<std::int16_t>(v);
-    case kUshort: return wrap<std::uint16_t>(v);
-    case kChar:
-    case kSchar: return wrap<std::int8_t>(v);
-    case kUchar: return wrap<std::uint8_t>(v);
-    case kBool: return v != 0 ? 1.0 : 0.0;
-    case kLonglong: return static_cast<double>(wrap<std::int64_t>(v));
-    case kUlonglong: return static_cast<double>(wrap<std::uint64_t>(v));
-    default: return v;
-  }
+  double r = v;  // an unknown id leaves v as it is
+  with_element_type(type, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_same_v<T, bool>)
+      r = v != 0 ? 1.0 : 0.0;  // NaN too, unlike a store
+    else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, _Float16>)
+      r = static_cast<double>(static_cast<T>(v));
+    else
+      r = static_cast<double>(wrap<T>(v));
+  });
+  return r;
 }
 
 unsigned type_bytes(unsigned type) {

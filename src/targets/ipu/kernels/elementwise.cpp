@@ -243,6 +243,23 @@ void run_program(const unsigned* code, std::size_t code_size, const unsigned cha
   }
 }
 
+// Runs the program `code` over worker w's share of every row of `out`; input k of row r is
+// input(k, r).
+template <typename Rows, typename Input>
+void run_rows(Rows& out, const poplar::Vector<unsigned>& code, unsigned w, unsigned workers,
+              Input&& input) {
+  std::size_t rows = out.size(), inputs = code[1];
+  std::vector<const unsigned char*> ptrs(inputs);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t len = out[r].size();
+    for (std::size_t k = 0; k < inputs; ++k)
+      ptrs[k] = static_cast<const unsigned char*>(input(k, r));
+    std::size_t b = len * w / workers, e = len * (w + 1) / workers;
+    run_program(code.data(), code.size(), ptrs.data(),
+                reinterpret_cast<unsigned char*>(out[r].data()), b, e);
+  }
+}
+
 }  // namespace
 
 // The codelets (compiled into Tessera). Row r of `out` pairs with rows r, R + r, 2R + r, ... of
@@ -254,16 +271,9 @@ class MapExpr : public poplar::MultiVertex {
   poplar::Vector<unsigned> code;
 
   bool compute(unsigned w) {
-    std::size_t rows = out.size(), inputs = code[1];
-    std::vector<const unsigned char*> ptrs(inputs);
-    for (std::size_t r = 0; r < rows; ++r) {
-      std::size_t len = out[r].size();
-      for (std::size_t k = 0; k < inputs; ++k)
-        ptrs[k] = reinterpret_cast<const unsigned char*>(in[k * rows + r].data());
-      std::size_t b = len * w / numWorkers(), e = len * (w + 1) / numWorkers();
-      run_program(code.data(), code.size(), ptrs.data(),
-                  reinterpret_cast<unsigned char*>(out[r].data()), b, e);
-    }
+    std::size_t rows = out.size();
+    run_rows(out, code, w, numWorkers(),
+             [&](std::size_t k, std::size_t r) -> const void* { return in[k * rows + r].data(); });
     return true;
   }
 };
@@ -276,17 +286,10 @@ class MapExprInPlace : public poplar::MultiVertex {
   poplar::Vector<unsigned> code;
 
   bool compute(unsigned w) {
-    std::size_t rows = out.size(), inputs = code[1];
-    std::vector<const unsigned char*> ptrs(inputs);
-    for (std::size_t r = 0; r < rows; ++r) {
-      std::size_t len = out[r].size();
-      ptrs[0] = reinterpret_cast<const unsigned char*>(out[r].data());
-      for (std::size_t k = 1; k < inputs; ++k)
-        ptrs[k] = reinterpret_cast<const unsigned char*>(in[(k - 1) * rows + r].data());
-      std::size_t b = len * w / numWorkers(), e = len * (w + 1) / numWorkers();
-      run_program(code.data(), code.size(), ptrs.data(),
-                  reinterpret_cast<unsigned char*>(out[r].data()), b, e);
-    }
+    std::size_t rows = out.size();
+    run_rows(out, code, w, numWorkers(), [&](std::size_t k, std::size_t r) -> const void* {
+      return k == 0 ? out[r].data() : in[(k - 1) * rows + r].data();
+    });
     return true;
   }
 };

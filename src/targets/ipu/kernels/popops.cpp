@@ -105,27 +105,28 @@ poplar::program::Program cast(poplar::Graph& graph, const Tensor& src, const Ten
   return poplar::program::Execute(cs, dc);
 }
 
-void fill(poplar::Graph& graph, const Tensor& t, double value, Sequence& prog,
-          const poplar::DebugContext& dc) {
+namespace {
+// fill and zero: `vertex` writes `value` to every element of t.
+void fill_with(poplar::Graph& graph, const Tensor& t, double value, Sequence& prog,
+               const poplar::DebugContext& dc, const char* what, const char* vertex) {
   require_codelets(graph, "popops", "popops::MapExpr");
   ElementProgram p = compile_expr(expr::Const(value, t.elementType()), {});
   p.out_type = t.elementType();
   p.code[2] = t.elementType().tesseraId();
-  auto cs = graph.addComputeSet(name_of(dc, "fill"));
+  auto cs = graph.addComputeSet(name_of(dc, what));
   add_elementwise_vertices(graph, cs, p, {}, t, false,
-                           templated("popops::Fill2D", {type_arg(t.elementType())}));
+                           templated(vertex, {type_arg(t.elementType())}));
   prog.add(poplar::program::Execute(cs, dc));
+}
+}  // namespace
+
+void fill(poplar::Graph& graph, const Tensor& t, double value, Sequence& prog,
+          const poplar::DebugContext& dc) {
+  fill_with(graph, t, value, prog, dc, "fill", "popops::Fill2D");
 }
 
 void zero(poplar::Graph& graph, const Tensor& t, Sequence& prog, const poplar::DebugContext& dc) {
-  require_codelets(graph, "popops", "popops::MapExpr");
-  ElementProgram p = compile_expr(expr::Const(0.0, t.elementType()), {});
-  p.out_type = t.elementType();
-  p.code[2] = t.elementType().tesseraId();
-  auto cs = graph.addComputeSet(name_of(dc, "zero"));
-  add_elementwise_vertices(graph, cs, p, {}, t, false,
-                           templated("popops::Zero2D", {type_arg(t.elementType())}));
-  prog.add(poplar::program::Execute(cs, dc));
+  fill_with(graph, t, 0.0, prog, dc, "zero", "popops::Zero2D");
 }
 
 namespace {
@@ -175,24 +176,35 @@ void scaledSubtractFrom(poplar::Graph& graph, Tensor A, Tensor B, float scaleB, 
 }
 
 // ---- counted loops ----
-Sequence countedLoop(poplar::Graph& graph, std::size_t begin, std::size_t end, std::size_t step,
-                     const CountedLoopBodyType& body, const poplar::DebugContext& dc) {
-  if (step == 0 || end < begin || (end - begin) % step != 0)
-    throw poputil::poplibs_error(fmt::format(
-        "popops::countedLoop({}, {}, {}): step must be positive and divide end - begin", begin,
-        end, step));
+namespace {
+// A counter of `type` on tile 0 set to `first` (named `first_name`), then `count` times
+// body(counter) and counter += step.
+template <typename V>
+Sequence repeat_counted(poplar::Graph& graph, const poplar::Type& type, V first, V step,
+                        unsigned count, const CountedLoopBodyType& body,
+                        const poplar::DebugContext& dc, const char* first_name) {
   Sequence seq(dc);
-  Tensor i = graph.addVariable(poplar::UNSIGNED_INT, {1}, poplar::DebugContext(dc, "counter"));
+  Tensor i = graph.addVariable(type, {1}, poplar::DebugContext(dc, "counter"));
   graph.setTileMapping(i, 0);
-  Tensor init = graph.addConstant(poplar::UNSIGNED_INT, {1}, unsigned(begin),
-                                  poplar::DebugContext(dc, "begin"));
+  Tensor init = graph.addConstant(type, {1}, first, poplar::DebugContext(dc, first_name));
   graph.setTileMapping(init, 0);
   seq.add(poplar::program::Copy(init, i));
   Sequence loop;
   loop.add(body(i));
-  addInPlace(graph, i, unsigned(step), loop, poplar::DebugContext(dc, "increment"));
-  seq.add(poplar::program::Repeat(unsigned((end - begin) / step), loop, dc));
+  addInPlace(graph, i, step, loop, poplar::DebugContext(dc, "increment"));
+  seq.add(poplar::program::Repeat(count, loop, dc));
   return seq;
+}
+}  // namespace
+
+Sequence countedLoop(poplar::Graph& graph, std::size_t begin, std::size_t end, std::size_t step,
+                     const CountedLoopBodyType& body, const poplar::DebugContext& dc) {
+  if (step == 0 || end < begin || (end - begin) % step != 0)
+    throw poputil::poplibs_error(
+        fmt::format("popops::countedLoop({}, {}, {}): step must be positive and divide end - begin",
+                    begin, end, step));
+  return repeat_counted(graph, poplar::UNSIGNED_INT, unsigned(begin), unsigned(step),
+                        unsigned((end - begin) / step), body, dc, "begin");
 }
 
 Sequence countedLoop(poplar::Graph& graph, std::size_t count, const CountedLoopBodyType& body,
@@ -231,17 +243,8 @@ Sequence countedForLoop(poplar::Graph& graph, int initialCount, int countLimit, 
     throw poputil::poplibs_error(fmt::format(
         "popops::countedForLoop({}, {}, {}): the step must reach the limit exactly", initialCount,
         countLimit, countStep));
-  Sequence seq(dc);
-  Tensor i = graph.addVariable(poplar::INT, {1}, poplar::DebugContext(dc, "counter"));
-  graph.setTileMapping(i, 0);
-  Tensor init = graph.addConstant(poplar::INT, {1}, initialCount, poplar::DebugContext(dc, "init"));
-  graph.setTileMapping(init, 0);
-  seq.add(poplar::program::Copy(init, i));
-  Sequence loop;
-  loop.add(body(i));
-  addInPlace(graph, i, countStep, loop, poplar::DebugContext(dc, "increment"));
-  seq.add(poplar::program::Repeat(unsigned((countLimit - initialCount) / countStep), loop, dc));
-  return seq;
+  return repeat_counted(graph, poplar::INT, initialCount, countStep,
+                        unsigned((countLimit - initialCount) / countStep), body, dc, "init");
 }
 
 }  // namespace popops

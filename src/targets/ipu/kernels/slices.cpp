@@ -16,8 +16,23 @@
 
 namespace tessera::ipu::poplibs {
 
-// Copies rows between a base [S][cols] and slices [N*sz][cols] at run-time offsets.
-// params: S, sz, element bytes, N, offset type, update (0: base -> slices; 1: slices -> base).
+// Row j of slice i pairs slice row i * sz + j with base row offsets[i] + j. params: S, sz,
+// element bytes, N, offset type. Calls f(slice row, base row, whether the base row is in [0, S)).
+template <typename F>
+void each_slice_row(const poplar::Vector<unsigned>& params, const Byte* offsets, F&& f) {
+  std::size_t S = params[0], sz = params[1], N = params[3];
+  std::vector<double> off(N);
+  load_elements(offsets, params[4], N, off.data());
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < sz; ++j) {
+      double o = off[i];
+      bool in_range = !(o < 0 || std::size_t(o) + j >= S);
+      f(i * sz + j, in_range ? std::size_t(o) + j : 0, in_range);
+    }
+}
+
+// Copies rows from a base [S][cols] to slices [N*sz][cols] at run-time offsets (params as
+// each_slice_row's).
 class SliceVertex : public poplar::Vertex {
  public:
   poplar::Input<poplar::Vector<Byte>> offsets;
@@ -26,23 +41,19 @@ class SliceVertex : public poplar::Vertex {
   poplar::Vector<unsigned> params;
 
   bool compute() {
-    std::size_t S = params[0], sz = params[1], es = params[2], N = params[3];
-    std::vector<double> off(N);
-    load_elements(offsets.data(), params[4], N, off.data());
-    for (std::size_t i = 0; i < N; ++i)
-      for (std::size_t j = 0; j < sz; ++j) {
-        auto& dst = out[i * sz + j];
-        double o = off[i];
-        if (o < 0 || std::size_t(o) + j >= S) {
-          std::memset(dst.data(), 0, dst.size() * es);  // out of range: zeros
-          continue;
-        }
-        std::memcpy(dst.data(), base[std::size_t(o) + j].data(), dst.size() * es);
-      }
+    std::size_t es = params[2];
+    each_slice_row(params, offsets.data(), [&](std::size_t s, std::size_t b, bool in_range) {
+      auto& dst = out[s];
+      if (!in_range)
+        std::memset(dst.data(), 0, dst.size() * es);  // out of range: zeros
+      else
+        std::memcpy(dst.data(), base[b].data(), dst.size() * es);
+    });
     return true;
   }
 };
 
+// Copies slices [N*sz][cols] back into a base [S][cols] at run-time offsets.
 class UpdateVertex : public poplar::Vertex {
  public:
   poplar::Input<poplar::Vector<Byte>> offsets;
@@ -51,16 +62,12 @@ class UpdateVertex : public poplar::Vertex {
   poplar::Vector<unsigned> params;
 
   bool compute() {
-    std::size_t S = params[0], sz = params[1], es = params[2], N = params[3];
-    std::vector<double> off(N);
-    load_elements(offsets.data(), params[4], N, off.data());
-    for (std::size_t i = 0; i < N; ++i)
-      for (std::size_t j = 0; j < sz; ++j) {
-        double o = off[i];
-        if (o < 0 || std::size_t(o) + j >= S) continue;  // out of range: skipped
-        auto& dst = base[std::size_t(o) + j];
-        std::memcpy(dst.data(), slices[i * sz + j].data(), dst.size() * es);
-      }
+    std::size_t es = params[2];
+    each_slice_row(params, offsets.data(), [&](std::size_t s, std::size_t b, bool in_range) {
+      if (!in_range) return;  // out of range: skipped
+      auto& dst = base[b];
+      std::memcpy(dst.data(), slices[s].data(), dst.size() * es);
+    });
     return true;
   }
 };

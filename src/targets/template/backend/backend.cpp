@@ -12,6 +12,7 @@ using compiler::ExecContext;
 using compiler::Graph;
 using compiler::kNoValue;
 using compiler::Node;
+using compiler::NodeStep;
 using compiler::Step;
 using compiler::ValueId;
 
@@ -20,11 +21,11 @@ DeviceSpan span_of(ExecContext& ctx, ValueId v) {
   return {place.buffer, place.offset, ctx.graph().value(v).shape.element_count()};
 }
 
-class TemplateStep final : public Step {
+class TemplateStep final : public NodeStep {
  public:
-  TemplateStep(int node, Op op) : node_(node), op_(op) {}
+  TemplateStep(int node, Op op) : NodeStep(node), op_(op) {}
   void run(ExecContext& ctx) override {
-    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    const Node& n = node(ctx.graph());
     Machine machine(ctx.device());
     const DeviceSpan a = span_of(ctx, n.inputs[0]);
     const DeviceSpan out = span_of(ctx, n.outputs[0]);
@@ -38,7 +39,6 @@ class TemplateStep final : public Step {
   }
 
  private:
-  int node_;
   Op op_;
 };
 
@@ -92,9 +92,7 @@ std::unique_ptr<compiler::Backend> make_template_backend() {
 namespace tessera::targets {
 
 void register_template_backend() {
-  const auto b = tmpl::make_template_backend();
-  compiler::register_backend(
-      {b->name(), b->description(), [] { return tmpl::make_template_backend(); }});
+  compiler::register_backend(tmpl::make_template_backend);
 }
 
 }  // namespace tessera::targets

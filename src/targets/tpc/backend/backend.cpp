@@ -21,6 +21,7 @@ namespace {
 using compiler::Activation;
 using compiler::ExecContext;
 using compiler::Graph;
+using compiler::ints_operand;
 using compiler::kNoValue;
 using compiler::Layout;
 using compiler::Node;
@@ -112,18 +113,6 @@ std::optional<std::vector<int>> reduce_axes(const Graph& g, const Node& n, int r
   std::vector<int> axes;
   for (auto a : onnx_axes) axes.push_back(compiler::tessera_axis(a, rank, n.describe()));
   return axes;
-}
-
-// An integer operand given as attribute (older opsets) or as a constant input; nullopt when
-// the input is not a constant.
-std::optional<std::vector<std::int64_t>> ints_operand(const Graph& g, const Node& n,
-                                                      const char* attr, std::size_t input) {
-  if (has_input(n, input)) {
-    const Tensor* t = constant(g, n, input);
-    if (!t) return std::nullopt;
-    return t->to_ints();
-  }
-  return n.attr_ints(attr);
 }
 
 class GaudiBackend final : public compiler::Backend {

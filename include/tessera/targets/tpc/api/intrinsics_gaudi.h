@@ -125,6 +125,8 @@ enum : int {
   RMW_OP_MIN = 0x2 << 4,
   RMW_OP_MAX = 0x3 << 4,
   RMW_SET = 0x1 << 6,  // Gaudi's position (tpc-defs.h)
+  SW_COUNT_ZEROS = 0x0 << 0,  // POPCNT
+  SW_COUNT_ONES = 0x1 << 0,
 };
 enum e_group_source : int { e_group_0 = 0, e_group_1 = 1 };
 enum e_element_stride : int { e_every_second_element = 0, e_every_forth_element = 1 };
@@ -376,6 +378,95 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
 
 [[noreturn]] void bad_rmw(const char* intrinsic, int rmw, int expected_dt);
 
+// POPCNT (tpc-intrinsics.h): the number of ones (SW_COUNT_ONES) or zeros of each element, as a
+// uchar256 whatever the element width. The count of element i goes to the low byte of that
+// element's own place in the register (byte i * element size) and its other bytes are zero, so
+// the result read as the source's lane type holds the count per lane (Tessera's reading of the
+// register layout; the header gives only the return type).
+template <typename V>
+inline uchar256 popcnt(const V& a, int sw, const uchar256& income, const char* name) {
+  check_switches(sw, SW_COUNT_ONES, name);
+  constexpr int bytes = static_cast<int>(sizeof(lane_t<V>));
+  uchar256 r = income;
+  for (int i = 0; i < V::lanes; ++i) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &a.v[i], bytes);
+    const int ones = std::popcount(bits);
+    r.v[i * bytes] = static_cast<std::uint8_t>((sw & SW_COUNT_ONES) ? ones : 8 * bytes - ones);
+    for (int k = 1; k < bytes; ++k) r.v[i * bytes + k] = 0;
+  }
+  return r;
+}
+template <typename S>
+inline std::uint8_t popcnt_scalar(S a, int sw, const char* name) {
+  check_switches(sw, SW_COUNT_ONES, name);
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &a, sizeof(S));
+  const int ones = std::popcount(bits);
+  return static_cast<std::uint8_t>((sw & SW_COUNT_ONES) ? ones : 8 * static_cast<int>(sizeof(S)) - ones);
+}
+
+// CONVERT_INT32 / CONVERT_UINT32 / CONVERT_INT16 / CONVERT_UINT16 (tpc-intrinsics.h): the value
+// shifted right by `shift` bits (left when negative), rounded in the switch's mode, saturated to
+// the narrower type. A positive shift divides, as Habana's goya filter_2d_i8 glue computes it
+// (scale 2^-n gives shift n). Modes: SW_RHNE, SW_RZ, SW_RU, SW_RD; stochastic ones are not
+// simulated.
+[[noreturn]] void bad_shift_rounding(const char* intrinsic, int switches);
+inline int shift_rounding_of(int switches, const char* intrinsic) {
+  check_switches(switches, kRoundingBits, intrinsic);
+  const int rm = (switches >> 16) & 0x7;
+  if (rm != e_round_half_ne && rm != e_round_zero && rm != e_round_up && rm != e_round_down)
+    [[unlikely]]
+    bad_shift_rounding(intrinsic, switches);
+  return rm;
+}
+template <typename To>
+inline To shift_round_saturate(std::int64_t x, int shift, int rm) {
+  std::int64_t r;
+  if (shift <= 0) {
+    const int left = -shift;
+    r = (x == 0 || left < 32) ? x * (std::int64_t{1} << std::min(left, 31))
+                              : (x > 0 ? std::numeric_limits<std::int64_t>::max()
+                                       : std::numeric_limits<std::int64_t>::min());
+  } else {
+    const int right = std::min(shift, 40);  // |x| < 2^32: beyond that only the sign remains
+    const std::int64_t q = x >> right;       // floor
+    const std::int64_t rem = x - q * (std::int64_t{1} << right);
+    const std::int64_t half = std::int64_t{1} << (right - 1);
+    switch (rm) {
+      case e_round_down:
+        r = q;
+        break;
+      case e_round_up:
+        r = q + (rem != 0);
+        break;
+      case e_round_zero:
+        r = q + (x < 0 && rem != 0);
+        break;
+      default:  // e_round_half_ne
+        r = rem > half ? q + 1 : rem < half ? q : q + (q & 1);
+    }
+  }
+  return static_cast<To>(std::clamp<std::int64_t>(r, std::numeric_limits<To>::lowest(),
+                                                  std::numeric_limits<To>::max()));
+}
+// The vector form: element i of `value` goes to lane i * ratio + lane of the result (lane 0 = the
+// even lanes, as the other down-converts), the others keep income. Element i's shift is the low
+// byte of its own place in the shift register (byte i * source element size), which is every
+// byte when the kernel passes a scalar.
+template <typename To, typename From>
+inline To convert_shift(const From& value, const char256& shift, int lane, int switches,
+                        const To& income, const char* name) {
+  constexpr int ratio = To::lanes / From::lanes;
+  constexpr int bytes = static_cast<int>(sizeof(lane_t<From>));
+  check_lane(lane, ratio, name);
+  const int rm = shift_rounding_of(switches, name);
+  To r = income;
+  for (int i = 0; i < From::lanes; ++i)
+    r.v[i * ratio + lane] = shift_round_saturate<lane_t<To>>(value.v[i], shift.v[i * bytes], rm);
+  return r;
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
@@ -460,6 +551,36 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
                                 const B& predicate, bool polarity = false) {                       \
     const V r = detail::mov_group(a, b, switches, income, "v_" #D "_mov_group_vb");                \
     return detail::predicated_v(r, income, predicate, polarity, a);                                \
+  }                                                                                                \
+  /* legacy MOV_GROUP of tpc-defs.h: v_<t>_mov_group_v(a, b, income, groups, dual_groups) is   \
+     v_<t>_mov_group_b(a, b, (dual_groups << 2) | groups, income) */                              \
+  inline V v_##D##_mov_group_v_b(const V& a, std::uint32_t b, const V& income, int g, int d,       \
+                                 bool predicate, bool polarity) {                                  \
+    return v_##D##_mov_group_b(a, b, (d << 2) | g, income, predicate, polarity);                   \
+  }                                                                                                \
+  inline V v_##D##_mov_group_v_vb(const V& a, std::uint32_t b, const V& income, int g, int d,      \
+                                  const bool256& predicate, bool polarity) {                       \
+    return v_##D##_mov_group_vb(a, b, (d << 2) | g, income, B(predicate), polarity);               \
+  }                                                                                                \
+  inline V v_##D##_mov_group_v(const V& a, std::uint32_t b, const V& income, int g, int d) {       \
+    return v_##D##_mov_group_b(a, b, (d << 2) | g, income);                                        \
+  }                                                                                                \
+  /* POPCNT: a count per element, returned as uchar256 (tpc-intrinsics.h) */                      \
+  inline uchar256 v_##D##_popcnt_b(const V& a, int switches = 0, const uchar256& income = {},      \
+                                   bool predicate = true, bool polarity = false) {                 \
+    return detail::predicated(detail::popcnt(a, switches, income, "v_" #D "_popcnt_b"), income,    \
+                              predicate, polarity, a);                                             \
+  }                                                                                                \
+  inline uchar256 v_##D##_popcnt_vb(const V& a, int switches, const uchar256& income,              \
+                                    const B& predicate, bool polarity = false) {                   \
+    return detail::predicated_v(detail::popcnt(a, switches, income, "v_" #D "_popcnt_vb"), income, \
+                                predicate, polarity, a);                                           \
+  }                                                                                                \
+  inline std::uint8_t s_##D##_popcnt(S a, int switches = 0, std::uint8_t income = 0,              \
+                                     bool predicate = true, bool polarity = false) {               \
+    const std::uint8_t r = detail::popcnt_scalar(a, switches, "s_" #D "_popcnt");                  \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? r : income;                                      \
   }                                                                                                \
   inline V v_##D##_shuffle_b(const V& a, const uchar256& b, int switches = 0,                      \
                              const V& income = V(), bool predicate = true,                         \
@@ -886,6 +1007,81 @@ TESSERA_TPC_G_CONVERT_DOWN(i32, int64, i16, short128, bool128)
 TESSERA_TPC_G_CONVERT_DOWN(i16, short128, u8, uchar256, bool128)
 TESSERA_TPC_G_CONVERT_DOWN(i16, short128, i8, char256, bool128)
 #undef TESSERA_TPC_G_CONVERT_DOWN
+
+// CONVERT_INT32 / CONVERT_UINT32 / CONVERT_INT16 / CONVERT_UINT16 (tpc-intrinsics.h, Goya and
+// Gaudi): shift, round, saturate into lane `lane` of the narrower vector (detail::convert_shift).
+// The shift is a char256 (a scalar converts to one). The legacy names of tpc-defs.h take
+// (value, shift, income, e_round_* mode, lane): v_convert_int32_to_i8_v_s(acc, 9, y, 0, 2); the
+// _v_s and _v_v spellings (scalar or vector shift) are one function here.
+#define TESSERA_TPC_G_CONVERT_SHIFT(NAME, FV, TV, PB)                                              \
+  inline TV v_convert_##NAME##_b(const FV& value, const char256& shift, const int lane,            \
+                                 int switches, const TV& income, bool predicate = true,            \
+                                 bool polarity = false) {                                          \
+    return detail::predicated(                                                                     \
+        detail::convert_shift(value, shift, lane, switches, income, "v_convert_" #NAME "_b"),      \
+        income, predicate, polarity, value, shift);                                                \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_vb(const FV& value, const char256& shift, const int lane,           \
+                                  int switches, const TV& income, const PB& predicate,             \
+                                  bool polarity = false) {                                         \
+    return detail::predicated_v(                                                                   \
+        detail::convert_shift(value, shift, lane, switches, income, "v_convert_" #NAME "_vb"),     \
+        income, predicate, polarity, value, shift);                                                \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_s_b(const FV& value, const char256& shift, const TV& income,      \
+                                     int rm, int lane, bool predicate, bool polarity) {            \
+    return v_convert_##NAME##_b(value, shift, lane,                                                \
+                                detail::legacy_rounding(rm, "v_convert_" #NAME "_v_s_b"), income,  \
+                                predicate, polarity);                                              \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_s_vb(const FV& value, const char256& shift, const TV& income,     \
+                                      int rm, int lane, const bool256& predicate, bool polarity) { \
+    return v_convert_##NAME##_vb(value, shift, lane,                                               \
+                                 detail::legacy_rounding(rm, "v_convert_" #NAME "_v_s_vb"),        \
+                                 income, PB(predicate), polarity);                                 \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_s(const FV& value, const char256& shift, const TV& income,        \
+                                   int rm, int lane) {                                             \
+    return v_convert_##NAME##_v_s_b(value, shift, income, rm, lane, true, false);                  \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_v_b(const FV& value, const char256& shift, const TV& income,      \
+                                     int rm, int lane, bool predicate, bool polarity) {            \
+    return v_convert_##NAME##_v_s_b(value, shift, income, rm, lane, predicate, polarity);          \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_v_vb(const FV& value, const char256& shift, const TV& income,     \
+                                      int rm, int lane, const bool256& predicate, bool polarity) { \
+    return v_convert_##NAME##_v_s_vb(value, shift, income, rm, lane, predicate, polarity);         \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_v(const FV& value, const char256& shift, const TV& income,        \
+                                   int rm, int lane) {                                             \
+    return v_convert_##NAME##_v_s_b(value, shift, income, rm, lane, true, false);                  \
+  }
+TESSERA_TPC_G_CONVERT_SHIFT(int32_to_i16, int64, short128, bool64)
+TESSERA_TPC_G_CONVERT_SHIFT(int32_to_i8, int64, char256, bool64)
+TESSERA_TPC_G_CONVERT_SHIFT(uint32_to_u16, uint64, ushort128, bool64)
+TESSERA_TPC_G_CONVERT_SHIFT(uint32_to_u8, uint64, uchar256, bool64)
+TESSERA_TPC_G_CONVERT_SHIFT(int16_to_i8, short128, char256, bool128)
+TESSERA_TPC_G_CONVERT_SHIFT(uint16_to_u8, ushort128, uchar256, bool128)
+#undef TESSERA_TPC_G_CONVERT_SHIFT
+
+// The scalar forms run on the SPU; the shift is an int32 (tpc-intrinsics.h uses it for every
+// architecture).
+#define TESSERA_TPC_G_S_CONVERT_SHIFT(NAME, FS, TS)                                                \
+  inline TS s_convert_##NAME(FS value, std::int32_t shift, int switches = 0, TS income = 0,        \
+                             bool predicate = true, bool polarity = false) {                       \
+    const int rm = detail::shift_rounding_of(switches, "s_convert_" #NAME);                        \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity)                                                    \
+               ? detail::shift_round_saturate<TS>(value, static_cast<int>(shift), rm)              \
+               : income;                                                                           \
+  }
+TESSERA_TPC_G_S_CONVERT_SHIFT(int32_to_i16, std::int32_t, std::int16_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(int32_to_i8, std::int32_t, std::int8_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(uint32_to_u16, std::uint32_t, std::uint16_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(uint32_to_u8, std::uint32_t, std::uint8_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(int16_to_i8, std::int16_t, std::int8_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(uint16_to_u8, std::uint16_t, std::uint8_t)
+#undef TESSERA_TPC_G_S_CONVERT_SHIFT
 
 // f32 <-> bf16 over all lanes (tpc-defs.h: two SINGLE_LANE converts, lane 0 and lane 1): the
 // float128's v1 holds the even bf16 lanes, v2 the odd ones (Habana's cast_bf16_to_f32).

@@ -81,6 +81,16 @@ struct alignas(64) vec {
   }
   T& operator[](int i) { return v[i]; }
   const T& operator[](int i) const { return v[i]; }
+  // A cast between vector types of one size reinterprets the register's bits (`(char256)x`,
+  // `(int64)read_lane_id_4b_b()`), as TPC-C's vector casts do (clang ext_vector_type).
+  template <typename U, int M>
+    requires(sizeof(U) * M == sizeof(T) * N && !std::is_same_v<U, T>)
+  explicit operator vec<U, M>() const {
+    vec<U, M> r(detail::no_init_t{});
+    std::memcpy(r.v, v, sizeof v);
+    r.ready = ready;
+    return r;
+  }
 
   // Element-wise operators; each is one VPU issue. Integer arithmetic wraps.
   template <typename F>

@@ -1,0 +1,228 @@
+// The intrinsics the sweep over Habana's public TPC kernels added (POPCNT, CONVERT_INT32 /
+// CONVERT_INT16 with shift, the legacy MOV_GROUP and CONVERT spellings of tpc-defs.h, vector
+// casts), each checked against a plain loop, and their unknown switches as UserErrors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "tessera/core/error.h"
+#include "tessera/targets/tpc/api/tpc.h"
+
+using namespace tessera;
+using namespace tessera::tpc;
+
+namespace {
+
+// Bits set in the low `width` bits of x, counted one by one.
+int ones_of(std::uint32_t x, int width) {
+  int n = 0;
+  for (int b = 0; b < width; ++b) n += static_cast<int>((x >> b) & 1u);
+  return n;
+}
+
+template <typename F>
+std::string user_error_of(F f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// x / 2^shift rounded in mode rm (a left shift when negative), saturated to [lo, hi].
+long long shifted_reference(long long x, int shift, int rm, long long lo, long long hi) {
+  const double q = std::ldexp(static_cast<double>(x), -shift);
+  double r = 0;
+  switch (rm) {
+    case e_round_down:
+      r = std::floor(q);
+      break;
+    case e_round_up:
+      r = std::ceil(q);
+      break;
+    case e_round_zero:
+      r = std::trunc(q);
+      break;
+    default:
+      r = std::nearbyint(q);  // the default FP mode: ties to even
+  }
+  if (r < static_cast<double>(lo)) return lo;
+  if (r > static_cast<double>(hi)) return hi;
+  return static_cast<long long>(r);
+}
+
+}  // namespace
+
+TEST(TpcHabanaNames, PopcntCountsOnesOrZerosPerElement) {
+  int64 a;
+  for (int i = 0; i < 64; ++i) a[i] = static_cast<std::int32_t>(0x9e3779b9u * static_cast<unsigned>(i + 1));
+  const uchar256 ones = v_i32_popcnt_b(a, SW_COUNT_ONES);
+  const uchar256 zeros = v_i32_popcnt_b(a);  // SW_COUNT_ZEROS is 0
+  for (int i = 0; i < 64; ++i) {
+    const int n = ones_of(static_cast<std::uint32_t>(a[i]), 32);
+    EXPECT_EQ(ones[4 * i], n) << i;
+    EXPECT_EQ(zeros[4 * i], 32 - n) << i;
+    for (int k = 1; k < 4; ++k) EXPECT_EQ(ones[4 * i + k], 0) << i;
+  }
+  char256 b;
+  for (int i = 0; i < 256; ++i) b[i] = static_cast<std::int8_t>(i * 37);
+  const uchar256 b_ones = v_i8_popcnt_b(b, SW_COUNT_ONES);
+  for (int i = 0; i < 256; ++i)
+    EXPECT_EQ(b_ones[i], ones_of(static_cast<std::uint8_t>(b[i]), 8)) << i;
+  bfloat128 h;
+  for (int i = 0; i < 128; ++i) h[i] = tessera::bf16(static_cast<float>(i) - 60.5f);
+  const uchar256 h_ones = v_bf16_popcnt_b(h, SW_COUNT_ONES);
+  for (int i = 0; i < 128; ++i) {
+    EXPECT_EQ(h_ones[2 * i], ones_of(h[i].bits, 16)) << i;
+    EXPECT_EQ(h_ones[2 * i + 1], 0) << i;
+  }
+  EXPECT_EQ(s_u16_popcnt(0xf0f1, SW_COUNT_ONES), 9);
+  EXPECT_EQ(s_f32_popcnt(1.0f, SW_COUNT_ZEROS), 32 - ones_of(0x3f800000u, 32));
+}
+
+TEST(TpcHabanaNames, PopcntPredicationKeepsIncome) {
+  uchar256 income(static_cast<unsigned char>(0xab));
+  const uchar256 off = v_u8_popcnt_b(uchar256(7), SW_COUNT_ONES, income, false, false);
+  EXPECT_EQ(off[0], 0xab);
+  // Lanes of a vector predicate: only even i32 lanes count.
+  int64 a(0xff);
+  int64 parity;
+  for (int i = 0; i < 64; ++i) parity[i] = i % 2;
+  const bool64 even = v_i32_cmp_eq_b(parity, int64(0));
+  const uchar256 r = v_i32_popcnt_vb(a, SW_COUNT_ONES, income, even);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(r[4 * i], i % 2 == 0 ? 8 : 0xab) << i;
+}
+
+TEST(TpcHabanaNames, PopcntUnknownSwitchIsAUserError) {
+  const std::string msg = user_error_of([] { (void)v_i32_popcnt_b(int64(1), 0x2); });
+  EXPECT_NE(msg.find("v_i32_popcnt_b"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("0x2"), std::string::npos) << msg;
+}
+
+TEST(TpcHabanaNames, ConvertInt32ShiftsRoundsAndSaturates) {
+  int64 x;
+  for (int i = 0; i < 64; ++i) x[i] = (i % 2 ? -1 : 1) * (i * i * 523 + i * 7 + (i % 5) * 4);
+  x[0] = 12;   // 12 / 8 = 1.5: ties go to even (2)
+  x[1] = -20;  // -20 / 8 = -2.5
+  x[2] = 0x7fffffff;
+  for (const int rm : {e_round_half_ne, e_round_zero, e_round_up, e_round_down}) {
+    for (const int shift : {0, 3, -2}) {
+      const char256 income(static_cast<signed char>(-7));
+      for (int lane = 0; lane < 4; ++lane) {
+        const char256 r = v_convert_int32_to_i8_b(x, shift, lane, rm << 16, income);
+        for (int i = 0; i < 256; ++i) {
+          const long long expected =
+              i % 4 == lane ? shifted_reference(x[i / 4], shift, rm, -128, 127) : -7;
+          ASSERT_EQ(r[i], expected) << "rm " << rm << " shift " << shift << " lane " << lane
+                                    << " i " << i;
+        }
+      }
+      const short128 s = v_convert_int32_to_i16_b(x, shift, 1, rm << 16, short128());
+      for (int i = 0; i < 64; ++i) {
+        ASSERT_EQ(s[2 * i + 1], shifted_reference(x[i], shift, rm, -32768, 32767)) << i;
+        ASSERT_EQ(s[2 * i], 0) << i;
+      }
+      ASSERT_EQ(s_convert_int32_to_i16(x[5], shift, rm << 16),
+                shifted_reference(x[5], shift, rm, -32768, 32767));
+    }
+  }
+}
+
+TEST(TpcHabanaNames, ConvertShiftPerLaneAndUnsignedAndInt16) {
+  int64 x;
+  char256 shift;
+  for (int i = 0; i < 64; ++i) {
+    x[i] = 1000 + 37 * i;
+    shift[4 * i] = static_cast<std::int8_t>(i % 9);  // element i's shift is its own low byte
+  }
+  const short128 r = v_convert_int32_to_i16_b(x, shift, 0, SW_RD, short128());
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(r[2 * i], (1000 + 37 * i) >> (i % 9)) << i;
+
+  uint64 u;
+  for (int i = 0; i < 64; ++i) u[i] = 0xfffffff0u - static_cast<std::uint32_t>(i) * 0x01000000u;
+  const uchar256 ub = v_convert_uint32_to_u8_b(u, 24, 3, SW_RZ, uchar256());
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(ub[4 * i + 3], (u[i] >> 24)) << i;
+
+  short128 h;
+  for (int i = 0; i < 128; ++i) h[i] = static_cast<std::int16_t>((i - 64) * 97);
+  const char256 c = v_convert_int16_to_i8_b(h, 2, 1, SW_RHNE, char256());
+  for (int i = 0; i < 128; ++i)
+    EXPECT_EQ(c[2 * i + 1], shifted_reference(h[i], 2, e_round_half_ne, -128, 127)) << i;
+  EXPECT_EQ(s_convert_uint16_to_u8(0x1234, 4, SW_RU), 0xff);  // 0x123.4 saturates
+  EXPECT_EQ(s_convert_int16_to_i8(-300, 2, SW_RU, 0, true, false), -75);
+}
+
+TEST(TpcHabanaNames, ConvertShiftLegacySpellingsAreTheSameInstruction) {
+  int64 x;
+  for (int i = 0; i < 64; ++i) x[i] = 3 * i - 90;
+  // tpc-defs.h: (value, shift, income, e_round_* mode, lane); _v_s and _v_v differ only in the
+  // shift operand.
+  const short128 legacy = v_convert_int32_to_i16_v_s(x, 1, short128(), e_round_down, 1);
+  const short128 current = v_convert_int32_to_i16_b(x, 1, 1, SW_RD, short128());
+  EXPECT_TRUE(std::memcmp(legacy.v, current.v, sizeof legacy.v) == 0);
+  const char256 legacy8 = v_convert_int32_to_i8_v_s_b(x, -1, 0, 0, 2, true, false);
+  const char256 current8 = v_convert_int32_to_i8_b(x, -1, 2, SW_RHNE, char256());
+  EXPECT_TRUE(std::memcmp(legacy8.v, current8.v, sizeof legacy8.v) == 0);
+  const char256 skipped = v_convert_int32_to_i8_v_v_b(x, char256(), char256(5), 0, 0, false, false);
+  EXPECT_EQ(skipped[0], 5);
+}
+
+TEST(TpcHabanaNames, ConvertShiftRejectsWhatTheInstructionDoesNotTake) {
+  const int64 x(1);
+  std::string msg = user_error_of([&] { (void)v_convert_int32_to_i8_b(x, 0, 0, SW_RHAZ, char256()); });
+  EXPECT_NE(msg.find("v_convert_int32_to_i8_b"), std::string::npos) << msg;
+  msg = user_error_of([&] { (void)v_convert_int32_to_i16_b(x, 0, 0, SW_SR, short128()); });
+  EXPECT_NE(msg.find("stochastic"), std::string::npos) << msg;
+  msg = user_error_of([&] { (void)v_convert_int32_to_i16_b(x, 0, 2, SW_RHNE, short128()); });
+  EXPECT_NE(msg.find("lane 2"), std::string::npos) << msg;
+  msg = user_error_of([&] { (void)v_convert_int32_to_i16_b(x, 0, 0, SW_CLIP_FP, short128()); });
+  EXPECT_NE(msg.find("0x100000"), std::string::npos) << msg;
+  msg = user_error_of([&] { (void)v_convert_int16_to_i8_v_s(short128(1), 0, char256(), 9, 0); });
+  EXPECT_NE(msg.find("e_round_"), std::string::npos) << msg;
+}
+
+TEST(TpcHabanaNames, LegacyMovGroupIsMovGroupWithPackedSwitches) {
+  float64 a;
+  for (int i = 0; i < 64; ++i) a[i] = static_cast<float>(i);
+  const float64 income(-1.0f);
+  // tpc-defs.h: v_f32_mov_group_v(a, b, income, groups, dual_groups) packs (d << 2) | g.
+  const float64 legacy = v_f32_mov_group_v(a, 0xffffffff, income, 0b01, 0b0101);
+  for (int i = 0; i < 64; ++i) {
+    const int dg = i / 16, j = i % 16;
+    const bool written = (dg == 0 || dg == 2) && j < 8;  // group 0 of dual groups 0 and 2
+    EXPECT_EQ(legacy[i], written ? static_cast<float>(dg * 16 + j + 8) : -1.0f) << i;
+  }
+  const short128 h(3);
+  const short128 off = v_i16_mov_group_v_b(h, 0xffffffff, short128(9), 3, 15, false, false);
+  EXPECT_EQ(off[0], 9);
+  EXPECT_THROW((void)v_f32_mov_group_v(a, 0xffffffff, income, 0, 16), UserError);  // 16 << 2: no such switch
+}
+
+TEST(TpcHabanaNames, LegacyDownConvertTakesIncomeModeAndLane) {
+  float64 x;
+  for (int i = 0; i < 64; ++i) x[i] = static_cast<float>(i) * 1.5f - 40.25f;
+  const short128 income(static_cast<std::int16_t>(77));
+  const short128 legacy = v_convert_f32_to_i16_v(x, income, e_round_down, 1);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(legacy[2 * i + 1], static_cast<std::int16_t>(std::floor(x[i]))) << i;
+    EXPECT_EQ(legacy[2 * i], 77) << i;
+  }
+}
+
+TEST(TpcHabanaNames, VectorCastsReinterpretBits) {
+  int64 e;
+  for (int i = 0; i < 64; ++i) e[i] = 0x01020300 + i;
+  const char256 c = (char256)e;
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(c[4 * i], static_cast<std::int8_t>(i));
+    EXPECT_EQ(c[4 * i + 3], 1);
+  }
+  const int64 ids = (int64)read_lane_id_4b_b();
+  EXPECT_EQ(ids[63], 63);
+  const float64 f = (float64)int64(0x3f800000);
+  EXPECT_EQ(f[10], 1.0f);
+}

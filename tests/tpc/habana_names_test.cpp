@@ -3,6 +3,7 @@
 // casts), each checked against a plain loop, and their unknown switches as UserErrors.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -225,4 +226,49 @@ TEST(TpcHabanaNames, VectorCastsReinterpretBits) {
   EXPECT_EQ(ids[63], 63);
   const float64 f = (float64)int64(0x3f800000);
   EXPECT_EQ(f[10], 1.0f);
+}
+
+TEST(TpcHabanaNames, CalcFpSpecialTakesTheOperandsFclass) {
+  float64 x;
+  const float in[8] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 2.0f, -3.0f, 1e-40f};
+  for (int i = 0; i < 64; ++i) x[i] = in[i % 8];
+  const float64 cls = v_f32_fclass_b(x);
+  const float64 income(7.0f);
+  // Habana's reciprocal: v_f32_calc_fp_special_b(fclass, fclass, e_fp_recip, result).
+  const float64 recip = v_f32_calc_fp_special_b(cls, cls, e_fp_recip, income);
+  const float64 rsqrt = v_f32_calc_fp_special_b(cls, cls, e_fp_rsqrt, income);
+  for (int i = 0; i < 64; ++i) {
+    const float v = in[i % 8];
+    const bool special = v == 0.0f || std::isinf(v) || std::isnan(v);
+    if (std::isnan(v)) {
+      EXPECT_TRUE(std::isnan(recip[i])) << i;
+    } else if (special) {
+      EXPECT_EQ(std::bit_cast<std::uint32_t>(recip[i]), std::bit_cast<std::uint32_t>(1.0f / v))
+          << i;  // +-0 -> +-inf, +-inf -> +-0
+    } else {
+      EXPECT_EQ(recip[i], 7.0f) << i;
+    }
+    const bool undefined = std::isnan(v) || (v < 0 && v != 0.0f);  // NaN or negative
+    if (undefined)
+      EXPECT_TRUE(std::isnan(rsqrt[i])) << i;
+    else if (special)
+      EXPECT_EQ(rsqrt[i], 1.0f / std::sqrt(v)) << i;
+    else
+      EXPECT_EQ(rsqrt[i], 7.0f) << i;
+  }
+  EXPECT_EQ(e_fp_pow, SW_POW);
+}
+
+TEST(TpcHabanaNames, ScalarComparesAndScalarIndexOperands) {
+  EXPECT_TRUE(s_i32_cmp_less(1, 2));
+  EXPECT_FALSE(s_f32_cmp_geq(1.0f, 2.0f));
+  EXPECT_TRUE(s_u8_cmp_eq(3, 3, 0, false, true, false));
+  EXPECT_TRUE(s_i16_cmp_neq(1, 2, 0, true, false, false));  // predicate off: income
+  EXPECT_THROW((void)s_i32_cmp_grt(1, 2, SW_SAT), UserError);
+  // Habana's matrix_mul: bCoords = i_i32_add(1, bCoords, 1 << 1, 0, bCoords, pred).
+  const int5 c = {5, 6, 7, 8, 9};
+  const int5 r = i_i32_add(1, c, 1 << 1, 0, c, true);
+  EXPECT_TRUE((r == int5{{5, 7, 7, 8, 9}}));
+  EXPECT_TRUE((i_i32_add(1, c, 1 << 1, 0, c, false) == c));
+  EXPECT_TRUE((i_i32_max(c, 7, 0x1f, 0, c) == int5{{7, 7, 7, 8, 9}}));
 }

@@ -551,6 +551,8 @@ class global_ptr {
     return reference(detail::gen_addr(c, tensor(a_.tensor_id()), "a __global__ pointer"));
   }
   const global_address& address() const { return a_; }
+  // The address itself, for the intrinsics that take one (v_f32_ld_g(p), s_i32_st_g(p, v)).
+  operator const global_address&() const { return a_; }  // NOLINT(google-explicit-constructor)
 
  private:
   global_address a_;

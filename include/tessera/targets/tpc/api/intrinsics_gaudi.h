@@ -133,6 +133,30 @@ enum e_element_stride : int { e_every_second_element = 0, e_every_forth_element 
 enum e_group_half : int { e_lower_half_group = 0, e_higher_half_group = 1 };
 enum e_negation : int { e_no_negation = 0, e_with_negation = 1 };
 enum e_saturation : int { e_no_saturation = 0, e_saturate = 1 };
+// CALC_FP_SPECIAL's function, POPCNT's count and the RMW fields by name (tpc-special.h).
+enum e_calc_fp_special : int {
+  e_fp_recip = 0,
+  e_fp_rsqrt = 1,
+  e_fp_sqrt = 2,
+  e_fp_log = 3,
+  e_fp_exp = 4,
+  e_fp_tanh = 5,
+  e_fp_div = 6,
+  e_fp_pow = 7
+};
+enum e_count_type : int { e_count_zeros = 0, e_count_ones = 1 };
+enum e_rmw_datatype : int {
+  e_rmw_int8 = 0,
+  e_rmw_int16 = 1,
+  e_rmw_int32 = 2,
+  e_rmw_uint8 = 3,
+  e_rmw_uint16 = 4,
+  e_rmw_uint32 = 5,
+  e_rmw_bf16 = 6,
+  e_rmw_fp32 = 7
+};
+enum e_rmw_op : int { e_rmw_add = 0, e_rmw_sub = 1, e_rmw_min = 2, e_rmw_max = 3 };
+enum e_rmw_set : int { e_rmw_plain = 0, e_rmw_atomic = 1 };
 enum e_fp_special_values : int {
   e_fp_nan = 0,
   e_fp_pos_inf = 1,
@@ -285,8 +309,18 @@ inline float fclass_bits(float x) {
   return static_cast<float>(1u << bit);
 }
 
-// CALC_FP_SPECIAL: the IEEE result of the function for lanes whose inputs are special (NaN,
-// infinities, zeros, negatives where undefined); other lanes keep income.
+// CALC_FP_SPECIAL takes the FCLASS of its operands, as Habana's kernels and tpc-special.h call it
+// (`v_f32_calc_fp_special_b(fclass, fclass, e_fp_recip, result)`): each class stands for a value
+// of that class, whose IEEE result the instruction gives where it is special (NaN, infinities,
+// zeros, negatives where undefined); other lanes keep income. A lane that is not an FCLASS result
+// is a NaN operand.
+inline float class_value(float fclass) {
+  constexpr float kValue[10] = {-INFINITY, -1.0f, -1e-40f, -0.0f, 0.0f,
+                                1e-40f,    1.0f,  INFINITY, NAN,    NAN};
+  for (int bit = 0; bit < 10; ++bit)
+    if (fclass == static_cast<float>(1u << bit)) return kValue[bit];
+  return NAN;
+}
 inline bool special_result(int func, float x, float y, float& out) {
   const bool xs = std::isnan(x) || std::isinf(x) || x == 0.0f;
   switch (func) {
@@ -320,9 +354,9 @@ inline bool special_result(int func, float x, float y, float& out) {
       out = x / y;
       return true;
     }
-    default: {  // SW_POW
+    default: {  // SW_POW: a finite negative base is left to the kernel (it depends on y's value)
       const bool ys = std::isnan(y) || std::isinf(y) || y == 0.0f;
-      if (!xs && !ys && x > 0) return false;
+      if (!xs && !ys) return false;
       out = std::pow(x, y);
       return true;
     }
@@ -485,6 +519,16 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
                                const B& predicate, bool polarity = false) {                    \
     detail::check_switches(switches, ALLOWED, "v_" #D "_" #NAME "_vb");                        \
     return detail::predicated_v(EXPR, income, predicate, polarity, a, b);                      \
+  }
+
+// Scalar CMP_<op> on the SPU (tpc-intrinsics.h: `bool s_i32_cmp_less(int32_t a, int32_t b,
+// int switches=0, bool income={}, bool predicate=1, bool polarity=0)`).
+#define TESSERA_TPC_G_S_CMP(D, S, NAME)                                                            \
+  inline bool s_##D##_cmp_##NAME(S a, S b, int switches = 0, bool income = false,                  \
+                                 bool predicate = true, bool polarity = false) {                   \
+    detail::check_switches(switches, 0, "s_" #D "_cmp_" #NAME);                                    \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? detail::cmp_##NAME{}(a, b) : income;             \
   }
 
 #define TESSERA_TPC_G_CMP(D, V, B, NAME)                                                           \
@@ -726,6 +770,12 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
     detail::issue(detail::kSpu);                                                                   \
     return detail::enabled(predicate, polarity) ? (a < b ? b : a) : income;                        \
   }                                                                                                \
+  TESSERA_TPC_G_S_CMP(D, S, eq)                                                                    \
+  TESSERA_TPC_G_S_CMP(D, S, neq)                                                                   \
+  TESSERA_TPC_G_S_CMP(D, S, less)                                                                  \
+  TESSERA_TPC_G_S_CMP(D, S, leq)                                                                   \
+  TESSERA_TPC_G_S_CMP(D, S, grt)                                                                   \
+  TESSERA_TPC_G_S_CMP(D, S, geq)                                                                   \
   inline S s_##D##_mov(S a, int switches = 0, S income = S(), bool predicate = true,               \
                        bool polarity = false) {                                                    \
     detail::check_switches(switches, 0, "s_" #D "_mov");                                           \
@@ -946,6 +996,7 @@ TESSERA_TPC_G_SEL(u8, uchar256, u8, uchar256, bool256)
 #undef TESSERA_TPC_G_RMW
 #undef TESSERA_TPC_G_COMMON
 #undef TESSERA_TPC_G_CMP
+#undef TESSERA_TPC_G_S_CMP
 #undef TESSERA_TPC_G_BIN
 
 // ---- converts (current names); the rounding mode is in the switches (SW_RHNE.. or
@@ -1216,7 +1267,9 @@ inline float64 v_f32_calc_fp_special_b(const float64& src1, const float64& src2,
   float64 r = income;
   for (int i = 0; i < 64; ++i) {
     float out = 0;
-    if (detail::special_result(switches & 0x7, src1.v[i], src2.v[i], out)) r.v[i] = out;
+    if (detail::special_result(switches & 0x7, detail::class_value(src1.v[i]),
+                               detail::class_value(src2.v[i]), out))
+      r.v[i] = out;
   }
   return detail::predicated(r, income, predicate, polarity, src1, src2);
 }
@@ -1239,6 +1292,23 @@ TESSERA_TPC_G_INDEX(mul, a.v[d] * b.v[d])
 TESSERA_TPC_G_INDEX(min, b.v[d] < a.v[d] ? b.v[d] : a.v[d])
 TESSERA_TPC_G_INDEX(max, a.v[d] < b.v[d] ? b.v[d] : a.v[d])
 #undef TESSERA_TPC_G_INDEX
+// A scalar operand of an int5 op is splatted to every dimension, as TPC-C converts a scalar to
+// a vector (`i_i32_add(1, coords, 1 << 1, 0, coords, pred)` in Habana's matrix_mul).
+#define TESSERA_TPC_G_INDEX_SCALAR(NAME)                                                          \
+  inline int5 i_i32_##NAME(int a, const int5& b, int dimmask, int switches, const int5& income,   \
+                           bool predicate = true, bool polarity = false) {                        \
+    return i_i32_##NAME(int5{{a, a, a, a, a}}, b, dimmask, switches, income, predicate, polarity); \
+  }                                                                                               \
+  inline int5 i_i32_##NAME(const int5& a, int b, int dimmask, int switches, const int5& income,   \
+                           bool predicate = true, bool polarity = false) {                        \
+    return i_i32_##NAME(a, int5{{b, b, b, b, b}}, dimmask, switches, income, predicate, polarity); \
+  }
+TESSERA_TPC_G_INDEX_SCALAR(add)
+TESSERA_TPC_G_INDEX_SCALAR(sub)
+TESSERA_TPC_G_INDEX_SCALAR(mul)
+TESSERA_TPC_G_INDEX_SCALAR(min)
+TESSERA_TPC_G_INDEX_SCALAR(max)
+#undef TESSERA_TPC_G_INDEX_SCALAR
 inline int5 i_i32_mov(int a, int dimmask, int switches, const int5& income, bool predicate = true,
                       bool polarity = false) {
   detail::check_switches(switches, 0, "i_i32_mov");

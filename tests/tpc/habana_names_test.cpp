@@ -272,3 +272,22 @@ TEST(TpcHabanaNames, ScalarComparesAndScalarIndexOperands) {
   EXPECT_TRUE((i_i32_add(1, c, 1 << 1, 0, c, false) == c));
   EXPECT_TRUE((i_i32_max(c, 7, 0x1f, 0, c) == int5{{7, 7, 7, 8, 9}}));
 }
+
+TEST(TpcHabanaNames, FormFpNumTakesExponentSignAndMantissaInSourceOrder) {
+  // tpc-intrinsics.h: SRC1 exponent, SRC2 sign, SRC3 mantissa.
+  char256 e;
+  float64 sign, mant;
+  for (int i = 0; i < 64; ++i) {
+    e[4 * i] = static_cast<std::int8_t>(120 + i % 10);  // biased exponent as a number
+    sign[i] = i % 2 ? -1.0f : 1.0f;
+    mant[i] = 1.0f + static_cast<float>(i) / 64.0f;
+  }
+  const float64 r = v_f32_form_fp_num_ie_b(e, sign, mant, SW_EXP_IS_NUM);
+  for (int i = 0; i < 64; ++i) {
+    const std::uint32_t bits = (i % 2 ? 0x80000000u : 0u) |
+                               (static_cast<std::uint32_t>(120 + i % 10) << 23) |
+                               (std::bit_cast<std::uint32_t>(mant[i]) & 0x007fffffu);
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(r[i]), bits) << i;
+  }
+  EXPECT_GT(v_f32_form_fp_num_ie_b(e, sign, mant, SW_FORCE_SIGN0)[1], 0.0f);
+}

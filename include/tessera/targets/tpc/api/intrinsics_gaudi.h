@@ -1232,8 +1232,9 @@ inline float128 convert_bfloat128_to_float128(const bfloat128& a, const int opti
 }
 
 // ---- floating-point helpers ----
-// FORM_FP_NUM with the exponent given as a number (the _ie_ form): sign of c (or forced),
-// exponent from a's lane byte (SW_ADD_BIAS adds 127), significand of b.
+// FORM_FP_NUM with the exponent given as a number (the _ie_ form): exponent from a's lane byte
+// (SW_ADD_BIAS adds 127), sign of b (or forced, or b's LSB with SW_SIGN_LSB), significand of c,
+// as tpc-intrinsics.h orders the sources (SRC1 exponent, SRC2 sign, SRC3 mantissa).
 inline float64 v_f32_form_fp_num_ie_b(const char256& a, const float64& b, const float64& c,
                                       int switches = 0, const float64& income = float64(),
                                       bool predicate = true, bool polarity = false) {
@@ -1242,11 +1243,11 @@ inline float64 v_f32_form_fp_num_ie_b(const char256& a, const float64& b, const 
       "v_f32_form_fp_num_ie_b");
   float64 r(detail::no_init_t{});
   for (int i = 0; i < 64; ++i) {
-    const std::uint32_t sig = std::bit_cast<std::uint32_t>(b.v[i]) & 0x007fffffu;
-    std::uint32_t sign = std::bit_cast<std::uint32_t>(c.v[i]) & 0x80000000u;
+    const std::uint32_t sig = std::bit_cast<std::uint32_t>(c.v[i]) & 0x007fffffu;
+    std::uint32_t sign = std::bit_cast<std::uint32_t>(b.v[i]) & 0x80000000u;
     if (switches & SW_FORCE_SIGN0) sign = 0;
     if (switches & SW_FORCE_SIGN1) sign = 0x80000000u;
-    if (switches & SW_SIGN_LSB) sign = (std::bit_cast<std::uint32_t>(c.v[i]) & 1u) << 31;
+    if (switches & SW_SIGN_LSB) sign = (std::bit_cast<std::uint32_t>(b.v[i]) & 1u) << 31;
     int e = static_cast<std::int8_t>(a.v[4 * i]);
     if (switches & SW_ADD_BIAS) e += 127;
     const std::uint32_t exp = (static_cast<std::uint32_t>(e) & 0xffu) << 23;

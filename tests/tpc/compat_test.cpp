@@ -388,3 +388,58 @@ TEST_F(CompatFixture, PartialLoadsReadOnlyTheirLanes) {
     EXPECT_NE(std::string(e.what()).find("v_f32_ld_tnsr_partial_b"), std::string::npos) << e.what();
   }
 }
+
+// ---- the 4-cycle latency model covers the intrinsics the public-kernel sweep added ----
+namespace {
+
+template <int N>
+void popcnt_chain(tensor in, tensor out) {
+  const int5 c = {0};
+  int64 x = v_i32_ld_tnsr_b(c, in);
+  for (int i = 0; i < N; ++i) x = (int64)v_i32_popcnt_b(x, SW_COUNT_ONES);  // needs x
+  v_i32_st_tnsr(c, out, x);
+}
+
+template <int N>
+void convert_shift_chain(tensor in, tensor out) {
+  const int5 c = {0};
+  const int64 x = v_i32_ld_tnsr_b(c, in);
+  int64 y;
+  for (int i = 0; i < N; ++i)  // the income is the previous result
+    y = (int64)v_convert_int32_to_i8_b(x, 1, i % 4, SW_RHNE, (char256)y);
+  v_i32_st_tnsr(c, out, y);
+}
+
+template <int N>
+void convert_shift_independent(tensor in, tensor out) {
+  const int5 c = {0};
+  const int64 x = v_i32_ld_tnsr_b(c, in);
+  char256 last;
+  for (int i = 0; i < N; ++i) last = v_convert_int32_to_i8_b(x, 1, i % 4, SW_RHNE, char256());
+  v_i32_st_tnsr(c, out, (int64)last);
+}
+
+}  // namespace
+
+TEST_F(CompatFixture, SweepIntrinsicsFollowTheLatencyModel) {
+  constexpr int n = 1000;
+  add_one_member("popcnt_1", tpc_kernel<&popcnt_chain<n>>());
+  add_one_member("popcnt_2", tpc_kernel<&popcnt_chain<2 * n>>());
+  add_one_member("chain_1", tpc_kernel<&convert_shift_chain<n>>());
+  add_one_member("chain_2", tpc_kernel<&convert_shift_chain<2 * n>>());
+  add_one_member("indep_1", tpc_kernel<&convert_shift_independent<n>>());
+  add_one_member("indep_2", tpc_kernel<&convert_shift_independent<2 * n>>());
+  Runtime rt(*dev, options());
+  auto in = make_device_tensor(*dev, DType::i32, Shape{64});
+  auto out = make_device_tensor(*dev, DType::i32, Shape{64});
+  const double latency = dev->spec().pipe("vpu").latency_cycles.value;
+  // Cycles per added instruction: the difference of two chain lengths cancels load and store.
+  const auto per_issue = [&](const std::string& name) {
+    const double one = static_cast<double>(rt.launch(name + "_1", {in}, {out}).cycles);
+    const double two = static_cast<double>(rt.launch(name + "_2", {in}, {out}).cycles);
+    return (two - one) / n;
+  };
+  EXPECT_NEAR(per_issue("popcnt"), latency, 0.05);  // dependent: the VPU latency each
+  EXPECT_NEAR(per_issue("chain"), latency, 0.05);
+  EXPECT_NEAR(per_issue("indep"), 1.0, 0.05);       // independent: one issue each
+}

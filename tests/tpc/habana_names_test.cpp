@@ -291,3 +291,29 @@ TEST(TpcHabanaNames, FormFpNumTakesExponentSignAndMantissaInSourceOrder) {
   }
   EXPECT_GT(v_f32_form_fp_num_ie_b(e, sign, mant, SW_FORCE_SIGN0)[1], 0.0f);
 }
+
+TEST(TpcHabanaNames, PredicateLogicOnScalarsAndBool256) {
+  // Habana's avg_pool: s_i1_and(w_ind_in_ifm, h_ind_in_ifm), s_i1_or(pixel_in_ifm, include_pads).
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b) {
+      EXPECT_EQ(s_i1_and(a, b), a && b);
+      EXPECT_EQ(s_i1_or(a, b), a || b);
+      EXPECT_EQ(s_i1_xor(a, b), a != b);
+    }
+  EXPECT_TRUE(s_i1_not(false));
+  EXPECT_TRUE(s_i1_mov(false, 0, true, false, false));  // predicate off: income
+  bool256 x, y;
+  for (int i = 0; i < 256; ++i) {
+    x.set(i, i % 3 == 0);
+    y.set(i, i % 2 == 0);
+  }
+  const bool256 a = v_i1_and_b(x, y), o = v_i1_or_b(x, y), n = v_i1_not_b(x);
+  for (int i = 0; i < 256; ++i) {
+    EXPECT_EQ(a[i], i % 6 == 0) << i;
+    EXPECT_EQ(o[i], i % 3 == 0 || i % 2 == 0) << i;
+    EXPECT_EQ(n[i], i % 3 != 0) << i;
+  }
+  // bitonic_sort's v_i1_not_b(p, 0, p, curDir): p itself when curDir is 0.
+  EXPECT_TRUE(v_i1_not_b(x, 0, x, false) == x);
+  EXPECT_THROW((void)v_i1_xor_b(x, y, SW_SAT), UserError);
+}

@@ -12,6 +12,8 @@ void main(tensor input, tensor output, int probe)
     *out = sum;
     out[1] = in[0] * 2;
     out[3] = s_i32_ld_g(in);  // the pointer passes as the address the intrinsic takes
+    __global__ void* untyped = gen_addr(first, input);  // Habana's avg_pool: a void pointer too
+    out[4] = s_i32_ld_g(untyped) + 1;
     if (probe) {
         out[2] = *beyond;
     }

@@ -1330,6 +1330,63 @@ inline global_address gen_addr(const int5& inx, tensor t, int switches = 0,
   return detail::gen_addr(inx, t, "gen_addr");
 }
 
+// ---- predicate logic (tpc-intrinsics.h AND / OR / XOR / NOT / MOV on i1): scalar predicates on
+// the SPU, bool256 on the VPU ----
+#define TESSERA_TPC_G_S_I1(NAME, EXPR)                                                         \
+  inline bool s_i1_##NAME(bool a, bool b, int switches = 0, bool income = false,               \
+                          bool predicate = true, bool polarity = false) {                      \
+    detail::check_switches(switches, 0, "s_i1_" #NAME);                                        \
+    detail::issue(detail::kSpu);                                                               \
+    return detail::enabled(predicate, polarity) ? (EXPR) : income;                             \
+  }                                                                                            \
+  inline bool256 v_i1_##NAME##_b(const bool256& a, const bool256& b, int switches = 0,         \
+                                 const bool256& income = {}, bool predicate = true,            \
+                                 bool polarity = false) {                                      \
+    detail::check_switches(switches, 0, "v_i1_" #NAME "_b");                                   \
+    return detail::on_vpu(                                                                     \
+        [&] {                                                                                  \
+          if (!detail::enabled(predicate, polarity)) return income;                            \
+          bool256 r;                                                                           \
+          for (int i = 0; i < 256; ++i) r.b[i] = static_cast<std::uint8_t>(EXPR_V(a.b[i], b.b[i])); \
+          return r;                                                                            \
+        },                                                                                     \
+        a, b, income);                                                                         \
+  }
+#define EXPR_V(x, y) ((x) & (y))
+TESSERA_TPC_G_S_I1(and, a && b)
+#undef EXPR_V
+#define EXPR_V(x, y) ((x) | (y))
+TESSERA_TPC_G_S_I1(or, a || b)
+#undef EXPR_V
+#define EXPR_V(x, y) ((x) ^ (y))
+TESSERA_TPC_G_S_I1(xor, a != b)
+#undef EXPR_V
+#undef TESSERA_TPC_G_S_I1
+inline bool s_i1_not(bool a, int switches = 0, bool income = false, bool predicate = true,
+                     bool polarity = false) {
+  detail::check_switches(switches, 0, "s_i1_not");
+  detail::issue(detail::kSpu);
+  return detail::enabled(predicate, polarity) ? !a : income;
+}
+inline bool s_i1_mov(bool a, int switches = 0, bool income = false, bool predicate = true,
+                     bool polarity = false) {
+  detail::check_switches(switches, 0, "s_i1_mov");
+  detail::issue(detail::kSpu);
+  return detail::enabled(predicate, polarity) ? a : income;
+}
+inline bool256 v_i1_not_b(const bool256& a, int switches = 0, const bool256& income = {},
+                          bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, 0, "v_i1_not_b");
+  return detail::on_vpu([&] { return detail::enabled(predicate, polarity) ? ~a : income; }, a,
+                        income);
+}
+inline bool256 v_i1_mov_b(const bool256& a, int switches = 0, const bool256& income = {},
+                          bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, 0, "v_i1_mov_b");
+  return detail::on_vpu([&] { return detail::enabled(predicate, polarity) ? a : income; }, a,
+                        income);
+}
+
 // ---- bool logic, legacy spelling of spec 000 / tpc-defs.h ----
 inline bool256 bv_b_and_bv_bv(const bool256& a, const bool256& b) {
   return a & b;

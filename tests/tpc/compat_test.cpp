@@ -139,8 +139,9 @@ TEST_F(CompatFixture, AddressGenerationNeverFaultsTheAccessDoes) {
   }
 }
 
-// out = in + aux, where aux is a table the glue fills (an auxiliary tensor, gcapi-style).
-void add_aux(tensor in, tensor aux, tensor out) {
+// out = in + aux, where aux is a table the glue fills (an auxiliary tensor, gcapi-style); it
+// comes after the outputs, as in Habana's avg_pool_2d_fwd_f32(ifm, ofm, reciprocal_tab, ...).
+void add_aux(tensor in, tensor out, tensor aux) {
   int5 c = {0};
   v_f32_st_tnsr(c, out, v_f32_ld_tnsr_b(c, in) + v_f32_ld_tnsr_b(c, aux));
 }

@@ -317,3 +317,30 @@ TEST(TpcHabanaNames, PredicateLogicOnScalarsAndBool256) {
   EXPECT_TRUE(v_i1_not_b(x, 0, x, false) == x);
   EXPECT_THROW((void)v_i1_xor_b(x, y, SW_SAT), UserError);
 }
+
+TEST(TpcHabanaNames, Bf16MacAcc32SumsEvenAndOddLanesInF32) {
+  bfloat128 a, b;
+  for (int i = 0; i < 128; ++i) {
+    a[i] = tessera::bf16(static_cast<float>(i % 13) * 0.75f - 4);
+    b[i] = tessera::bf16(static_cast<float>(i % 7) + 0.5f);
+  }
+  float128 acc;
+  for (int i = 0; i < 64; ++i) {
+    acc.v1[i] = static_cast<float>(i);
+    acc.v2[i] = -static_cast<float>(i);
+  }
+  const float128 r = v_bf16_mac_acc32_b(a, b, acc, (e_no_negation) << 1);
+  const float128 n = v_bf16_mac_acc32_b(a, b, acc, SW_NEG);
+  for (int i = 0; i < 64; ++i) {
+    const float p0 = static_cast<float>(a[2 * i]) * static_cast<float>(b[2 * i]);
+    const float p1 = static_cast<float>(a[2 * i + 1]) * static_cast<float>(b[2 * i + 1]);
+    EXPECT_EQ(r.v1[i], acc.v1[i] + p0) << i;
+    EXPECT_EQ(r.v2[i], acc.v2[i] + p1) << i;
+    EXPECT_EQ(n.v1[i], acc.v1[i] - p0) << i;
+  }
+  // Habana's filter_fwd_2d_bf16 converts the accumulator back: lanes come out in order.
+  const bfloat128 back = v_convert_f32_to_bf16_all_b(r);
+  EXPECT_EQ(static_cast<float>(back[3]), static_cast<float>(tessera::bf16(r.v2[1])));
+  EXPECT_EQ(v_bf16_mac_acc32_b(a, b, acc, 0, false).v1[5], acc.v1[5]);
+  EXPECT_THROW((void)v_bf16_mac_acc32_b(a, b, acc, SW_SAT), UserError);
+}

@@ -1231,6 +1231,41 @@ inline float128 convert_bfloat128_to_float128(const bfloat128& a, const int opti
   return v_convert_bf16_to_f32_all_b(a, options);
 }
 
+// MAC with the ACC_F32 switch (tpc-intrinsics.h `v_bf16_mac_acc32_b`): bf16 products summed
+// into an f32 float128, the even lanes into v1 and the odd ones into v2, the layout the all-lanes
+// converts use, so `v_convert_f32_to_bf16_all_b(acc)` gives the lanes back in order (Habana's
+// filter_fwd_2d_bf16). SW_NEG subtracts the products.
+inline float128 v_bf16_mac_acc32_b(const bfloat128& a, const bfloat128& b,
+                                   const float128& accumulator, int switches = 0,
+                                   bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, SW_NEG, "v_bf16_mac_acc32_b");
+  float128 r = accumulator;
+  if (detail::enabled(predicate, polarity)) {
+    const float sign = (switches & SW_NEG) ? -1.0f : 1.0f;
+    for (int i = 0; i < 64; ++i) {
+      r.v1.v[i] = std::fma(sign * static_cast<float>(a.v[2 * i]), static_cast<float>(b.v[2 * i]),
+                           accumulator.v1.v[i]);
+      r.v2.v[i] = std::fma(sign * static_cast<float>(a.v[2 * i + 1]),
+                           static_cast<float>(b.v[2 * i + 1]), accumulator.v2.v[i]);
+    }
+  }
+  r.v1.ready = detail::vpu_issue(detail::ready_of(a, b, accumulator.v1, accumulator.v2));
+  r.v2.ready = r.v1.ready;
+  return r;
+}
+inline float128 v_bf16_mac_acc32_vb(const bfloat128& a, const bfloat128& b,
+                                    const float128& accumulator, int switches,
+                                    const bool128& predicate, bool polarity = false) {
+  float128 r = v_bf16_mac_acc32_b(a, b, accumulator, switches);
+  for (int i = 0; i < 64; ++i) {  // lane 2i of the bf16 predicate for v1, 2i + 1 for v2
+    if (!detail::enabled(predicate.lane<128>(2 * i), polarity)) r.v1.v[i] = accumulator.v1.v[i];
+    if (!detail::enabled(predicate.lane<128>(2 * i + 1), polarity))
+      r.v2.v[i] = accumulator.v2.v[i];
+  }
+  r.v1.ready = r.v2.ready = std::max(r.v1.ready, predicate.ready);
+  return r;
+}
+
 // ---- floating-point helpers ----
 // FORM_FP_NUM with the exponent given as a number (the _ie_ form): exponent from a's lane byte
 // (SW_ADD_BIAS adds 127), sign of b (or forced, or b's LSB with SW_SIGN_LSB), significand of c,

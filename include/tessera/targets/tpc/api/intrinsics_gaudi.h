@@ -68,6 +68,25 @@ struct ushort128_pair_t {
 using ushort256 = ushort128_pair_t;
 using uint64_float64 = uint64_float64_pair_t;
 using uint64_int64 = uint64_int64_pair_t;
+// Pairs of two lane types of one width (tpc-intrinsics.h `typedef struct _int64_float64_pair_t
+// int64_float64`), as SEL2 returns them: v1 the selected lanes, v2 the compared ones.
+#define TESSERA_TPC_G_PAIR(T1, T2)   \
+  struct T1##_##T2##_pair_t {        \
+    T1 v1;                           \
+    T2 v2;                           \
+  };                                 \
+  using T1##_##T2 = T1##_##T2##_pair_t;
+TESSERA_TPC_G_PAIR(float64, int64)
+TESSERA_TPC_G_PAIR(float64, uint64)
+TESSERA_TPC_G_PAIR(int64, float64)
+TESSERA_TPC_G_PAIR(int64, uint64)
+TESSERA_TPC_G_PAIR(bfloat128, short128)
+TESSERA_TPC_G_PAIR(bfloat128, ushort128)
+TESSERA_TPC_G_PAIR(short128, bfloat128)
+TESSERA_TPC_G_PAIR(short128, ushort128)
+TESSERA_TPC_G_PAIR(ushort128, bfloat128)
+TESSERA_TPC_G_PAIR(ushort128, short128)
+#undef TESSERA_TPC_G_PAIR
 
 // ---- switches (Habana's tpc-defs.h encodings) ----
 enum : int {
@@ -989,6 +1008,93 @@ TESSERA_TPC_G_SEL(i8, char256, u8, uchar256, bool256)
 TESSERA_TPC_G_SEL(u8, uchar256, i8, char256, bool256)
 TESSERA_TPC_G_SEL(u8, uchar256, u8, uchar256, bool256)
 #undef TESSERA_TPC_G_SEL3
+// SEL2_<cmp> (tpc-intrinsics.h §12 "SEL2_LESS" .. "SEL2_GEQ"): both selections of one compare,
+// as the pair (c, a) where a <cmp> b, else (d, b): v1 takes the selected lanes (type C), v2 the
+// compared ones (type A), as `int64_float64 v_i32_sel2_less_f32_b(float64 a, float64 b, int64 c,
+// int64 d, ...)` declares; bitonic sort moves indices with their data this way.
+namespace detail {
+template <typename P, typename A, typename C, typename Cmp>
+inline P select2(const A& a, const A& b, const C& c, const C& d, Cmp cmp) {
+  static_assert(A::lanes == C::lanes, "SEL2 compares and selects lanes of one width");
+  P r{C(no_init_t{}), A(no_init_t{})};
+  for (int i = 0; i < C::lanes; ++i) {
+    const bool take_first =
+        cmp(static_cast<scalar_t<A>>(a.v[i]), static_cast<scalar_t<A>>(b.v[i]));
+    r.v1.v[i] = take_first ? c.v[i] : d.v[i];
+    r.v2.v[i] = take_first ? a.v[i] : b.v[i];
+  }
+  return r;
+}
+// One VPU instruction writes both halves of the pair.
+template <typename P, typename... Ops>
+inline P timed_pair_on_vpu(P r, const Ops&... ops) {
+  r.v1.ready = issue(kVpu, ready_of(ops...));
+  r.v2.ready = r.v1.ready;
+  return r;
+}
+}  // namespace detail
+#define TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, NAME)                                          \
+  inline P v_##C##_sel2_##NAME##_##A##_b(const AV& a, const AV& b, const CV& c, const CV& d,     \
+                                         int switches = 0, const P& income = P(),                \
+                                         bool predicate = true, bool polarity = false) {         \
+    detail::check_switches(switches, SW_SUP_NAN, "v_" #C "_sel2_" #NAME "_" #A "_b");            \
+    if (!detail::enabled(predicate, polarity))                                                   \
+      return detail::timed_pair_on_vpu(income, a, b, c, d, income.v1, income.v2);               \
+    return detail::timed_pair_on_vpu(detail::select2<P>(a, b, c, d, detail::cmp_##NAME{}), a, b, \
+                                     c, d);                                                      \
+  }                                                                                              \
+  inline P v_##C##_sel2_##NAME##_##A##_vb(const AV& a, const AV& b, const CV& c, const CV& d,    \
+                                          int switches, const P& income, const B& predicate,     \
+                                          bool polarity = false) {                               \
+    detail::check_switches(switches, SW_SUP_NAN, "v_" #C "_sel2_" #NAME "_" #A "_vb");           \
+    P r = detail::select2<P>(a, b, c, d, detail::cmp_##NAME{});                                  \
+    r.v1 = detail::blend(r.v1, income.v1, predicate, polarity);                                  \
+    r.v2 = detail::blend(r.v2, income.v2, predicate, polarity);                                  \
+    return detail::timed_pair_on_vpu(r, a, b, c, d, income.v1, income.v2, predicate);            \
+  }
+#define TESSERA_TPC_G_SEL2(C, CV, A, AV, B, P)     \
+  TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, less) \
+  TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, leq)  \
+  TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, grt)  \
+  TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, geq)
+TESSERA_TPC_G_SEL2(f32, float64, f32, float64, bool64, float128)
+TESSERA_TPC_G_SEL2(f32, float64, i32, int64, bool64, float64_int64)
+TESSERA_TPC_G_SEL2(f32, float64, u32, uint64, bool64, float64_uint64)
+TESSERA_TPC_G_SEL2(i32, int64, f32, float64, bool64, int64_float64)
+TESSERA_TPC_G_SEL2(i32, int64, i32, int64, bool64, int128)
+TESSERA_TPC_G_SEL2(i32, int64, u32, uint64, bool64, int64_uint64)
+TESSERA_TPC_G_SEL2(u32, uint64, f32, float64, bool64, uint64_float64)
+TESSERA_TPC_G_SEL2(u32, uint64, i32, int64, bool64, uint64_int64)
+TESSERA_TPC_G_SEL2(u32, uint64, u32, uint64, bool64, uint128)
+TESSERA_TPC_G_SEL2(bf16, bfloat128, bf16, bfloat128, bool128, bfloat256)
+TESSERA_TPC_G_SEL2(bf16, bfloat128, i16, short128, bool128, bfloat128_short128)
+TESSERA_TPC_G_SEL2(bf16, bfloat128, u16, ushort128, bool128, bfloat128_ushort128)
+TESSERA_TPC_G_SEL2(i16, short128, bf16, bfloat128, bool128, short128_bfloat128)
+TESSERA_TPC_G_SEL2(i16, short128, i16, short128, bool128, short256)
+TESSERA_TPC_G_SEL2(i16, short128, u16, ushort128, bool128, short128_ushort128)
+TESSERA_TPC_G_SEL2(u16, ushort128, bf16, bfloat128, bool128, ushort128_bfloat128)
+TESSERA_TPC_G_SEL2(u16, ushort128, i16, short128, bool128, ushort128_short128)
+TESSERA_TPC_G_SEL2(u16, ushort128, u16, ushort128, bool128, ushort256)
+#undef TESSERA_TPC_G_SEL2
+#undef TESSERA_TPC_G_SEL2_CMP
+// tpc-defs.h's legacy spelling: `v_sel2_less_v_v_v_v(data, shuffData, idx, shuffIdx)` is
+// v_i32_sel2_less_f32_b (f32 data compared, i32 indices selected), as bitonic sort calls it.
+#define TESSERA_TPC_G_SEL2_LEGACY(NAME)                                                           \
+  inline int64_float64 v_sel2_##NAME##_v_v_v_v(const float64& a, const float64& b,               \
+                                               const int64& c, const int64& d) {                 \
+    return v_i32_sel2_##NAME##_f32_b(a, b, c, d);                                                \
+  }                                                                                              \
+  inline int64_float64 v_sel2_##NAME##_v_v_v_v_vb(const float64& a, const float64& b,            \
+                                                  const int64& c, const int64& d,                \
+                                                  const int64_float64& income,                   \
+                                                  const bool256& predicate, bool polarity) {     \
+    return v_i32_sel2_##NAME##_f32_vb(a, b, c, d, 0, income, bool64(predicate), polarity);       \
+  }
+TESSERA_TPC_G_SEL2_LEGACY(less)
+TESSERA_TPC_G_SEL2_LEGACY(leq)
+TESSERA_TPC_G_SEL2_LEGACY(grt)
+TESSERA_TPC_G_SEL2_LEGACY(geq)
+#undef TESSERA_TPC_G_SEL2_LEGACY
 #undef TESSERA_TPC_G_SEL
 #undef TESSERA_TPC_G_SEL_CMP
 #undef TESSERA_TPC_G_FLOAT

@@ -13,11 +13,13 @@
 namespace tessera::tpc {
 
 // Opaque handle: an index into the current program instance's tensor table (inputs first, then
-// outputs, in the order of the launch).
+// outputs, in the order of the launch). An int converts to it, as TPC-C takes an int where a
+// tensor is expected (Habana's bitonic sort: `int ofmDataIdx = 1; get_dim_size(ofmDataIdx, 0)`);
+// an index outside the table faults at the access.
 struct tensor {
   int id = 0;
   constexpr tensor() = default;
-  constexpr explicit tensor(int index) : id(index) {}
+  constexpr tensor(int index) : id(index) {}  // NOLINT(google-explicit-constructor): TPC-C
   friend constexpr bool operator==(tensor a, tensor b) { return a.id == b.id; }
 };
 

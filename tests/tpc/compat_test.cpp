@@ -115,6 +115,15 @@ void address_past_the_end(tensor in, tensor out) {
   s_i32_st_g(gen_addr(first, out), 5);
 }
 
+// TPC-C takes an int where a tensor is expected (Habana's bitonic sort names its outputs so).
+void int_tensor_handles(tensor in, tensor out) {
+  (void)in;
+  int out_index = 1;
+  int5 first = {0};
+  s_i32_st_g(gen_addr(first, out_index), static_cast<int>(get_dim_size(out_index, 0)));
+  (void)out;
+}
+
 void read_past_the_end(tensor in, tensor out) {
   int5 past = {8, 1, 0, 0, 0};
   s_i32_st_g(gen_addr(int5{}, out), s_i32_ld_g(gen_addr(past, in)));
@@ -139,8 +148,9 @@ TEST_F(CompatFixture, AddressGenerationNeverFaultsTheAccessDoes) {
   }
 }
 
-// out = in + aux, where aux is a table the glue fills (an auxiliary tensor, gcapi-style).
-void add_aux(tensor in, tensor aux, tensor out) {
+// out = in + aux, where aux is a table the glue fills (an auxiliary tensor, gcapi-style); it
+// comes after the outputs, as in Habana's avg_pool_2d_fwd_f32(ifm, ofm, reciprocal_tab, ...).
+void add_aux(tensor in, tensor out, tensor aux) {
   int5 c = {0};
   v_f32_st_tnsr(c, out, v_f32_ld_tnsr_b(c, in) + v_f32_ld_tnsr_b(c, aux));
 }
@@ -211,6 +221,48 @@ TEST(TpcCompat, MixedTypeSelectsCompareOneTypeAndReturnAnother) {
   for (int i = 0; i < 128; ++i) EXPECT_EQ(static_cast<float>(h[i]), i % 3 == 1 ? 2.0f : 0.0f);
   const uchar256 u = v_u8_sel_grt_i8_b(char256(-1), char256(0), uchar256(9), uchar256(3));
   EXPECT_EQ(u[255], 3);
+}
+
+// SEL2 (tpc-intrinsics.h §12): one compare, both selections; v1 is c or d, v2 is a or b.
+TEST(TpcCompat, Sel2ReturnsTheSelectedAndTheComparedLanes) {
+  float64 a, b;
+  int64 c, d;
+  for (int i = 0; i < 64; ++i) {
+    a[i] = static_cast<float>((i * 37) % 64) - 20.0f;
+    b[i] = static_cast<float>((i * 11) % 64) - 20.0f;
+    c[i] = i;
+    d[i] = 1000 + i;
+  }
+  const int64_float64 lt = v_i32_sel2_less_f32_b(a, b, c, d);
+  const int64_float64 ge = v_i32_sel2_geq_f32_b(a, b, c, d);
+  const int64_float64 legacy = v_sel2_grt_v_v_v_v(a, b, c, d);
+  for (int i = 0; i < 64; ++i) {
+    const bool less = a[i] < b[i];
+    EXPECT_EQ(lt.v1[i], less ? c[i] : d[i]) << i;
+    EXPECT_EQ(lt.v2[i], less ? a[i] : b[i]) << i;
+    EXPECT_EQ(ge.v1[i], !less ? c[i] : d[i]) << i;
+    EXPECT_EQ(ge.v2[i], !less ? a[i] : b[i]) << i;
+    EXPECT_EQ(legacy.v1[i], a[i] > b[i] ? c[i] : d[i]) << i;
+  }
+  // Equal lanes: LEQ takes the first pair, LESS the second.
+  const int128 eq_leq = v_i32_sel2_leq_i32_b(int64(5), int64(5), int64(1), int64(2));
+  const int128 eq_less = v_i32_sel2_less_i32_b(int64(5), int64(5), int64(1), int64(2));
+  EXPECT_EQ(eq_leq.v1[0], 1);
+  EXPECT_EQ(eq_less.v1[0], 2);
+  // A vector predicate keeps the income in its false lanes, in both halves.
+  const bool64 low = v_i32_cmp_less_b(c, int64(20));
+  int64_float64 income{int64(-1), float64(-2.0f)};
+  const int64_float64 p = v_i32_sel2_less_f32_vb(a, b, c, d, 0, income, low);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(p.v1[i], i < 20 ? lt.v1[i] : -1) << i;
+    EXPECT_EQ(p.v2[i], i < 20 ? lt.v2[i] : -2.0f) << i;
+  }
+  // A false scalar predicate returns the income; bf16 compared, i16 selected.
+  const short128_bfloat128 off =
+      v_i16_sel2_grt_bf16_b(bfloat128(1.0f), bfloat128(0.0f), short128(7), short128(8), 0,
+                            short128_bfloat128{short128(3), bfloat128(4.0f)}, false);
+  EXPECT_EQ(off.v1[0], 3);
+  EXPECT_EQ(static_cast<float>(off.v2[0]), 4.0f);
 }
 
 TEST(TpcCompat, AddAndSubSaturateOnlyWithSwSat) {
@@ -367,6 +419,15 @@ void partial_out_of_range(tensor in, tensor out) {
   v_f32_st_tnsr(c, out, v_f32_ld_tnsr_partial_b(c, in, 10, 60));
 }
 
+TEST_F(CompatFixture, AnIntNamesATensor) {
+  add_one_member("int_handle_i32", tpc_kernel<&int_tensor_handles>());
+  Runtime rt(*dev, options());
+  auto in = make_device_tensor(*dev, DType::i32, Shape{8, 2});
+  auto out = make_device_tensor(*dev, DType::i32, Shape{6, 3});
+  rt.launch("int_handle_i32", {in}, {out});
+  EXPECT_EQ(download<std::int32_t>(*dev, out)[0], 6);
+}
+
 TEST_F(CompatFixture, PartialLoadsReadOnlyTheirLanes) {
   add_one_member("partial_f32", tpc_kernel<&partial_loads>());
   add_one_member("partial_bad_f32", tpc_kernel<&partial_out_of_range>());
@@ -387,4 +448,59 @@ TEST_F(CompatFixture, PartialLoadsReadOnlyTheirLanes) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("v_f32_ld_tnsr_partial_b"), std::string::npos) << e.what();
   }
+}
+
+// ---- the 4-cycle latency model covers the intrinsics the public-kernel sweep added ----
+namespace {
+
+template <int N>
+void popcnt_chain(tensor in, tensor out) {
+  const int5 c = {0};
+  int64 x = v_i32_ld_tnsr_b(c, in);
+  for (int i = 0; i < N; ++i) x = (int64)v_i32_popcnt_b(x, SW_COUNT_ONES);  // needs x
+  v_i32_st_tnsr(c, out, x);
+}
+
+template <int N>
+void convert_shift_chain(tensor in, tensor out) {
+  const int5 c = {0};
+  const int64 x = v_i32_ld_tnsr_b(c, in);
+  int64 y;
+  for (int i = 0; i < N; ++i)  // the income is the previous result
+    y = (int64)v_convert_int32_to_i8_b(x, 1, i % 4, SW_RHNE, (char256)y);
+  v_i32_st_tnsr(c, out, y);
+}
+
+template <int N>
+void convert_shift_independent(tensor in, tensor out) {
+  const int5 c = {0};
+  const int64 x = v_i32_ld_tnsr_b(c, in);
+  char256 last;
+  for (int i = 0; i < N; ++i) last = v_convert_int32_to_i8_b(x, 1, i % 4, SW_RHNE, char256());
+  v_i32_st_tnsr(c, out, (int64)last);
+}
+
+}  // namespace
+
+TEST_F(CompatFixture, SweepIntrinsicsFollowTheLatencyModel) {
+  constexpr int n = 1000;
+  add_one_member("popcnt_1", tpc_kernel<&popcnt_chain<n>>());
+  add_one_member("popcnt_2", tpc_kernel<&popcnt_chain<2 * n>>());
+  add_one_member("chain_1", tpc_kernel<&convert_shift_chain<n>>());
+  add_one_member("chain_2", tpc_kernel<&convert_shift_chain<2 * n>>());
+  add_one_member("indep_1", tpc_kernel<&convert_shift_independent<n>>());
+  add_one_member("indep_2", tpc_kernel<&convert_shift_independent<2 * n>>());
+  Runtime rt(*dev, options());
+  auto in = make_device_tensor(*dev, DType::i32, Shape{64});
+  auto out = make_device_tensor(*dev, DType::i32, Shape{64});
+  const double latency = dev->spec().pipe("vpu").latency_cycles.value;
+  // Cycles per added instruction: the difference of two chain lengths cancels load and store.
+  const auto per_issue = [&](const std::string& name) {
+    const double one = static_cast<double>(rt.launch(name + "_1", {in}, {out}).cycles);
+    const double two = static_cast<double>(rt.launch(name + "_2", {in}, {out}).cycles);
+    return (two - one) / n;
+  };
+  EXPECT_NEAR(per_issue("popcnt"), latency, 0.05);  // dependent: the VPU latency each
+  EXPECT_NEAR(per_issue("chain"), latency, 0.05);
+  EXPECT_NEAR(per_issue("indep"), 1.0, 0.05);       // independent: one issue each
 }

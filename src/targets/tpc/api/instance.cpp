@@ -201,6 +201,15 @@ void bad_rounding(const char* intrinsic, int switches) {
       intrinsic, rm, static_cast<unsigned>(switches));
 }
 
+void bad_shift_rounding(const char* intrinsic, int switches) {
+  const int rm = (switches >> 16) & 0x7;
+  throw_user_error(
+      "{}: rounding mode {} (switches 0x{:x}) is not one this shifting convert takes; "
+      "CONVERT_INT32 / CONVERT_INT16 round with SW_RHNE, SW_RZ, SW_RU or SW_RD (tpc-intrinsics.h; "
+      "stochastic rounding is not simulated)",
+      intrinsic, rm, static_cast<unsigned>(switches));
+}
+
 void bad_legacy_rounding(const char* intrinsic, int mode) {
   throw_user_error(
       "{}: rounding argument {} (0x{:x}) is not an e_round_* mode (0..7); the legacy form takes "

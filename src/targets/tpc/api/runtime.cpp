@@ -857,7 +857,9 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   KernelLaunch l;
   l.name = run_name;
   l.kernel = glue.kernel;
-  // Auxiliary tensors the glue asked for follow the inputs, as the graph compiler adds them.
+  // Auxiliary tensors the glue asked for follow the outputs, as the graph compiler adds them:
+  // Habana's avg_pool_2d_fwd_f32 is main(ifm, ofm, reciprocal_tab, ...), its bitonic sort
+  // main(ifmData, ofmData, ofmIdx, auxLutAndPred, ...).
   std::vector<runtime::Buffer> aux_buffers;
   struct FreeAux {
     runtime::Device& d;
@@ -882,7 +884,7 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
     DeviceTensor t =
         make_device_tensor(im.device, type, shape, scratch ? nullptr : glue.aux[i].data());
     aux_buffers.push_back(t.buffer);
-    ins.push_back(t);
+    outs.push_back(t);
   }
   l.inputs = ins;
   l.outputs = outs;

@@ -551,6 +551,22 @@ class global_ptr {
     return reference(detail::gen_addr(c, tensor(a_.tensor_id()), "a __global__ pointer"));
   }
   const global_address& address() const { return a_; }
+  // The address itself, for the intrinsics that take one (v_f32_ld_g(p), s_i32_st_g(p, v)).
+  operator const global_address&() const { return a_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  global_address a_;
+};
+
+// `__global__ void*`: an address without an element type, for the intrinsics that take one
+// (Habana's avg_pool: `__global__ void* a = gen_addr(c, t); v_f32_ld_g(a)`).
+template <typename T>
+  requires std::is_void_v<T>
+class global_ptr<T> {
+ public:
+  global_ptr(const global_address& a) : a_(a) {}  // NOLINT(google-explicit-constructor)
+  operator const global_address&() const { return a_; }  // NOLINT(google-explicit-constructor)
+  const global_address& address() const { return a_; }
 
  private:
   global_address a_;

@@ -68,6 +68,25 @@ struct ushort128_pair_t {
 using ushort256 = ushort128_pair_t;
 using uint64_float64 = uint64_float64_pair_t;
 using uint64_int64 = uint64_int64_pair_t;
+// Pairs of two lane types of one width (tpc-intrinsics.h `typedef struct _int64_float64_pair_t
+// int64_float64`), as SEL2 returns them: v1 the selected lanes, v2 the compared ones.
+#define TESSERA_TPC_G_PAIR(T1, T2)   \
+  struct T1##_##T2##_pair_t {        \
+    T1 v1;                           \
+    T2 v2;                           \
+  };                                 \
+  using T1##_##T2 = T1##_##T2##_pair_t;
+TESSERA_TPC_G_PAIR(float64, int64)
+TESSERA_TPC_G_PAIR(float64, uint64)
+TESSERA_TPC_G_PAIR(int64, float64)
+TESSERA_TPC_G_PAIR(int64, uint64)
+TESSERA_TPC_G_PAIR(bfloat128, short128)
+TESSERA_TPC_G_PAIR(bfloat128, ushort128)
+TESSERA_TPC_G_PAIR(short128, bfloat128)
+TESSERA_TPC_G_PAIR(short128, ushort128)
+TESSERA_TPC_G_PAIR(ushort128, bfloat128)
+TESSERA_TPC_G_PAIR(ushort128, short128)
+#undef TESSERA_TPC_G_PAIR
 
 // ---- switches (Habana's tpc-defs.h encodings) ----
 enum : int {
@@ -125,12 +144,38 @@ enum : int {
   RMW_OP_MIN = 0x2 << 4,
   RMW_OP_MAX = 0x3 << 4,
   RMW_SET = 0x1 << 6,  // Gaudi's position (tpc-defs.h)
+  SW_COUNT_ZEROS = 0x0 << 0,  // POPCNT
+  SW_COUNT_ONES = 0x1 << 0,
 };
 enum e_group_source : int { e_group_0 = 0, e_group_1 = 1 };
 enum e_element_stride : int { e_every_second_element = 0, e_every_forth_element = 1 };
 enum e_group_half : int { e_lower_half_group = 0, e_higher_half_group = 1 };
 enum e_negation : int { e_no_negation = 0, e_with_negation = 1 };
 enum e_saturation : int { e_no_saturation = 0, e_saturate = 1 };
+// CALC_FP_SPECIAL's function, POPCNT's count and the RMW fields by name (tpc-special.h).
+enum e_calc_fp_special : int {
+  e_fp_recip = 0,
+  e_fp_rsqrt = 1,
+  e_fp_sqrt = 2,
+  e_fp_log = 3,
+  e_fp_exp = 4,
+  e_fp_tanh = 5,
+  e_fp_div = 6,
+  e_fp_pow = 7
+};
+enum e_count_type : int { e_count_zeros = 0, e_count_ones = 1 };
+enum e_rmw_datatype : int {
+  e_rmw_int8 = 0,
+  e_rmw_int16 = 1,
+  e_rmw_int32 = 2,
+  e_rmw_uint8 = 3,
+  e_rmw_uint16 = 4,
+  e_rmw_uint32 = 5,
+  e_rmw_bf16 = 6,
+  e_rmw_fp32 = 7
+};
+enum e_rmw_op : int { e_rmw_add = 0, e_rmw_sub = 1, e_rmw_min = 2, e_rmw_max = 3 };
+enum e_rmw_set : int { e_rmw_plain = 0, e_rmw_atomic = 1 };
 enum e_fp_special_values : int {
   e_fp_nan = 0,
   e_fp_pos_inf = 1,
@@ -283,8 +328,18 @@ inline float fclass_bits(float x) {
   return static_cast<float>(1u << bit);
 }
 
-// CALC_FP_SPECIAL: the IEEE result of the function for lanes whose inputs are special (NaN,
-// infinities, zeros, negatives where undefined); other lanes keep income.
+// CALC_FP_SPECIAL takes the FCLASS of its operands, as Habana's kernels and tpc-special.h call it
+// (`v_f32_calc_fp_special_b(fclass, fclass, e_fp_recip, result)`): each class stands for a value
+// of that class, whose IEEE result the instruction gives where it is special (NaN, infinities,
+// zeros, negatives where undefined); other lanes keep income. A lane that is not an FCLASS result
+// is a NaN operand.
+inline float class_value(float fclass) {
+  constexpr float kValue[10] = {-INFINITY, -1.0f, -1e-40f, -0.0f, 0.0f,
+                                1e-40f,    1.0f,  INFINITY, NAN,    NAN};
+  for (int bit = 0; bit < 10; ++bit)
+    if (fclass == static_cast<float>(1u << bit)) return kValue[bit];
+  return NAN;
+}
 inline bool special_result(int func, float x, float y, float& out) {
   const bool xs = std::isnan(x) || std::isinf(x) || x == 0.0f;
   switch (func) {
@@ -318,9 +373,9 @@ inline bool special_result(int func, float x, float y, float& out) {
       out = x / y;
       return true;
     }
-    default: {  // SW_POW
+    default: {  // SW_POW: a finite negative base is left to the kernel (it depends on y's value)
       const bool ys = std::isnan(y) || std::isinf(y) || y == 0.0f;
-      if (!xs && !ys && x > 0) return false;
+      if (!xs && !ys) return false;
       out = std::pow(x, y);
       return true;
     }
@@ -376,6 +431,95 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
 
 [[noreturn]] void bad_rmw(const char* intrinsic, int rmw, int expected_dt);
 
+// POPCNT (tpc-intrinsics.h): the number of ones (SW_COUNT_ONES) or zeros of each element, as a
+// uchar256 whatever the element width. The count of element i goes to the low byte of that
+// element's own place in the register (byte i * element size) and its other bytes are zero, so
+// the result read as the source's lane type holds the count per lane (Tessera's reading of the
+// register layout; the header gives only the return type).
+template <typename V>
+inline uchar256 popcnt(const V& a, int sw, const uchar256& income, const char* name) {
+  check_switches(sw, SW_COUNT_ONES, name);
+  constexpr int bytes = static_cast<int>(sizeof(lane_t<V>));
+  uchar256 r = income;
+  for (int i = 0; i < V::lanes; ++i) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &a.v[i], bytes);
+    const int ones = std::popcount(bits);
+    r.v[i * bytes] = static_cast<std::uint8_t>((sw & SW_COUNT_ONES) ? ones : 8 * bytes - ones);
+    for (int k = 1; k < bytes; ++k) r.v[i * bytes + k] = 0;
+  }
+  return r;
+}
+template <typename S>
+inline std::uint8_t popcnt_scalar(S a, int sw, const char* name) {
+  check_switches(sw, SW_COUNT_ONES, name);
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &a, sizeof(S));
+  const int ones = std::popcount(bits);
+  return static_cast<std::uint8_t>((sw & SW_COUNT_ONES) ? ones : 8 * static_cast<int>(sizeof(S)) - ones);
+}
+
+// CONVERT_INT32 / CONVERT_UINT32 / CONVERT_INT16 / CONVERT_UINT16 (tpc-intrinsics.h): the value
+// shifted right by `shift` bits (left when negative), rounded in the switch's mode, saturated to
+// the narrower type. A positive shift divides, as Habana's goya filter_2d_i8 glue computes it
+// (scale 2^-n gives shift n). Modes: SW_RHNE, SW_RZ, SW_RU, SW_RD; stochastic ones are not
+// simulated.
+[[noreturn]] void bad_shift_rounding(const char* intrinsic, int switches);
+inline int shift_rounding_of(int switches, const char* intrinsic) {
+  check_switches(switches, kRoundingBits, intrinsic);
+  const int rm = (switches >> 16) & 0x7;
+  if (rm != e_round_half_ne && rm != e_round_zero && rm != e_round_up && rm != e_round_down)
+    [[unlikely]]
+    bad_shift_rounding(intrinsic, switches);
+  return rm;
+}
+template <typename To>
+inline To shift_round_saturate(std::int64_t x, int shift, int rm) {
+  std::int64_t r;
+  if (shift <= 0) {
+    const int left = -shift;
+    r = (x == 0 || left < 32) ? x * (std::int64_t{1} << std::min(left, 31))
+                              : (x > 0 ? std::numeric_limits<std::int64_t>::max()
+                                       : std::numeric_limits<std::int64_t>::min());
+  } else {
+    const int right = std::min(shift, 40);  // |x| < 2^32: beyond that only the sign remains
+    const std::int64_t q = x >> right;       // floor
+    const std::int64_t rem = x - q * (std::int64_t{1} << right);
+    const std::int64_t half = std::int64_t{1} << (right - 1);
+    switch (rm) {
+      case e_round_down:
+        r = q;
+        break;
+      case e_round_up:
+        r = q + (rem != 0);
+        break;
+      case e_round_zero:
+        r = q + (x < 0 && rem != 0);
+        break;
+      default:  // e_round_half_ne
+        r = rem > half ? q + 1 : rem < half ? q : q + (q & 1);
+    }
+  }
+  return static_cast<To>(std::clamp<std::int64_t>(r, std::numeric_limits<To>::lowest(),
+                                                  std::numeric_limits<To>::max()));
+}
+// The vector form: element i of `value` goes to lane i * ratio + lane of the result (lane 0 = the
+// even lanes, as the other down-converts), the others keep income. Element i's shift is the low
+// byte of its own place in the shift register (byte i * source element size), which is every
+// byte when the kernel passes a scalar.
+template <typename To, typename From>
+inline To convert_shift(const From& value, const char256& shift, int lane, int switches,
+                        const To& income, const char* name) {
+  constexpr int ratio = To::lanes / From::lanes;
+  constexpr int bytes = static_cast<int>(sizeof(lane_t<From>));
+  check_lane(lane, ratio, name);
+  const int rm = shift_rounding_of(switches, name);
+  To r = income;
+  for (int i = 0; i < From::lanes; ++i)
+    r.v[i * ratio + lane] = shift_round_saturate<lane_t<To>>(value.v[i], shift.v[i * bytes], rm);
+  return r;
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
@@ -394,6 +538,16 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
                                const B& predicate, bool polarity = false) {                    \
     detail::check_switches(switches, ALLOWED, "v_" #D "_" #NAME "_vb");                        \
     return detail::predicated_v(EXPR, income, predicate, polarity, a, b);                      \
+  }
+
+// Scalar CMP_<op> on the SPU (tpc-intrinsics.h: `bool s_i32_cmp_less(int32_t a, int32_t b,
+// int switches=0, bool income={}, bool predicate=1, bool polarity=0)`).
+#define TESSERA_TPC_G_S_CMP(D, S, NAME)                                                            \
+  inline bool s_##D##_cmp_##NAME(S a, S b, int switches = 0, bool income = false,                  \
+                                 bool predicate = true, bool polarity = false) {                   \
+    detail::check_switches(switches, 0, "s_" #D "_cmp_" #NAME);                                    \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? detail::cmp_##NAME{}(a, b) : income;             \
   }
 
 #define TESSERA_TPC_G_CMP(D, V, B, NAME)                                                           \
@@ -460,6 +614,36 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
                                 const B& predicate, bool polarity = false) {                       \
     const V r = detail::mov_group(a, b, switches, income, "v_" #D "_mov_group_vb");                \
     return detail::predicated_v(r, income, predicate, polarity, a);                                \
+  }                                                                                                \
+  /* legacy MOV_GROUP of tpc-defs.h: v_<t>_mov_group_v(a, b, income, groups, dual_groups) is   \
+     v_<t>_mov_group_b(a, b, (dual_groups << 2) | groups, income) */                              \
+  inline V v_##D##_mov_group_v_b(const V& a, std::uint32_t b, const V& income, int g, int d,       \
+                                 bool predicate, bool polarity) {                                  \
+    return v_##D##_mov_group_b(a, b, (d << 2) | g, income, predicate, polarity);                   \
+  }                                                                                                \
+  inline V v_##D##_mov_group_v_vb(const V& a, std::uint32_t b, const V& income, int g, int d,      \
+                                  const bool256& predicate, bool polarity) {                       \
+    return v_##D##_mov_group_vb(a, b, (d << 2) | g, income, B(predicate), polarity);               \
+  }                                                                                                \
+  inline V v_##D##_mov_group_v(const V& a, std::uint32_t b, const V& income, int g, int d) {       \
+    return v_##D##_mov_group_b(a, b, (d << 2) | g, income);                                        \
+  }                                                                                                \
+  /* POPCNT: a count per element, returned as uchar256 (tpc-intrinsics.h) */                      \
+  inline uchar256 v_##D##_popcnt_b(const V& a, int switches = 0, const uchar256& income = {},      \
+                                   bool predicate = true, bool polarity = false) {                 \
+    return detail::predicated(detail::popcnt(a, switches, income, "v_" #D "_popcnt_b"), income,    \
+                              predicate, polarity, a);                                             \
+  }                                                                                                \
+  inline uchar256 v_##D##_popcnt_vb(const V& a, int switches, const uchar256& income,              \
+                                    const B& predicate, bool polarity = false) {                   \
+    return detail::predicated_v(detail::popcnt(a, switches, income, "v_" #D "_popcnt_vb"), income, \
+                                predicate, polarity, a);                                           \
+  }                                                                                                \
+  inline std::uint8_t s_##D##_popcnt(S a, int switches = 0, std::uint8_t income = 0,              \
+                                     bool predicate = true, bool polarity = false) {               \
+    const std::uint8_t r = detail::popcnt_scalar(a, switches, "s_" #D "_popcnt");                  \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity) ? r : income;                                      \
   }                                                                                                \
   inline V v_##D##_shuffle_b(const V& a, const uchar256& b, int switches = 0,                      \
                              const V& income = V(), bool predicate = true,                         \
@@ -605,6 +789,12 @@ inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const ch
     detail::issue(detail::kSpu);                                                                   \
     return detail::enabled(predicate, polarity) ? (a < b ? b : a) : income;                        \
   }                                                                                                \
+  TESSERA_TPC_G_S_CMP(D, S, eq)                                                                    \
+  TESSERA_TPC_G_S_CMP(D, S, neq)                                                                   \
+  TESSERA_TPC_G_S_CMP(D, S, less)                                                                  \
+  TESSERA_TPC_G_S_CMP(D, S, leq)                                                                   \
+  TESSERA_TPC_G_S_CMP(D, S, grt)                                                                   \
+  TESSERA_TPC_G_S_CMP(D, S, geq)                                                                   \
   inline S s_##D##_mov(S a, int switches = 0, S income = S(), bool predicate = true,               \
                        bool polarity = false) {                                                    \
     detail::check_switches(switches, 0, "s_" #D "_mov");                                           \
@@ -818,6 +1008,93 @@ TESSERA_TPC_G_SEL(i8, char256, u8, uchar256, bool256)
 TESSERA_TPC_G_SEL(u8, uchar256, i8, char256, bool256)
 TESSERA_TPC_G_SEL(u8, uchar256, u8, uchar256, bool256)
 #undef TESSERA_TPC_G_SEL3
+// SEL2_<cmp> (tpc-intrinsics.h §12 "SEL2_LESS" .. "SEL2_GEQ"): both selections of one compare,
+// as the pair (c, a) where a <cmp> b, else (d, b): v1 takes the selected lanes (type C), v2 the
+// compared ones (type A), as `int64_float64 v_i32_sel2_less_f32_b(float64 a, float64 b, int64 c,
+// int64 d, ...)` declares; bitonic sort moves indices with their data this way.
+namespace detail {
+template <typename P, typename A, typename C, typename Cmp>
+inline P select2(const A& a, const A& b, const C& c, const C& d, Cmp cmp) {
+  static_assert(A::lanes == C::lanes, "SEL2 compares and selects lanes of one width");
+  P r{C(no_init_t{}), A(no_init_t{})};
+  for (int i = 0; i < C::lanes; ++i) {
+    const bool take_first =
+        cmp(static_cast<scalar_t<A>>(a.v[i]), static_cast<scalar_t<A>>(b.v[i]));
+    r.v1.v[i] = take_first ? c.v[i] : d.v[i];
+    r.v2.v[i] = take_first ? a.v[i] : b.v[i];
+  }
+  return r;
+}
+// One VPU instruction writes both halves of the pair.
+template <typename P, typename... Ops>
+inline P timed_pair_on_vpu(P r, const Ops&... ops) {
+  r.v1.ready = issue(kVpu, ready_of(ops...));
+  r.v2.ready = r.v1.ready;
+  return r;
+}
+}  // namespace detail
+#define TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, NAME)                                          \
+  inline P v_##C##_sel2_##NAME##_##A##_b(const AV& a, const AV& b, const CV& c, const CV& d,     \
+                                         int switches = 0, const P& income = P(),                \
+                                         bool predicate = true, bool polarity = false) {         \
+    detail::check_switches(switches, SW_SUP_NAN, "v_" #C "_sel2_" #NAME "_" #A "_b");            \
+    if (!detail::enabled(predicate, polarity))                                                   \
+      return detail::timed_pair_on_vpu(income, a, b, c, d, income.v1, income.v2);               \
+    return detail::timed_pair_on_vpu(detail::select2<P>(a, b, c, d, detail::cmp_##NAME{}), a, b, \
+                                     c, d);                                                      \
+  }                                                                                              \
+  inline P v_##C##_sel2_##NAME##_##A##_vb(const AV& a, const AV& b, const CV& c, const CV& d,    \
+                                          int switches, const P& income, const B& predicate,     \
+                                          bool polarity = false) {                               \
+    detail::check_switches(switches, SW_SUP_NAN, "v_" #C "_sel2_" #NAME "_" #A "_vb");           \
+    P r = detail::select2<P>(a, b, c, d, detail::cmp_##NAME{});                                  \
+    r.v1 = detail::blend(r.v1, income.v1, predicate, polarity);                                  \
+    r.v2 = detail::blend(r.v2, income.v2, predicate, polarity);                                  \
+    return detail::timed_pair_on_vpu(r, a, b, c, d, income.v1, income.v2, predicate);            \
+  }
+#define TESSERA_TPC_G_SEL2(C, CV, A, AV, B, P)     \
+  TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, less) \
+  TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, leq)  \
+  TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, grt)  \
+  TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, geq)
+TESSERA_TPC_G_SEL2(f32, float64, f32, float64, bool64, float128)
+TESSERA_TPC_G_SEL2(f32, float64, i32, int64, bool64, float64_int64)
+TESSERA_TPC_G_SEL2(f32, float64, u32, uint64, bool64, float64_uint64)
+TESSERA_TPC_G_SEL2(i32, int64, f32, float64, bool64, int64_float64)
+TESSERA_TPC_G_SEL2(i32, int64, i32, int64, bool64, int128)
+TESSERA_TPC_G_SEL2(i32, int64, u32, uint64, bool64, int64_uint64)
+TESSERA_TPC_G_SEL2(u32, uint64, f32, float64, bool64, uint64_float64)
+TESSERA_TPC_G_SEL2(u32, uint64, i32, int64, bool64, uint64_int64)
+TESSERA_TPC_G_SEL2(u32, uint64, u32, uint64, bool64, uint128)
+TESSERA_TPC_G_SEL2(bf16, bfloat128, bf16, bfloat128, bool128, bfloat256)
+TESSERA_TPC_G_SEL2(bf16, bfloat128, i16, short128, bool128, bfloat128_short128)
+TESSERA_TPC_G_SEL2(bf16, bfloat128, u16, ushort128, bool128, bfloat128_ushort128)
+TESSERA_TPC_G_SEL2(i16, short128, bf16, bfloat128, bool128, short128_bfloat128)
+TESSERA_TPC_G_SEL2(i16, short128, i16, short128, bool128, short256)
+TESSERA_TPC_G_SEL2(i16, short128, u16, ushort128, bool128, short128_ushort128)
+TESSERA_TPC_G_SEL2(u16, ushort128, bf16, bfloat128, bool128, ushort128_bfloat128)
+TESSERA_TPC_G_SEL2(u16, ushort128, i16, short128, bool128, ushort128_short128)
+TESSERA_TPC_G_SEL2(u16, ushort128, u16, ushort128, bool128, ushort256)
+#undef TESSERA_TPC_G_SEL2
+#undef TESSERA_TPC_G_SEL2_CMP
+// tpc-defs.h's legacy spelling: `v_sel2_less_v_v_v_v(data, shuffData, idx, shuffIdx)` is
+// v_i32_sel2_less_f32_b (f32 data compared, i32 indices selected), as bitonic sort calls it.
+#define TESSERA_TPC_G_SEL2_LEGACY(NAME)                                                           \
+  inline int64_float64 v_sel2_##NAME##_v_v_v_v(const float64& a, const float64& b,               \
+                                               const int64& c, const int64& d) {                 \
+    return v_i32_sel2_##NAME##_f32_b(a, b, c, d);                                                \
+  }                                                                                              \
+  inline int64_float64 v_sel2_##NAME##_v_v_v_v_vb(const float64& a, const float64& b,            \
+                                                  const int64& c, const int64& d,                \
+                                                  const int64_float64& income,                   \
+                                                  const bool256& predicate, bool polarity) {     \
+    return v_i32_sel2_##NAME##_f32_vb(a, b, c, d, 0, income, bool64(predicate), polarity);       \
+  }
+TESSERA_TPC_G_SEL2_LEGACY(less)
+TESSERA_TPC_G_SEL2_LEGACY(leq)
+TESSERA_TPC_G_SEL2_LEGACY(grt)
+TESSERA_TPC_G_SEL2_LEGACY(geq)
+#undef TESSERA_TPC_G_SEL2_LEGACY
 #undef TESSERA_TPC_G_SEL
 #undef TESSERA_TPC_G_SEL_CMP
 #undef TESSERA_TPC_G_FLOAT
@@ -825,6 +1102,7 @@ TESSERA_TPC_G_SEL(u8, uchar256, u8, uchar256, bool256)
 #undef TESSERA_TPC_G_RMW
 #undef TESSERA_TPC_G_COMMON
 #undef TESSERA_TPC_G_CMP
+#undef TESSERA_TPC_G_S_CMP
 #undef TESSERA_TPC_G_BIN
 
 // ---- converts (current names); the rounding mode is in the switches (SW_RHNE.. or
@@ -886,6 +1164,81 @@ TESSERA_TPC_G_CONVERT_DOWN(i32, int64, i16, short128, bool128)
 TESSERA_TPC_G_CONVERT_DOWN(i16, short128, u8, uchar256, bool128)
 TESSERA_TPC_G_CONVERT_DOWN(i16, short128, i8, char256, bool128)
 #undef TESSERA_TPC_G_CONVERT_DOWN
+
+// CONVERT_INT32 / CONVERT_UINT32 / CONVERT_INT16 / CONVERT_UINT16 (tpc-intrinsics.h, Goya and
+// Gaudi): shift, round, saturate into lane `lane` of the narrower vector (detail::convert_shift).
+// The shift is a char256 (a scalar converts to one). The legacy names of tpc-defs.h take
+// (value, shift, income, e_round_* mode, lane): v_convert_int32_to_i8_v_s(acc, 9, y, 0, 2); the
+// _v_s and _v_v spellings (scalar or vector shift) are one function here.
+#define TESSERA_TPC_G_CONVERT_SHIFT(NAME, FV, TV, PB)                                              \
+  inline TV v_convert_##NAME##_b(const FV& value, const char256& shift, const int lane,            \
+                                 int switches, const TV& income, bool predicate = true,            \
+                                 bool polarity = false) {                                          \
+    return detail::predicated(                                                                     \
+        detail::convert_shift(value, shift, lane, switches, income, "v_convert_" #NAME "_b"),      \
+        income, predicate, polarity, value, shift);                                                \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_vb(const FV& value, const char256& shift, const int lane,           \
+                                  int switches, const TV& income, const PB& predicate,             \
+                                  bool polarity = false) {                                         \
+    return detail::predicated_v(                                                                   \
+        detail::convert_shift(value, shift, lane, switches, income, "v_convert_" #NAME "_vb"),     \
+        income, predicate, polarity, value, shift);                                                \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_s_b(const FV& value, const char256& shift, const TV& income,      \
+                                     int rm, int lane, bool predicate, bool polarity) {            \
+    return v_convert_##NAME##_b(value, shift, lane,                                                \
+                                detail::legacy_rounding(rm, "v_convert_" #NAME "_v_s_b"), income,  \
+                                predicate, polarity);                                              \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_s_vb(const FV& value, const char256& shift, const TV& income,     \
+                                      int rm, int lane, const bool256& predicate, bool polarity) { \
+    return v_convert_##NAME##_vb(value, shift, lane,                                               \
+                                 detail::legacy_rounding(rm, "v_convert_" #NAME "_v_s_vb"),        \
+                                 income, PB(predicate), polarity);                                 \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_s(const FV& value, const char256& shift, const TV& income,        \
+                                   int rm, int lane) {                                             \
+    return v_convert_##NAME##_v_s_b(value, shift, income, rm, lane, true, false);                  \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_v_b(const FV& value, const char256& shift, const TV& income,      \
+                                     int rm, int lane, bool predicate, bool polarity) {            \
+    return v_convert_##NAME##_v_s_b(value, shift, income, rm, lane, predicate, polarity);          \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_v_vb(const FV& value, const char256& shift, const TV& income,     \
+                                      int rm, int lane, const bool256& predicate, bool polarity) { \
+    return v_convert_##NAME##_v_s_vb(value, shift, income, rm, lane, predicate, polarity);         \
+  }                                                                                                \
+  inline TV v_convert_##NAME##_v_v(const FV& value, const char256& shift, const TV& income,        \
+                                   int rm, int lane) {                                             \
+    return v_convert_##NAME##_v_s_b(value, shift, income, rm, lane, true, false);                  \
+  }
+TESSERA_TPC_G_CONVERT_SHIFT(int32_to_i16, int64, short128, bool64)
+TESSERA_TPC_G_CONVERT_SHIFT(int32_to_i8, int64, char256, bool64)
+TESSERA_TPC_G_CONVERT_SHIFT(uint32_to_u16, uint64, ushort128, bool64)
+TESSERA_TPC_G_CONVERT_SHIFT(uint32_to_u8, uint64, uchar256, bool64)
+TESSERA_TPC_G_CONVERT_SHIFT(int16_to_i8, short128, char256, bool128)
+TESSERA_TPC_G_CONVERT_SHIFT(uint16_to_u8, ushort128, uchar256, bool128)
+#undef TESSERA_TPC_G_CONVERT_SHIFT
+
+// The scalar forms run on the SPU; the shift is an int32 (tpc-intrinsics.h uses it for every
+// architecture).
+#define TESSERA_TPC_G_S_CONVERT_SHIFT(NAME, FS, TS)                                                \
+  inline TS s_convert_##NAME(FS value, std::int32_t shift, int switches = 0, TS income = 0,        \
+                             bool predicate = true, bool polarity = false) {                       \
+    const int rm = detail::shift_rounding_of(switches, "s_convert_" #NAME);                        \
+    detail::issue(detail::kSpu);                                                                   \
+    return detail::enabled(predicate, polarity)                                                    \
+               ? detail::shift_round_saturate<TS>(value, static_cast<int>(shift), rm)              \
+               : income;                                                                           \
+  }
+TESSERA_TPC_G_S_CONVERT_SHIFT(int32_to_i16, std::int32_t, std::int16_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(int32_to_i8, std::int32_t, std::int8_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(uint32_to_u16, std::uint32_t, std::uint16_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(uint32_to_u8, std::uint32_t, std::uint8_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(int16_to_i8, std::int16_t, std::int8_t)
+TESSERA_TPC_G_S_CONVERT_SHIFT(uint16_to_u8, std::uint16_t, std::uint8_t)
+#undef TESSERA_TPC_G_S_CONVERT_SHIFT
 
 // f32 <-> bf16 over all lanes (tpc-defs.h: two SINGLE_LANE converts, lane 0 and lane 1): the
 // float128's v1 holds the even bf16 lanes, v2 the odd ones (Habana's cast_bf16_to_f32).
@@ -984,9 +1337,45 @@ inline float128 convert_bfloat128_to_float128(const bfloat128& a, const int opti
   return v_convert_bf16_to_f32_all_b(a, options);
 }
 
+// MAC with the ACC_F32 switch (tpc-intrinsics.h `v_bf16_mac_acc32_b`): bf16 products summed
+// into an f32 float128, the even lanes into v1 and the odd ones into v2, the layout the all-lanes
+// converts use, so `v_convert_f32_to_bf16_all_b(acc)` gives the lanes back in order (Habana's
+// filter_fwd_2d_bf16). SW_NEG subtracts the products.
+inline float128 v_bf16_mac_acc32_b(const bfloat128& a, const bfloat128& b,
+                                   const float128& accumulator, int switches = 0,
+                                   bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, SW_NEG, "v_bf16_mac_acc32_b");
+  float128 r = accumulator;
+  if (detail::enabled(predicate, polarity)) {
+    const float sign = (switches & SW_NEG) ? -1.0f : 1.0f;
+    for (int i = 0; i < 64; ++i) {
+      r.v1.v[i] = std::fma(sign * static_cast<float>(a.v[2 * i]), static_cast<float>(b.v[2 * i]),
+                           accumulator.v1.v[i]);
+      r.v2.v[i] = std::fma(sign * static_cast<float>(a.v[2 * i + 1]),
+                           static_cast<float>(b.v[2 * i + 1]), accumulator.v2.v[i]);
+    }
+  }
+  r.v1.ready = detail::vpu_issue(detail::ready_of(a, b, accumulator.v1, accumulator.v2));
+  r.v2.ready = r.v1.ready;
+  return r;
+}
+inline float128 v_bf16_mac_acc32_vb(const bfloat128& a, const bfloat128& b,
+                                    const float128& accumulator, int switches,
+                                    const bool128& predicate, bool polarity = false) {
+  float128 r = v_bf16_mac_acc32_b(a, b, accumulator, switches);
+  for (int i = 0; i < 64; ++i) {  // lane 2i of the bf16 predicate for v1, 2i + 1 for v2
+    if (!detail::enabled(predicate.lane<128>(2 * i), polarity)) r.v1.v[i] = accumulator.v1.v[i];
+    if (!detail::enabled(predicate.lane<128>(2 * i + 1), polarity))
+      r.v2.v[i] = accumulator.v2.v[i];
+  }
+  r.v1.ready = r.v2.ready = std::max(r.v1.ready, predicate.ready);
+  return r;
+}
+
 // ---- floating-point helpers ----
-// FORM_FP_NUM with the exponent given as a number (the _ie_ form): sign of c (or forced),
-// exponent from a's lane byte (SW_ADD_BIAS adds 127), significand of b.
+// FORM_FP_NUM with the exponent given as a number (the _ie_ form): exponent from a's lane byte
+// (SW_ADD_BIAS adds 127), sign of b (or forced, or b's LSB with SW_SIGN_LSB), significand of c,
+// as tpc-intrinsics.h orders the sources (SRC1 exponent, SRC2 sign, SRC3 mantissa).
 inline float64 v_f32_form_fp_num_ie_b(const char256& a, const float64& b, const float64& c,
                                       int switches = 0, const float64& income = float64(),
                                       bool predicate = true, bool polarity = false) {
@@ -995,11 +1384,11 @@ inline float64 v_f32_form_fp_num_ie_b(const char256& a, const float64& b, const 
       "v_f32_form_fp_num_ie_b");
   float64 r(detail::no_init_t{});
   for (int i = 0; i < 64; ++i) {
-    const std::uint32_t sig = std::bit_cast<std::uint32_t>(b.v[i]) & 0x007fffffu;
-    std::uint32_t sign = std::bit_cast<std::uint32_t>(c.v[i]) & 0x80000000u;
+    const std::uint32_t sig = std::bit_cast<std::uint32_t>(c.v[i]) & 0x007fffffu;
+    std::uint32_t sign = std::bit_cast<std::uint32_t>(b.v[i]) & 0x80000000u;
     if (switches & SW_FORCE_SIGN0) sign = 0;
     if (switches & SW_FORCE_SIGN1) sign = 0x80000000u;
-    if (switches & SW_SIGN_LSB) sign = (std::bit_cast<std::uint32_t>(c.v[i]) & 1u) << 31;
+    if (switches & SW_SIGN_LSB) sign = (std::bit_cast<std::uint32_t>(b.v[i]) & 1u) << 31;
     int e = static_cast<std::int8_t>(a.v[4 * i]);
     if (switches & SW_ADD_BIAS) e += 127;
     const std::uint32_t exp = (static_cast<std::uint32_t>(e) & 0xffu) << 23;
@@ -1020,7 +1409,9 @@ inline float64 v_f32_calc_fp_special_b(const float64& src1, const float64& src2,
   float64 r = income;
   for (int i = 0; i < 64; ++i) {
     float out = 0;
-    if (detail::special_result(switches & 0x7, src1.v[i], src2.v[i], out)) r.v[i] = out;
+    if (detail::special_result(switches & 0x7, detail::class_value(src1.v[i]),
+                               detail::class_value(src2.v[i]), out))
+      r.v[i] = out;
   }
   return detail::predicated(r, income, predicate, polarity, src1, src2);
 }
@@ -1043,6 +1434,23 @@ TESSERA_TPC_G_INDEX(mul, a.v[d] * b.v[d])
 TESSERA_TPC_G_INDEX(min, b.v[d] < a.v[d] ? b.v[d] : a.v[d])
 TESSERA_TPC_G_INDEX(max, a.v[d] < b.v[d] ? b.v[d] : a.v[d])
 #undef TESSERA_TPC_G_INDEX
+// A scalar operand of an int5 op is splatted to every dimension, as TPC-C converts a scalar to
+// a vector (`i_i32_add(1, coords, 1 << 1, 0, coords, pred)` in Habana's matrix_mul).
+#define TESSERA_TPC_G_INDEX_SCALAR(NAME)                                                          \
+  inline int5 i_i32_##NAME(int a, const int5& b, int dimmask, int switches, const int5& income,   \
+                           bool predicate = true, bool polarity = false) {                        \
+    return i_i32_##NAME(int5{{a, a, a, a, a}}, b, dimmask, switches, income, predicate, polarity); \
+  }                                                                                               \
+  inline int5 i_i32_##NAME(const int5& a, int b, int dimmask, int switches, const int5& income,   \
+                           bool predicate = true, bool polarity = false) {                        \
+    return i_i32_##NAME(a, int5{{b, b, b, b, b}}, dimmask, switches, income, predicate, polarity); \
+  }
+TESSERA_TPC_G_INDEX_SCALAR(add)
+TESSERA_TPC_G_INDEX_SCALAR(sub)
+TESSERA_TPC_G_INDEX_SCALAR(mul)
+TESSERA_TPC_G_INDEX_SCALAR(min)
+TESSERA_TPC_G_INDEX_SCALAR(max)
+#undef TESSERA_TPC_G_INDEX_SCALAR
 inline int5 i_i32_mov(int a, int dimmask, int switches, const int5& income, bool predicate = true,
                       bool polarity = false) {
   detail::check_switches(switches, 0, "i_i32_mov");
@@ -1061,6 +1469,63 @@ inline global_address gen_addr(const int5& inx, tensor t, int switches = 0,
   detail::check_switches(switches, 0, "gen_addr");
   if (!detail::enabled(predicate, polarity)) return income;
   return detail::gen_addr(inx, t, "gen_addr");
+}
+
+// ---- predicate logic (tpc-intrinsics.h AND / OR / XOR / NOT / MOV on i1): scalar predicates on
+// the SPU, bool256 on the VPU ----
+#define TESSERA_TPC_G_S_I1(NAME, EXPR)                                                         \
+  inline bool s_i1_##NAME(bool a, bool b, int switches = 0, bool income = false,               \
+                          bool predicate = true, bool polarity = false) {                      \
+    detail::check_switches(switches, 0, "s_i1_" #NAME);                                        \
+    detail::issue(detail::kSpu);                                                               \
+    return detail::enabled(predicate, polarity) ? (EXPR) : income;                             \
+  }                                                                                            \
+  inline bool256 v_i1_##NAME##_b(const bool256& a, const bool256& b, int switches = 0,         \
+                                 const bool256& income = {}, bool predicate = true,            \
+                                 bool polarity = false) {                                      \
+    detail::check_switches(switches, 0, "v_i1_" #NAME "_b");                                   \
+    return detail::on_vpu(                                                                     \
+        [&] {                                                                                  \
+          if (!detail::enabled(predicate, polarity)) return income;                            \
+          bool256 r;                                                                           \
+          for (int i = 0; i < 256; ++i) r.b[i] = static_cast<std::uint8_t>(EXPR_V(a.b[i], b.b[i])); \
+          return r;                                                                            \
+        },                                                                                     \
+        a, b, income);                                                                         \
+  }
+#define EXPR_V(x, y) ((x) & (y))
+TESSERA_TPC_G_S_I1(and, a && b)
+#undef EXPR_V
+#define EXPR_V(x, y) ((x) | (y))
+TESSERA_TPC_G_S_I1(or, a || b)
+#undef EXPR_V
+#define EXPR_V(x, y) ((x) ^ (y))
+TESSERA_TPC_G_S_I1(xor, a != b)
+#undef EXPR_V
+#undef TESSERA_TPC_G_S_I1
+inline bool s_i1_not(bool a, int switches = 0, bool income = false, bool predicate = true,
+                     bool polarity = false) {
+  detail::check_switches(switches, 0, "s_i1_not");
+  detail::issue(detail::kSpu);
+  return detail::enabled(predicate, polarity) ? !a : income;
+}
+inline bool s_i1_mov(bool a, int switches = 0, bool income = false, bool predicate = true,
+                     bool polarity = false) {
+  detail::check_switches(switches, 0, "s_i1_mov");
+  detail::issue(detail::kSpu);
+  return detail::enabled(predicate, polarity) ? a : income;
+}
+inline bool256 v_i1_not_b(const bool256& a, int switches = 0, const bool256& income = {},
+                          bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, 0, "v_i1_not_b");
+  return detail::on_vpu([&] { return detail::enabled(predicate, polarity) ? ~a : income; }, a,
+                        income);
+}
+inline bool256 v_i1_mov_b(const bool256& a, int switches = 0, const bool256& income = {},
+                          bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, 0, "v_i1_mov_b");
+  return detail::on_vpu([&] { return detail::enabled(predicate, polarity) ? a : income; }, a,
+                        income);
 }
 
 // ---- bool logic, legacy spelling of spec 000 / tpc-defs.h ----

@@ -13,11 +13,13 @@
 namespace tessera::tpc {
 
 // Opaque handle: an index into the current program instance's tensor table (inputs first, then
-// outputs, in the order of the launch).
+// outputs, in the order of the launch). An int converts to it, as TPC-C takes an int where a
+// tensor is expected (Habana's bitonic sort: `int ofmDataIdx = 1; get_dim_size(ofmDataIdx, 0)`);
+// an index outside the table faults at the access.
 struct tensor {
   int id = 0;
   constexpr tensor() = default;
-  constexpr explicit tensor(int index) : id(index) {}
+  constexpr tensor(int index) : id(index) {}  // NOLINT(google-explicit-constructor): TPC-C
   friend constexpr bool operator==(tensor a, tensor b) { return a.id == b.id; }
 };
 
@@ -81,6 +83,16 @@ struct alignas(64) vec {
   }
   T& operator[](int i) { return v[i]; }
   const T& operator[](int i) const { return v[i]; }
+  // A cast between vector types of one size reinterprets the register's bits (`(char256)x`,
+  // `(int64)read_lane_id_4b_b()`), as TPC-C's vector casts do (clang ext_vector_type).
+  template <typename U, int M>
+    requires(sizeof(U) * M == sizeof(T) * N && !std::is_same_v<U, T>)
+  explicit operator vec<U, M>() const {
+    vec<U, M> r(detail::no_init_t{});
+    std::memcpy(r.v, v, sizeof v);
+    r.ready = ready;
+    return r;
+  }
 
   // Element-wise operators; each is one VPU issue. Integer arithmetic wraps.
   template <typename F>

@@ -215,8 +215,11 @@ class Core {
   std::array<std::unique_ptr<sim::FirstFitAllocator>, kBufCount> allocators_;
   sim::RaceDetector races_;
   std::vector<Slot> slots_;
-  std::vector<sim::FlagId> user_flags_;  // (src, dst, id) -> flag
-  std::vector<int> flag_balance_;        // sets less waits issued so far, per flag
+  // The timeline's flag of set_flag/wait_flag (src, dst, id), made on first use.
+  sim::FlagId user_flag(Pipe src, Pipe dst, std::uint32_t event_id);
+  std::string memories_key_;  // which idle buffers of the pool this core's may join
+  std::vector<std::optional<sim::FlagId>> user_flags_;  // (src, dst, id) -> flag
+  std::vector<int> flag_balance_;                       // sets less waits issued so far, per flag
   std::uint32_t flag_ids_ = 8;
   double vector_bytes_per_cycle_ = 256;
   std::uint64_t cube_m_ = 16, cube_k_ = 16, cube_n_ = 16, cube_k_int8_ = 32;

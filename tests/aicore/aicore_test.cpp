@@ -11,6 +11,7 @@
 #include "register/op_def_registry.h"
 #include "tessera/compiler/driver.h"
 #include "tessera/ops/gemm.h"
+#include "tessera/ops/reference.h"
 #include "tessera/sim/cost_model.h"
 #include "tessera/targets/aicore/api/report.h"
 #include "tessera/targets/aicore/backend/backend.h"
@@ -1065,6 +1066,80 @@ TEST(AicoreKernels, StridedCopyWritesPartsOfAStridedOutput) {
   }
   EXPECT_THROW(tessera::aicore::kernels::strided_copy(dev, x.data(), 24, t.data(), 10, dims,
                                                       in_strides, out_strides),
+               tessera::UserError);
+}
+
+// ONNX Gather on the device against the reference op: each axis of a (4, 6, 5) tensor (short
+// rows through the Vector unit's Gather from a slab in UB, whole rows by DataCopyPad), negative
+// indices, int64 indices, rows longer than a transfer, more indices than one staging chunk,
+// the same results and cycles on 1, 2 and 8 host threads; an index outside the axis is a
+// DeviceFault naming it.
+TEST(AicoreKernels, GatherPicksWhatTheReferenceOpPicks) {
+  auto& dev = tessera::aicore::device();
+  const auto check = [&](std::vector<std::int64_t> dims, int axis, std::vector<std::int64_t> idx,
+                         std::vector<std::int64_t> idx_dims) {
+    std::int64_t count = 1;
+    for (std::int64_t d : dims) count *= d;
+    std::vector<float> x(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.25f - 7.0f;
+    const tessera::Tensor data =
+        tessera::Tensor::from_vector(tessera::Shape::from_outer_first(dims), x);
+    const tessera::Tensor indices = tessera::Tensor::from_ints(
+        tessera::DType::i32, tessera::Shape::from_outer_first(idx_dims), idx);
+    // The reference numbers axes fastest first.
+    const tessera::Tensor want =
+        tessera::ops::gather(data, indices, static_cast<int>(dims.size()) - 1 - axis);
+    std::int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= dims[static_cast<std::size_t>(d)];
+    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
+    const std::int64_t axis_len = dims[static_cast<std::size_t>(axis)];
+    const auto k = static_cast<std::int64_t>(idx.size());
+    std::vector<std::int32_t> i32(idx.begin(), idx.end());
+    std::vector<std::vector<float>> results;
+    std::vector<std::vector<std::uint64_t>> cycles;
+    for (unsigned threads : {1u, 2u, 8u}) {
+      tessera::aicore::set_threads(threads);
+      std::vector<float> y(static_cast<std::size_t>(outer * k * inner), -1.0f);
+      const auto rec = tessera::aicore::kernels::gather(dev, x.data(), outer, axis_len, inner,
+                                                        i32.data(), 4, k, y.data());
+      results.push_back(y);
+      cycles.emplace_back(rec.cycles_per_core.begin(), rec.cycles_per_core.end());
+      EXPECT_GT(rec.cycles, 0u);
+    }
+    tessera::aicore::set_threads(0);
+    ASSERT_EQ(results[0].size(), static_cast<std::size_t>(want.element_count()));
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      ASSERT_EQ(results[0][i], want.data<float>()[i]) << "axis " << axis << " element " << i;
+    EXPECT_EQ(results[0], results[1]);
+    EXPECT_EQ(results[0], results[2]);
+    EXPECT_EQ(cycles[0], cycles[1]);
+    EXPECT_EQ(cycles[0], cycles[2]);
+    // int64 indices pick the same.
+    std::vector<float> y64(results[0].size(), -1.0f);
+    tessera::aicore::kernels::gather(dev, x.data(), outer, axis_len, inner, idx.data(), 8, k,
+                                     y64.data());
+    EXPECT_EQ(y64, results[0]) << "int64 indices, axis " << axis;
+  };
+  check({4, 6, 5}, 0, {3, 0, -1, 1, 3}, {5});
+  check({4, 6, 5}, 1, {5, -6, 2, 2}, {2, 2});
+  check({4, 6, 5}, 2, {4, 0, -2}, {3});
+  check({3, 2500}, 0, {2, -3, 1}, {3});  // rows of two transfers
+  std::vector<std::int64_t> many(3000);  // two staging chunks of indices, slab path
+  for (std::size_t i = 0; i < many.size(); ++i)
+    many[i] = static_cast<std::int64_t>((i * 7919) % 61) - 30;
+  check({2, 61}, 1, many, {3000});
+
+  // Whole rows (8 floats, DataCopyPad) and short ones (the slab and Gather).
+  std::vector<float> x(24), y(16);
+  const std::int32_t bad[2] = {1, 3};
+  expect_fault(
+      [&] { tessera::aicore::kernels::gather(dev, x.data(), 1, 3, 8, bad, 4, 2, y.data()); },
+      {"Gather", "index 3", "indices element 1", "[-3, 2]"});
+  const std::int32_t below[2] = {-7, 0};
+  expect_fault(
+      [&] { tessera::aicore::kernels::gather(dev, x.data(), 4, 6, 1, below, 4, 2, y.data()); },
+      {"Gather", "index -7", "indices element 0", "[-6, 5]"});
+  EXPECT_THROW(tessera::aicore::kernels::gather(dev, x.data(), 1, 3, 8, bad, 2, 2, y.data()),
                tessera::UserError);
 }
 

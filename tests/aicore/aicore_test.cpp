@@ -1143,6 +1143,54 @@ TEST(AicoreKernels, GatherPicksWhatTheReferenceOpPicks) {
                tessera::UserError);
 }
 
+// ONNX GatherElements on the device against the reference op: along each axis of a (3, 4, 5)
+// tensor with indices narrower along it, negative ones among them, and an index outside the
+// axis as a DeviceFault; a slice too large for the slab is refused.
+TEST(AicoreKernels, GatherElementsPicksWhatTheReferenceOpPicks) {
+  auto& dev = tessera::aicore::device();
+  const std::vector<std::int64_t> dims = {3, 4, 5};
+  std::vector<float> x(60);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f + 1.0f;
+  const tessera::Tensor data =
+      tessera::Tensor::from_vector(tessera::Shape::from_outer_first(dims), x);
+  for (int axis = 0; axis < 3; ++axis) {
+    std::vector<std::int64_t> idims = dims;
+    const std::int64_t len = dims[static_cast<std::size_t>(axis)], k = 2;
+    idims[static_cast<std::size_t>(axis)] = k;
+    std::int64_t count = 1, outer = 1, inner = 1;
+    for (std::int64_t d : idims) count *= d;
+    for (int d = 0; d < axis; ++d) outer *= dims[static_cast<std::size_t>(d)];
+    for (int d = axis + 1; d < 3; ++d) inner *= dims[static_cast<std::size_t>(d)];
+    std::vector<std::int64_t> idx(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < idx.size(); ++i)
+      idx[i] = static_cast<std::int64_t>((i * 5 + 3) % static_cast<std::size_t>(2 * len)) - len;
+    const tessera::Tensor indices = tessera::Tensor::from_ints(
+        tessera::DType::i32, tessera::Shape::from_outer_first(idims), idx);
+    const tessera::Tensor want = tessera::ops::gather_elements(data, indices, 2 - axis);
+    std::vector<std::int32_t> i32(idx.begin(), idx.end());
+    std::vector<float> y(static_cast<std::size_t>(count), -1.0f);
+    tessera::aicore::kernels::gather_elements(dev, x.data(), outer, len, inner, i32.data(), 4, k,
+                                              y.data());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], want.data<float>()[i]) << "axis " << axis << " element " << i;
+    std::vector<float> y64(y.size(), -1.0f);
+    tessera::aicore::kernels::gather_elements(dev, x.data(), outer, len, inner, idx.data(), 8, k,
+                                              y64.data());
+    EXPECT_EQ(y64, y) << "int64 indices, axis " << axis;
+  }
+  std::vector<std::int32_t> bad(8, 0);
+  bad[5] = 4;
+  std::vector<float> y(8);
+  expect_fault(
+      [&] {
+        tessera::aicore::kernels::gather_elements(dev, x.data(), 1, 4, 4, bad.data(), 4, 2,
+                                                  y.data());
+      },
+      {"GatherElements", "index 4", "indices element 5", "[-4, 3]"});
+  EXPECT_TRUE(tessera::aicore::kernels::gather_elements_unsupported(4096, 5).has_value());
+  EXPECT_FALSE(tessera::aicore::kernels::gather_elements_unsupported(4, 5).has_value());
+}
+
 // Gather packs the elements at byte offsets of its source; an offset outside it is a fault.
 void gather_kernel(GM_ADDR x, GM_ADDR y, uint32_t bad) {
   TPipe pipe;

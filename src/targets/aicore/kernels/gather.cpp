@@ -1,8 +1,11 @@
-// ONNX Gather in Ascend C: rows of the data picked by indices the scalar unit reads and checks,
-// moved by the MTEs (DataCopyPad with an address from the index), or for short rows gathered
-// from a slab of the data in UB by the Vector unit's Gather.
+// ONNX Gather and GatherElements in Ascend C: rows of the data picked by indices the scalar unit
+// reads and checks, moved by the MTEs (DataCopyPad with an address from the index), or for
+// short rows and single elements gathered from a slab of the data in UB by the Vector unit's
+// Gather.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -19,17 +22,25 @@ constexpr int32_t kChunk = 2048;          // elements per transfer or Gather
 constexpr int32_t kIndexChunk = 2048;     // indices staged in UB at a time
 constexpr int64_t kSlabBytes = 64 << 10;  // an outer slice of the data gathered from in UB
 
+// Gather: out[a][j][b] = data[a][indices[j]][b]. GatherElements (elements): indices hold one
+// index per output element, out[a][j][b] = data[a][indices[a][j][b]][b].
 struct GatherShape {
   int64_t outer = 1, axis = 1, inner = 1, k = 1;
+  bool elements = false;
+  int64_t index_count() const { return elements ? outer * k * inner : k; }
 };
 
-// Whether rows are short enough that a slab in UB and the Vector unit's Gather beat one MTE
-// transfer per row (a row under one 32-byte block).
-bool slab_path(const GatherShape& s) {
-  return s.inner * 4 < 32 && s.axis * s.inner * 4 <= kSlabBytes;
+bool slab_fits(const GatherShape& s) {
+  return s.axis * s.inner * 4 <= kSlabBytes;
 }
 
-// Output rows [r0, r1) of this block: row r = (a, j) takes data[a][indices[j]][0..inner).
+// Whether to gather from a slab in UB with the Vector unit (every GatherElements; Gather rows
+// under one 32-byte block, where one MTE transfer per row would cost more).
+bool slab_path(const GatherShape& s) {
+  return slab_fits(s) && (s.elements || s.inner * 4 < 32);
+}
+
+// Output rows [r0, r1) of this block, row r = (a, j).
 template <typename Index>
 void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& s) {
   TPipe pipe;
@@ -40,8 +51,8 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
   GlobalTensor<Index> gidx;
   gdata.SetGlobalBuffer((__gm__ float*)data, static_cast<uint64_t>(s.outer * s.axis * s.inner));
   gout.SetGlobalBuffer((__gm__ float*)out, static_cast<uint64_t>(s.outer * s.k * s.inner));
-  gidx.SetGlobalBuffer((__gm__ Index*)indices, static_cast<uint64_t>(s.k));
-  const int32_t ichunk = static_cast<int32_t>(std::min<int64_t>(s.k, kIndexChunk));
+  gidx.SetGlobalBuffer((__gm__ Index*)indices, static_cast<uint64_t>(s.index_count()));
+  const int32_t ichunk = static_cast<int32_t>(std::min<int64_t>(s.index_count(), kIndexChunk));
   pipe.InitBuffer(ibuf, static_cast<uint32_t>(ichunk * sizeof(Index)) + 32);
   LocalTensor<Index> idx = ibuf.Get<Index>();
 
@@ -55,7 +66,7 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
         SetFlag<HardEvent::S_MTE2>(EVENT_ID1);
         WaitFlag<HardEvent::S_MTE2>(EVENT_ID1);
       }
-      const auto n = static_cast<uint32_t>(std::min<int64_t>(ichunk, s.k - first));
+      const auto n = static_cast<uint32_t>(std::min<int64_t>(ichunk, s.index_count() - first));
       DataCopyPad(idx, gidx[static_cast<uint64_t>(first)],
                   DataCopyExtParams{1, n * static_cast<uint32_t>(sizeof(Index)), 0, 0, 0},
                   DataCopyPadExtParams<Index>{});
@@ -66,9 +77,10 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
     const auto v = static_cast<int64_t>(idx.GetValue(static_cast<uint32_t>(j - first)));
     if (v < -s.axis || v >= s.axis)
       current_core().fault_at(
-          "Gather", fmt::format("index {} (indices element {}) is outside [{}, {}] for an axis of "
-                                "{} (ONNX Gather); give indices inside the axis",
-                                v, j, -s.axis, s.axis - 1, s.axis));
+          s.elements ? "GatherElements" : "Gather",
+          fmt::format("index {} (indices element {}) is outside [{}, {}] for an axis of {} "
+                      "(ONNX {}); give indices inside the axis",
+                      v, j, -s.axis, s.axis - 1, s.axis, s.elements ? "GatherElements" : "Gather"));
     return v < 0 ? v + s.axis : v;
   };
 
@@ -96,26 +108,26 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
     }
     return;
   }
-  // Short rows: the outer slice data[a] in UB, the byte offsets of the chunk's elements written
-  // by the scalar unit, one Gather on the Vector unit per chunk.
-  const int64_t rows_per_chunk = std::max<int64_t>(1, kChunk / s.inner);
+  // From a slab: the outer slice data[a] in UB, the byte offsets of a chunk of output
+  // elements written by the scalar unit, one Gather on the Vector unit per chunk.
   const auto slab_bytes = static_cast<uint32_t>(s.axis * s.inner * 4);
   pipe.InitBuffer(slab, slab_bytes);
-  pipe.InitBuffer(offsets, static_cast<uint32_t>(rows_per_chunk * s.inner * 4));
-  pipe.InitBuffer(qout, 2, static_cast<uint32_t>(rows_per_chunk * s.inner * 4) + 32);
+  pipe.InitBuffer(offsets, static_cast<uint32_t>(kChunk) * 4);
+  pipe.InitBuffer(qout, 2, static_cast<uint32_t>(kChunk) * 4 + 32);
   LocalTensor<float> src = slab.Get<float>();
   LocalTensor<uint32_t> off = offsets.Get<uint32_t>();
+  const int64_t slice = s.k * s.inner;  // output elements per outer index
   int64_t loaded = -1;
   bool gathered = false;  // a Gather read the slab and offsets since the last wait
-  for (int64_t r = r0; r < r1;) {
-    const int64_t a = r / s.k;
-    const int64_t n = std::min({rows_per_chunk, r1 - r, (a + 1) * s.k - r});
-    if (gathered) {  // the last Gather has read the offsets (and the slab) before they change
+  for (int64_t e = r0 * s.inner; e < r1 * s.inner;) {
+    const int64_t a = e / slice;
+    const int64_t n = std::min({int64_t{kChunk}, r1 * s.inner - e, (a + 1) * slice - e});
+    if (gathered) {  // the last Gather has read the offsets before they change
       SetFlag<HardEvent::V_S>(EVENT_ID2);
       WaitFlag<HardEvent::V_S>(EVENT_ID2);
     }
     if (a != loaded) {
-      if (gathered) {
+      if (gathered) {  // and the slab
         SetFlag<HardEvent::V_MTE2>(EVENT_ID2);
         WaitFlag<HardEvent::V_MTE2>(EVENT_ID2);
       }
@@ -126,24 +138,45 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
       loaded = a;
     }
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t row = index((r + i) % s.k);
-      for (int64_t b = 0; b < s.inner; ++b)
-        off.SetValue(static_cast<uint32_t>(i * s.inner + b),
-                     static_cast<uint32_t>((row * s.inner + b) * 4));
+      const int64_t el = e + i, b = el % s.inner;
+      const int64_t row = index(s.elements ? el : el / s.inner % s.k);
+      off.SetValue(static_cast<uint32_t>(i), static_cast<uint32_t>((row * s.inner + b) * 4));
     }
     SetFlag<HardEvent::S_V>(EVENT_ID2);
     WaitFlag<HardEvent::S_V>(EVENT_ID2);
-    const auto count = static_cast<uint32_t>(n * s.inner);
+    const auto count = static_cast<uint32_t>(n);
     LocalTensor<float> o = qout.AllocTensor<float>();
     Gather(o, src, off, 0, count);
     gathered = true;
     qout.EnQue(o);
     o = qout.DeQue<float>();
-    DataCopyPad(gout[static_cast<uint64_t>(r * s.inner)], o,
-                DataCopyExtParams{1, count * 4, 0, 0, 0});
+    DataCopyPad(gout[static_cast<uint64_t>(e)], o, DataCopyExtParams{1, count * 4, 0, 0, 0});
     qout.FreeTensor(o);
-    r += n;
+    e += n;
   }
+}
+
+profile::KernelRecord run_gather(runtime::Device& device, const float* data, const void* indices,
+                                 unsigned index_bytes, float* out, const GatherShape& s,
+                                 const char* name) {
+  if (s.outer <= 0 || s.axis <= 0 || s.inner <= 0 || s.k <= 0)
+    throw_user_error(
+        "aicore {}: data of {} x {} x {} elements and {} indices along the axis; every extent "
+        "must be positive (an empty gather moves nothing)",
+        name, s.outer, s.axis, s.inner, s.k);
+  if (index_bytes != 4 && index_bytes != 8)
+    throw_user_error("aicore {}: indices of {} bytes; give int32 or int64 indices", name,
+                     index_bytes);
+  GmScope gm(device);
+  GM_ADDR d = gm.lend(data, static_cast<std::size_t>(s.outer * s.axis * s.inner) * 4);
+  GM_ADDR i = gm.lend(indices, static_cast<std::size_t>(s.index_count()) * index_bytes);
+  GM_ADDR o = gm.lend(out, static_cast<std::size_t>(s.outer * s.k * s.inner) * 4);
+  return launch(device, fmt::format("aicore:{}_b32", name), gm.blocks(s.outer * s.k), [&] {
+    if (index_bytes == 4)
+      gather_rows<int32_t>(d, i, o, s);
+    else
+      gather_rows<int64_t>(d, i, o, s);
+  });
 }
 
 }  // namespace
@@ -151,25 +184,24 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
 profile::KernelRecord gather(runtime::Device& device, const float* data, std::int64_t outer,
                              std::int64_t axis, std::int64_t inner, const void* indices,
                              unsigned index_bytes, std::int64_t k, float* out) {
-  if (outer <= 0 || axis <= 0 || inner <= 0 || k <= 0)
-    throw_user_error(
-        "aicore gather: data of {} x {} x {} elements and {} indices; every extent must be "
-        "positive (an empty Gather moves nothing)",
-        outer, axis, inner, k);
-  if (index_bytes != 4 && index_bytes != 8)
-    throw_user_error("aicore gather: indices of {} bytes; give int32 or int64 indices",
-                     index_bytes);
-  const GatherShape s{outer, axis, inner, k};
-  GmScope gm(device);
-  GM_ADDR d = gm.lend(data, static_cast<std::size_t>(outer * axis * inner) * 4);
-  GM_ADDR i = gm.lend(indices, static_cast<std::size_t>(k) * index_bytes);
-  GM_ADDR o = gm.lend(out, static_cast<std::size_t>(outer * k * inner) * 4);
-  return launch(device, "aicore:gather_b32", gm.blocks(outer * k), [&] {
-    if (index_bytes == 4)
-      gather_rows<int32_t>(d, i, o, s);
-    else
-      gather_rows<int64_t>(d, i, o, s);
-  });
+  return run_gather(device, data, indices, index_bytes, out, {outer, axis, inner, k, false},
+                    "gather");
+}
+
+std::optional<std::string> gather_elements_unsupported(std::int64_t axis, std::int64_t inner) {
+  if (slab_fits({1, axis, inner, 1, true})) return std::nullopt;
+  return fmt::format("an outer slice of {} B (the kernel gathers from one of up to {} KiB in UB)",
+                     axis * inner * 4, kSlabBytes >> 10);
+}
+
+profile::KernelRecord gather_elements(runtime::Device& device, const float* data,
+                                      std::int64_t outer, std::int64_t axis, std::int64_t inner,
+                                      const void* indices, unsigned index_bytes, std::int64_t k,
+                                      float* out) {
+  const GatherShape s{outer, axis, inner, k, true};
+  if (const auto why = gather_elements_unsupported(axis, inner))
+    throw_user_error("aicore gather_elements: {}; run it on the reference backend", *why);
+  return run_gather(device, data, indices, index_bytes, out, s, "gather_elements");
 }
 
 }  // namespace tessera::aicore::kernels

@@ -147,6 +147,16 @@ profile::KernelRecord fill(runtime::Device& device, float* out, std::int64_t cou
 profile::KernelRecord gather(runtime::Device& device, const float* data, std::int64_t outer,
                              std::int64_t axis, std::int64_t inner, const void* indices,
                              unsigned index_bytes, std::int64_t k, float* out);
+// ONNX GatherElements of 4-byte elements where the indices have the data's shape but along the
+// axis (k there): data [outer][axis][inner], indices and out [outer][k][inner],
+// out[a][j][b] = data[a][indices[a][j][b]][b]. Each outer slice of the data is gathered from in
+// UB by the Vector unit, with byte offsets the scalar unit computes from the checked indices.
+// gather_elements_unsupported says why a shape cannot run (a slice too large for the slab).
+std::optional<std::string> gather_elements_unsupported(std::int64_t axis, std::int64_t inner);
+profile::KernelRecord gather_elements(runtime::Device& device, const float* data,
+                                      std::int64_t outer, std::int64_t axis, std::int64_t inner,
+                                      const void* indices, unsigned index_bytes, std::int64_t k,
+                                      float* out);
 // How many axes strided_copy would run after merging (at most kStridedCopyMaxAxes run).
 int strided_copy_axes(std::span<const std::int64_t> dims, std::span<const std::int64_t> in_strides,
                       std::span<const std::int64_t> out_strides);

@@ -1191,6 +1191,34 @@ TEST(AicoreKernels, GatherElementsPicksWhatTheReferenceOpPicks) {
   EXPECT_FALSE(tessera::aicore::kernels::gather_elements_unsupported(4, 5).has_value());
 }
 
+// A core's UB keeps its contents from one launch to the next, as Ascend C leaves them (a new
+// tensor is not cleared): the second kernel copies out what the first left, without writing UB.
+void ub_write_kernel(GM_ADDR x) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  GlobalTensor<float> gx;
+  gx.SetGlobalBuffer((__gm__ float*)x + 64 * GetBlockIdx(), 64);
+  DataCopy(buf.Get<float>(), gx, 64);
+}
+void ub_read_kernel(GM_ADDR y) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  GlobalTensor<float> gy;
+  gy.SetGlobalBuffer((__gm__ float*)y + 64 * GetBlockIdx(), 64);
+  DataCopy(gy, buf.Get<float>(), 64);
+}
+
+TEST(AicoreAscendC, UnifiedBufferKeepsItsContentsAcrossLaunches) {
+  Gm<float> x(128), y(128);
+  for (int i = 0; i < 128; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i) + 0.5f;
+  ICPU_RUN_KF(ub_write_kernel, 2, x.addr());
+  ICPU_RUN_KF(ub_read_kernel, 2, y.addr());
+  for (int i = 0; i < 128; ++i)
+    ASSERT_EQ(y[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i)]) << i;
+}
+
 // Gather packs the elements at byte offsets of its source; an offset outside it is a fault.
 void gather_kernel(GM_ADDR x, GM_ADDR y, uint32_t bad) {
   TPipe pipe;

@@ -93,7 +93,9 @@ inline std::uint64_t lane_address(const VecOperand& o, std::uint64_t r, std::uin
 class Core {
  public:
   // Core `index` of `device` (an aicore preset). UserError when the preset lacks the pipes,
-  // buffers or params this target reads.
+  // buffers or params this target reads. Its buffers come from the process's idle ones of the
+  // same core and geometry, contents kept (Ascend C does not clear them), and go back there
+  // when it is destroyed; timeline, allocators, flags and slots are new.
   Core(runtime::Device& device, int index);
   ~Core();
   Core(const Core&) = delete;

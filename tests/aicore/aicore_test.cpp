@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "aicore_common.h"
 #include "register/op_def_registry.h"
@@ -1217,6 +1218,48 @@ TEST(AicoreAscendC, UnifiedBufferKeepsItsContentsAcrossLaunches) {
   ICPU_RUN_KF(ub_read_kernel, 2, y.addr());
   for (int i = 0; i < 128; ++i)
     ASSERT_EQ(y[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i)]) << i;
+}
+
+// The kept buffers are the device's: a core finds what the same core of the same device left,
+// however launches of two devices interleave (sequentially here, then from two host threads).
+// A pool shared by the process would hand device A's core the buffers device B's wrote last.
+TEST(AicoreAscendC, KeptBuffersBelongToTheirDevice) {
+  std::unique_ptr<tessera::runtime::Device> dev[2] = {tessera::runtime::Device::open("ascend910"),
+                                                      tessera::runtime::Device::open("ascend910")};
+  Gm<float> x0(128), x1(128), y0(128), y1(128);
+  Gm<float>* x[2] = {&x0, &x1};
+  Gm<float>* y[2] = {&y0, &y1};
+  for (int d = 0; d < 2; ++d)
+    for (int i = 0; i < 128; ++i)
+      (*x[d])[static_cast<std::size_t>(i)] = static_cast<float>(1000 * (d + 1) + i);
+  auto write = [&](int d) {
+    tessera::aicore::launch(*dev[d], "ub_write", 2, [&] { ub_write_kernel(x[d]->addr()); });
+  };
+  auto read = [&](int d) {
+    tessera::aicore::launch(*dev[d], "ub_read", 2, [&] { ub_read_kernel(y[d]->addr()); });
+  };
+  auto expect_own = [&](int d) {
+    for (int i = 0; i < 128; ++i)
+      ASSERT_EQ((*y[d])[static_cast<std::size_t>(i)], (*x[d])[static_cast<std::size_t>(i)])
+          << "device " << d << " element " << i;
+  };
+  write(0);
+  write(1);
+  read(0);
+  read(1);
+  expect_own(0);
+  expect_own(1);
+  for (int round = 0; round < 8; ++round) {
+    std::thread other([&] {
+      write(1);
+      read(1);
+    });
+    write(0);
+    read(0);
+    other.join();
+    expect_own(0);
+    expect_own(1);
+  }
 }
 
 // Gather packs the elements at byte offsets of its source; an offset outside it is a fault.

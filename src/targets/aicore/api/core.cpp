@@ -75,27 +75,13 @@ profile::KernelRecord& last_record() {
 // networks. Their contents carry over as on the hardware, where Ascend C does not clear a
 // buffer: Huawei's CANN API reference ("AllocTensor", Ascend C API, CANN 8.0) says an allocated
 // tensor's contents need not be zero. Only the allocators, flags and queue slots start afresh.
+// The buffers belong to their device and core index, so what a kernel finds in a buffer it did
+// not write is what the same core of the same device left, whatever other devices run.
 using CoreMemories = std::array<std::unique_ptr<sim::Memory>, kBufCount>;
-struct MemoryPool {
+struct KeptCoreMemories {
   std::mutex mutex;
-  std::map<std::string, std::vector<CoreMemories>> idle;  // key: core name and buffer figures
+  std::vector<CoreMemories> by_core;  // index: core
 };
-MemoryPool& memory_pool() {
-  static MemoryPool pool;
-  return pool;
-}
-
-// Buffers are interchangeable only between cores of the same name whose presets give them the
-// same geometry (a user's preset may reuse a name with other sizes).
-std::string memories_key(const arch::MachineSpec& spec, const std::string& core) {
-  std::string key = core;
-  for (int b = 1; b < kBufCount; ++b) {
-    const arch::MemorySpec& m = spec.memory(buf_name(static_cast<Buf>(b)));
-    key += fmt::format("|{}:{}:{}:{}:{}:{}", m.name, m.capacity_bytes.value, m.base_address.value,
-                       m.alignment_bytes.value, m.banks.value, m.bank_width_bytes.value);
-  }
-  return key;
-}
 
 // Every f16 bit pattern as f32: the Cube's operands convert through it.
 const std::vector<float>& f16_table() {
@@ -140,15 +126,11 @@ Core::Core(runtime::Device& device, int index)
       throw_user_error("preset '{}' has no core buffer '{}', which an AI Core needs (spec 003)",
                        spec.name, n);
   }
-  memories_key_ = memories_key(spec, name_);
   {
-    MemoryPool& pool = memory_pool();
-    std::lock_guard lock(pool.mutex);
-    auto it = pool.idle.find(memories_key_);
-    if (it != pool.idle.end() && !it->second.empty()) {
-      memories_ = std::move(it->second.back());
-      it->second.pop_back();
-    }
+    auto& kept = device.target_state<KeptCoreMemories>();
+    std::lock_guard lock(kept.mutex);
+    if (static_cast<std::size_t>(index_) < kept.by_core.size())
+      memories_ = std::move(kept.by_core[static_cast<std::size_t>(index_)]);
   }
   for (int b = 1; b < kBufCount; ++b) {
     if (!memories_[b])
@@ -179,9 +161,11 @@ Core::Core(runtime::Device& device, int index)
 }
 
 Core::~Core() {
-  MemoryPool& pool = memory_pool();
-  std::lock_guard lock(pool.mutex);
-  pool.idle[memories_key_].push_back(std::move(memories_));
+  auto& kept = device_.target_state<KeptCoreMemories>();
+  std::lock_guard lock(kept.mutex);
+  const auto core = static_cast<std::size_t>(index_);
+  if (kept.by_core.size() <= core) kept.by_core.resize(core + 1);
+  kept.by_core[core] = std::move(memories_);
 }
 
 sim::FlagId Core::user_flag(Pipe src, Pipe dst, std::uint32_t event_id) {

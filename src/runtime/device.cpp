@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <typeindex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -61,6 +62,8 @@ struct Device::Impl {
   mutable std::mutex mutex;
   std::map<std::uint64_t, Entry> buffers;  // by id
   std::uint64_t next_id = 1;
+  std::mutex target_state_mutex;
+  std::map<std::type_index, std::shared_ptr<void>> target_states;
   std::map<std::string, std::uint64_t> bytes_by_tag;
   profile::Profile profile;
   std::uint64_t now = 0;  // the end of the latest work: where in-order work starts
@@ -402,6 +405,14 @@ sim::BandwidthChannel& Device::global_channel() {
 
 sim::SharedCache* Device::global_cache() {
   return impl_->cache.get();
+}
+
+std::shared_ptr<void> Device::target_state(const std::type_info& type,
+                                           std::shared_ptr<void> (*make)()) {
+  std::lock_guard lock(impl_->target_state_mutex);
+  std::shared_ptr<void>& state = impl_->target_states[std::type_index(type)];
+  if (!state) state = make();
+  return state;
 }
 
 const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,

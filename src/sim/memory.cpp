@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -40,6 +41,48 @@ std::uint64_t pick_alignment(std::uint64_t asked, std::uint64_t fallback,
   if (!std::has_single_bit(a))
     throw_user_error("allocation in '{}': alignment {} is not a power of two", memory, asked);
   return a;
+}
+
+// Per bank: the distinct start addresses of a group's accesses that touch it, and which
+// accesses do (ascending). Kept per host thread and reused: a vector instruction asks for every
+// repeat, and building fresh containers each time was a large share of host time.
+struct BankUse {
+  std::vector<std::uint64_t> addresses;
+  std::vector<std::size_t> accesses;
+};
+struct BankUsers {
+  std::vector<BankUse> banks;          // index: bank
+  std::vector<std::uint32_t> touched;  // banks with users, ascending
+};
+
+const BankUsers& bank_users(const Memory& memory, std::span<const Access> group) {
+  thread_local BankUsers users;
+  for (std::uint32_t bank : users.touched) {
+    users.banks[bank].addresses.clear();
+    users.banks[bank].accesses.clear();
+  }
+  users.touched.clear();
+  const std::uint64_t banks = memory.banks();
+  if (users.banks.size() < banks) users.banks.resize(banks);
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    memory.check_bounds(group[i].address, group[i].bytes, "banked access");
+    std::uint64_t offset = group[i].address - memory.base();
+    std::uint64_t first = offset / memory.bank_width();
+    std::uint64_t last =
+        (offset + std::max<std::uint64_t>(group[i].bytes, 1) - 1) / memory.bank_width();
+    // An access wider than all banks touches every bank once.
+    if (last - first + 1 > banks) last = first + banks - 1;
+    for (std::uint64_t granule = first; granule <= last; ++granule) {
+      const auto bank = static_cast<std::uint32_t>(granule % banks);
+      auto& [addresses, accesses] = users.banks[bank];
+      if (accesses.empty()) users.touched.push_back(bank);
+      if (std::find(addresses.begin(), addresses.end(), group[i].address) == addresses.end())
+        addresses.push_back(group[i].address);
+      if (accesses.empty() || accesses.back() != i) accesses.push_back(i);
+    }
+  }
+  std::sort(users.touched.begin(), users.touched.end());
+  return users;
 }
 
 }  // namespace
@@ -84,9 +127,30 @@ Memory::Memory(const arch::MemorySpec& spec, std::string owner, Backing backing)
           "memory '{}' of {} holds {}; host storage is only mirrored for memories up "
           "to {} (keep device memory per buffer, as runtime::Device does)",
           name_, owner_, format_bytes(capacity_), format_bytes(kMaxHostBacking));
-    storage_.resize(capacity_);
+    storage_ = ZeroedBytes(static_cast<std::size_t>(capacity_));
   }
 }
+
+Memory::ZeroedBytes::ZeroedBytes(std::size_t size)
+    : data_(static_cast<std::byte*>(std::calloc(size, 1))), size_(size) {
+  if (!data_) throw_user_error("host storage of {}: out of host memory", format_bytes(size));
+}
+
+Memory::ZeroedBytes::ZeroedBytes(const ZeroedBytes& other) : ZeroedBytes() {
+  *this = other;
+}
+
+Memory::ZeroedBytes& Memory::ZeroedBytes::operator=(const ZeroedBytes& other) {
+  if (this == &other) return *this;
+  ZeroedBytes copy;
+  if (other.size_ != 0) {
+    copy = ZeroedBytes(other.size_);
+    std::memcpy(copy.data(), other.data(), other.size_);
+  }
+  return *this = std::move(copy);
+}
+
+void Memory::ZeroedBytes::Free::operator()(std::byte* p) const { std::free(p); }
 
 void Memory::check_bounds(std::uint64_t address, std::uint64_t bytes, std::string_view op,
                           AccessKind kind) const {
@@ -164,40 +228,22 @@ std::uint32_t Memory::bank_of(std::uint64_t address) const {
   return static_cast<std::uint32_t>(((address - base_) / bank_width_) % banks_);
 }
 
-// bank -> distinct start addresses of the accesses that touch it, and which accesses do.
-std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::size_t>>>
-Memory::bank_users(std::span<const Access> group) const {
-  std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::size_t>>> users;
-  for (std::size_t i = 0; i < group.size(); ++i) {
-    check_bounds(group[i].address, group[i].bytes, "banked access");
-    std::uint64_t offset = group[i].address - base_;
-    std::uint64_t first = offset / bank_width_;
-    std::uint64_t last = (offset + std::max<std::uint64_t>(group[i].bytes, 1) - 1) / bank_width_;
-    // An access wider than all banks touches every bank once.
-    if (last - first + 1 > banks_) last = first + banks_ - 1;
-    for (std::uint64_t granule = first; granule <= last; ++granule) {
-      auto& [addresses, accesses] = users[static_cast<std::uint32_t>(granule % banks_)];
-      if (std::find(addresses.begin(), addresses.end(), group[i].address) == addresses.end())
-        addresses.push_back(group[i].address);
-      if (accesses.empty() || accesses.back() != i) accesses.push_back(i);
-    }
-  }
-  return users;
-}
-
 std::vector<BankConflict> Memory::bank_conflicts(std::span<const Access> group) const {
   if (banks_ <= 1) return {};
+  const BankUsers& users = bank_users(*this, group);
   std::vector<BankConflict> conflicts;
-  for (const auto& [bank, use] : bank_users(group))
-    if (use.first.size() >= 2) conflicts.push_back(BankConflict{bank, use.second});
+  for (std::uint32_t bank : users.touched)
+    if (users.banks[bank].addresses.size() >= 2)
+      conflicts.push_back(BankConflict{bank, users.banks[bank].accesses});
   return conflicts;
 }
 
 std::uint64_t Memory::bank_conflict_cycles(std::span<const Access> group) const {
   if (banks_ <= 1) return 0;
-  std::uint64_t worst = 1;
-  for (const auto& [bank, use] : bank_users(group))
-    worst = std::max<std::uint64_t>(worst, use.first.size());
+  const BankUsers& users = bank_users(*this, group);
+  std::size_t worst = 1;
+  for (std::uint32_t bank : users.touched)
+    worst = std::max(worst, users.banks[bank].addresses.size());
   return worst - 1;
 }
 
@@ -217,7 +263,7 @@ void Memory::check_no_bank_conflicts(std::span<const Access> group, std::string_
 
 std::span<std::byte> Memory::bytes(std::uint64_t address, std::uint64_t size, std::string_view op,
                                    AccessKind kind) {
-  if (storage_.empty())
+  if (!has_storage())
     throw_user_error("memory '{}' of {} has no host storage; construct it with Backing::host",
                      name_, owner_);
   check_bounds(address, size, op, kind);
@@ -226,7 +272,7 @@ std::span<std::byte> Memory::bytes(std::uint64_t address, std::uint64_t size, st
 
 std::span<const std::byte> Memory::bytes(std::uint64_t address, std::uint64_t size,
                                          std::string_view op) const {
-  if (storage_.empty())
+  if (!has_storage())
     throw_user_error("memory '{}' of {} has no host storage; construct it with Backing::host",
                      name_, owner_);
   check_bounds(address, size, op, AccessKind::read);

@@ -6,16 +6,23 @@
 
 namespace tessera::sim {
 
-void RaceDetector::record(Event event, const std::string& buffer, std::uint64_t begin,
+void RaceDetector::record(Event event, std::string_view buffer, std::uint64_t begin,
                           std::uint64_t end, Kind kind, std::string what) {
   if (end <= begin) return;
-  pending_.emplace_back(buffer, Access{event, begin, end, kind, std::move(what)});
+  std::uint32_t index = 0;
+  while (index < buffers_.size() && buffers_[index] != buffer) ++index;
+  if (index == buffers_.size()) {
+    buffers_.emplace_back(buffer);
+    live_.emplace_back();
+  }
+  pending_.push_back(Pending{index, Access{event, begin, end, kind, std::move(what)}});
 }
 
 void RaceDetector::check(const Timeline& timeline) {
   auto kind_name = [](Kind k) { return k == Kind::write ? "writes" : "reads"; };
-  for (auto& [buffer, access] : pending_) {
-    auto& live = live_[buffer];
+  for (auto& [buffer_index, access] : pending_) {
+    auto& live = live_[buffer_index];
+    const std::string& buffer = buffers_[buffer_index];
     const PipeId pipe = timeline.pipe_of(access.event);
     for (const Access& earlier : live) {
       if (earlier.end <= access.begin || access.end <= earlier.begin) continue;

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "aicore_common.h"
 #include "register/op_def_registry.h"
 #include "tessera/compiler/driver.h"
 #include "tessera/ops/gemm.h"
+#include "tessera/ops/reference.h"
 #include "tessera/sim/cost_model.h"
 #include "tessera/targets/aicore/api/report.h"
 #include "tessera/targets/aicore/backend/backend.h"
@@ -1066,6 +1068,198 @@ TEST(AicoreKernels, StridedCopyWritesPartsOfAStridedOutput) {
   EXPECT_THROW(tessera::aicore::kernels::strided_copy(dev, x.data(), 24, t.data(), 10, dims,
                                                       in_strides, out_strides),
                tessera::UserError);
+}
+
+// ONNX Gather on the device against the reference op: each axis of a (4, 6, 5) tensor (short
+// rows through the Vector unit's Gather from a slab in UB, whole rows by DataCopyPad), negative
+// indices, int64 indices, rows longer than a transfer, more indices than one staging chunk,
+// the same results and cycles on 1, 2 and 8 host threads; an index outside the axis is a
+// DeviceFault naming it.
+TEST(AicoreKernels, GatherPicksWhatTheReferenceOpPicks) {
+  auto& dev = tessera::aicore::device();
+  const auto check = [&](std::vector<std::int64_t> dims, int axis, std::vector<std::int64_t> idx,
+                         std::vector<std::int64_t> idx_dims) {
+    std::int64_t count = 1;
+    for (std::int64_t d : dims) count *= d;
+    std::vector<float> x(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.25f - 7.0f;
+    const tessera::Tensor data =
+        tessera::Tensor::from_vector(tessera::Shape::from_outer_first(dims), x);
+    const tessera::Tensor indices = tessera::Tensor::from_ints(
+        tessera::DType::i32, tessera::Shape::from_outer_first(idx_dims), idx);
+    // The reference numbers axes fastest first.
+    const tessera::Tensor want =
+        tessera::ops::gather(data, indices, static_cast<int>(dims.size()) - 1 - axis);
+    std::int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= dims[static_cast<std::size_t>(d)];
+    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
+    const std::int64_t axis_len = dims[static_cast<std::size_t>(axis)];
+    const auto k = static_cast<std::int64_t>(idx.size());
+    std::vector<std::int32_t> i32(idx.begin(), idx.end());
+    std::vector<std::vector<float>> results;
+    std::vector<std::vector<std::uint64_t>> cycles;
+    for (unsigned threads : {1u, 2u, 8u}) {
+      tessera::aicore::set_threads(threads);
+      std::vector<float> y(static_cast<std::size_t>(outer * k * inner), -1.0f);
+      const auto rec = tessera::aicore::kernels::gather(dev, x.data(), outer, axis_len, inner,
+                                                        i32.data(), 4, k, y.data());
+      results.push_back(y);
+      cycles.emplace_back(rec.cycles_per_core.begin(), rec.cycles_per_core.end());
+      EXPECT_GT(rec.cycles, 0u);
+    }
+    tessera::aicore::set_threads(0);
+    ASSERT_EQ(results[0].size(), static_cast<std::size_t>(want.element_count()));
+    for (std::size_t i = 0; i < results[0].size(); ++i)
+      ASSERT_EQ(results[0][i], want.data<float>()[i]) << "axis " << axis << " element " << i;
+    EXPECT_EQ(results[0], results[1]);
+    EXPECT_EQ(results[0], results[2]);
+    EXPECT_EQ(cycles[0], cycles[1]);
+    EXPECT_EQ(cycles[0], cycles[2]);
+    // int64 indices pick the same.
+    std::vector<float> y64(results[0].size(), -1.0f);
+    tessera::aicore::kernels::gather(dev, x.data(), outer, axis_len, inner, idx.data(), 8, k,
+                                     y64.data());
+    EXPECT_EQ(y64, results[0]) << "int64 indices, axis " << axis;
+  };
+  check({4, 6, 5}, 0, {3, 0, -1, 1, 3}, {5});
+  check({4, 6, 5}, 1, {5, -6, 2, 2}, {2, 2});
+  check({4, 6, 5}, 2, {4, 0, -2}, {3});
+  check({3, 2500}, 0, {2, -3, 1}, {3});  // rows of two transfers
+  std::vector<std::int64_t> many(3000);  // two staging chunks of indices, slab path
+  for (std::size_t i = 0; i < many.size(); ++i)
+    many[i] = static_cast<std::int64_t>((i * 7919) % 61) - 30;
+  check({2, 61}, 1, many, {3000});
+
+  // Whole rows (8 floats, DataCopyPad) and short ones (the slab and Gather).
+  std::vector<float> x(24), y(16);
+  const std::int32_t bad[2] = {1, 3};
+  expect_fault(
+      [&] { tessera::aicore::kernels::gather(dev, x.data(), 1, 3, 8, bad, 4, 2, y.data()); },
+      {"Gather", "index 3", "indices element 1", "[-3, 2]"});
+  const std::int32_t below[2] = {-7, 0};
+  expect_fault(
+      [&] { tessera::aicore::kernels::gather(dev, x.data(), 4, 6, 1, below, 4, 2, y.data()); },
+      {"Gather", "index -7", "indices element 0", "[-6, 5]"});
+  EXPECT_THROW(tessera::aicore::kernels::gather(dev, x.data(), 1, 3, 8, bad, 2, 2, y.data()),
+               tessera::UserError);
+}
+
+// ONNX GatherElements on the device against the reference op: along each axis of a (3, 4, 5)
+// tensor with indices narrower along it, negative ones among them, and an index outside the
+// axis as a DeviceFault; a slice too large for the slab is refused.
+TEST(AicoreKernels, GatherElementsPicksWhatTheReferenceOpPicks) {
+  auto& dev = tessera::aicore::device();
+  const std::vector<std::int64_t> dims = {3, 4, 5};
+  std::vector<float> x(60);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f + 1.0f;
+  const tessera::Tensor data =
+      tessera::Tensor::from_vector(tessera::Shape::from_outer_first(dims), x);
+  for (int axis = 0; axis < 3; ++axis) {
+    std::vector<std::int64_t> idims = dims;
+    const std::int64_t len = dims[static_cast<std::size_t>(axis)], k = 2;
+    idims[static_cast<std::size_t>(axis)] = k;
+    std::int64_t count = 1, outer = 1, inner = 1;
+    for (std::int64_t d : idims) count *= d;
+    for (int d = 0; d < axis; ++d) outer *= dims[static_cast<std::size_t>(d)];
+    for (int d = axis + 1; d < 3; ++d) inner *= dims[static_cast<std::size_t>(d)];
+    std::vector<std::int64_t> idx(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < idx.size(); ++i)
+      idx[i] = static_cast<std::int64_t>((i * 5 + 3) % static_cast<std::size_t>(2 * len)) - len;
+    const tessera::Tensor indices = tessera::Tensor::from_ints(
+        tessera::DType::i32, tessera::Shape::from_outer_first(idims), idx);
+    const tessera::Tensor want = tessera::ops::gather_elements(data, indices, 2 - axis);
+    std::vector<std::int32_t> i32(idx.begin(), idx.end());
+    std::vector<float> y(static_cast<std::size_t>(count), -1.0f);
+    tessera::aicore::kernels::gather_elements(dev, x.data(), outer, len, inner, i32.data(), 4, k,
+                                              y.data());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], want.data<float>()[i]) << "axis " << axis << " element " << i;
+    std::vector<float> y64(y.size(), -1.0f);
+    tessera::aicore::kernels::gather_elements(dev, x.data(), outer, len, inner, idx.data(), 8, k,
+                                              y64.data());
+    EXPECT_EQ(y64, y) << "int64 indices, axis " << axis;
+  }
+  std::vector<std::int32_t> bad(8, 0);
+  bad[5] = 4;
+  std::vector<float> y(8);
+  expect_fault(
+      [&] {
+        tessera::aicore::kernels::gather_elements(dev, x.data(), 1, 4, 4, bad.data(), 4, 2,
+                                                  y.data());
+      },
+      {"GatherElements", "index 4", "indices element 5", "[-4, 3]"});
+  EXPECT_TRUE(tessera::aicore::kernels::gather_elements_unsupported(4096, 5).has_value());
+  EXPECT_FALSE(tessera::aicore::kernels::gather_elements_unsupported(4, 5).has_value());
+}
+
+// A core's UB keeps its contents from one launch to the next, as Ascend C leaves them (a new
+// tensor is not cleared): the second kernel copies out what the first left, without writing UB.
+void ub_write_kernel(GM_ADDR x) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  GlobalTensor<float> gx;
+  gx.SetGlobalBuffer((__gm__ float*)x + 64 * GetBlockIdx(), 64);
+  DataCopy(buf.Get<float>(), gx, 64);
+}
+void ub_read_kernel(GM_ADDR y) {
+  TPipe pipe;
+  TBuf<QuePosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  GlobalTensor<float> gy;
+  gy.SetGlobalBuffer((__gm__ float*)y + 64 * GetBlockIdx(), 64);
+  DataCopy(gy, buf.Get<float>(), 64);
+}
+
+TEST(AicoreAscendC, UnifiedBufferKeepsItsContentsAcrossLaunches) {
+  Gm<float> x(128), y(128);
+  for (int i = 0; i < 128; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i) + 0.5f;
+  ICPU_RUN_KF(ub_write_kernel, 2, x.addr());
+  ICPU_RUN_KF(ub_read_kernel, 2, y.addr());
+  for (int i = 0; i < 128; ++i)
+    ASSERT_EQ(y[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(i)]) << i;
+}
+
+// The kept buffers are the device's: a core finds what the same core of the same device left,
+// however launches of two devices interleave (sequentially here, then from two host threads).
+// A pool shared by the process would hand device A's core the buffers device B's wrote last.
+TEST(AicoreAscendC, KeptBuffersBelongToTheirDevice) {
+  std::unique_ptr<tessera::runtime::Device> dev[2] = {tessera::runtime::Device::open("ascend910"),
+                                                      tessera::runtime::Device::open("ascend910")};
+  Gm<float> x0(128), x1(128), y0(128), y1(128);
+  Gm<float>* x[2] = {&x0, &x1};
+  Gm<float>* y[2] = {&y0, &y1};
+  for (int d = 0; d < 2; ++d)
+    for (int i = 0; i < 128; ++i)
+      (*x[d])[static_cast<std::size_t>(i)] = static_cast<float>(1000 * (d + 1) + i);
+  auto write = [&](int d) {
+    tessera::aicore::launch(*dev[d], "ub_write", 2, [&] { ub_write_kernel(x[d]->addr()); });
+  };
+  auto read = [&](int d) {
+    tessera::aicore::launch(*dev[d], "ub_read", 2, [&] { ub_read_kernel(y[d]->addr()); });
+  };
+  auto expect_own = [&](int d) {
+    for (int i = 0; i < 128; ++i)
+      ASSERT_EQ((*y[d])[static_cast<std::size_t>(i)], (*x[d])[static_cast<std::size_t>(i)])
+          << "device " << d << " element " << i;
+  };
+  write(0);
+  write(1);
+  read(0);
+  read(1);
+  expect_own(0);
+  expect_own(1);
+  for (int round = 0; round < 8; ++round) {
+    std::thread other([&] {
+      write(1);
+      read(1);
+    });
+    write(0);
+    read(0);
+    other.join();
+    expect_own(0);
+    expect_own(1);
+  }
 }
 
 // Gather packs the elements at byte offsets of its source; an offset outside it is a fault.

@@ -1,6 +1,11 @@
 #include "tessera/sim/memory.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
 #include <vector>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -104,6 +109,55 @@ TEST(Memory, ContiguousBanksConflictOnAnyTwoAddresses) {
   ASSERT_EQ(conflicts.size(), 1u);
   EXPECT_EQ(conflicts[0].bank, 0u);
   EXPECT_EQ(conflicts[0].accesses, (std::vector<std::size_t>{0, 1}));
+}
+
+// Bank queries reuse per-thread scratch: a group that faults half way, or a larger earlier
+// group, leaves nothing behind for the next query.
+TEST(Memory, BankQueriesStartAfreshAfterAFaultingGroup) {
+  auto spec = testing::test_machine();
+  Memory local(spec.memories[0], "core0");  // 4 banks x 64 B, 4 KiB
+  std::vector<Access> faulting = {{0, 16}, {256, 16}, {4090, 16}};
+  EXPECT_THROW(local.bank_conflict_cycles(faulting), DeviceFault);
+  std::vector<Access> clean = {{0, 16}, {64, 16}};
+  EXPECT_TRUE(local.bank_conflicts(clean).empty());
+  EXPECT_EQ(local.bank_conflict_cycles(clean), 0u);
+  std::vector<Access> three = {{0, 4}, {256, 4}, {512, 4}, {64, 4}, {320, 4}};
+  EXPECT_EQ(local.bank_conflict_cycles(three), 2u);
+  auto conflicts = local.bank_conflicts(three);
+  ASSERT_EQ(conflicts.size(), 2u);
+  EXPECT_EQ(conflicts[0].bank, 0u);
+  EXPECT_EQ(conflicts[0].accesses, (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(conflicts[1].bank, 1u);
+  EXPECT_EQ(conflicts[1].accesses, (std::vector<std::size_t>{3, 4}));
+  EXPECT_EQ(local.bank_conflict_cycles(clean), 0u);
+}
+
+// Host storage reads as zero until written and costs the host only the pages written: a
+// 256 MiB memory adds far less than that to the process's resident set. A copy has its own bytes.
+TEST(Memory, HostStorageIsZeroAndUntouchedUntilWritten) {
+  auto resident_bytes = [] {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t size = 0, resident = 0;
+    statm >> size >> resident;
+    return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  };
+  const std::uint64_t capacity = std::uint64_t{256} << 20;
+  const std::uint64_t before = resident_bytes();
+  Memory big(memory_spec("ub", "core", static_cast<double>(capacity), 0, 32, 1, 0, 1, 1), "core0",
+             Memory::Backing::host);
+  for (std::uint64_t a = 0; a < capacity; a += capacity / 64)
+    ASSERT_EQ(big.load<std::uint32_t>(a, "load"), 0u) << a;
+  big.store<std::uint32_t>(capacity - 4, 0xdeadbeef, "store");
+  EXPECT_LT(resident_bytes() - std::min(before, resident_bytes()), capacity / 8);
+  EXPECT_EQ(big.load<std::uint32_t>(capacity - 4, "load"), 0xdeadbeefu);
+
+  Memory local(testing::test_machine().memories[0], "core0", Memory::Backing::host);
+  local.store<std::uint32_t>(4092, 0xdeadbeef, "store");
+  Memory copy = local;
+  EXPECT_EQ(copy.load<std::uint32_t>(4092, "load"), 0xdeadbeefu);
+  EXPECT_EQ(copy.load<std::uint32_t>(64, "load"), 0u);
+  copy.store<std::uint32_t>(0, 7, "store");
+  EXPECT_EQ(local.load<std::uint32_t>(0, "load"), 0u);  // the copy has its own bytes
 }
 
 TEST(Memory, UnbankedMemoryNeverConflicts) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "tessera/arch/machine_spec.h"
@@ -145,7 +146,17 @@ class Device {
   // The cache in front of global memory (the preset's global_cache), or nullptr.
   sim::SharedCache* global_cache();
 
+  // State a target keeps for the device's lifetime (an AI Core's buffers between launches):
+  // one T per device, default-constructed on first use, destroyed with the device. Thread-safe.
+  template <typename T>
+  T& target_state() {
+    return *static_cast<T*>(
+        target_state(typeid(T), [] { return std::shared_ptr<void>(std::make_shared<T>()); })
+            .get());
+  }
+
  private:
+  std::shared_ptr<void> target_state(const std::type_info& type, std::shared_ptr<void> (*make)());
   // The common part of recording a kernel of cores: `ends_of(start, record)` gives each core's
   // end on the device (called with the device locked).
   const profile::KernelRecord& record_cores(

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,7 +51,7 @@ class Memory {
   std::uint64_t alignment() const { return alignment_; }
   std::uint32_t banks() const { return banks_; }
   std::uint64_t bank_width() const { return bank_width_; }
-  bool has_storage() const { return !storage_.empty(); }
+  bool has_storage() const { return storage_.size() != 0; }
 
   // DeviceFault unless [address, address + bytes) lies inside the memory. `op` names the
   // operation ("vector load", "dma read") for the message.
@@ -120,11 +121,28 @@ class Memory {
   std::uint64_t alignment_ = 1;
   std::uint32_t banks_ = 1;
   std::uint64_t bank_width_ = 0;
-  std::vector<std::byte> storage_;
-  std::vector<std::uint8_t> written_;  // one flag per byte while tracking initialisation
+  // Host bytes that read as zero until written, taken from calloc: large ones come as untouched
+  // zero pages, so a memory costs the host only the pages something writes.
+  class ZeroedBytes {
+   public:
+    ZeroedBytes() = default;
+    explicit ZeroedBytes(std::size_t size);
+    ZeroedBytes(const ZeroedBytes& other);
+    ZeroedBytes& operator=(const ZeroedBytes& other);
+    ZeroedBytes(ZeroedBytes&&) noexcept = default;
+    ZeroedBytes& operator=(ZeroedBytes&&) noexcept = default;
+    std::byte* data() const { return data_.get(); }
+    std::size_t size() const { return size_; }
 
-  std::map<std::uint32_t, std::pair<std::vector<std::uint64_t>, std::vector<std::size_t>>>
-  bank_users(std::span<const Access> group) const;
+   private:
+    struct Free {
+      void operator()(std::byte* p) const;
+    };
+    std::unique_ptr<std::byte, Free> data_;
+    std::size_t size_ = 0;
+  };
+  ZeroedBytes storage_;
+  std::vector<std::uint8_t> written_;  // one flag per byte while tracking initialisation
 };
 
 // Bookkeeping shared by the allocators: what they report on exhaustion and in the Profile.

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/sim/timeline.h"
@@ -21,7 +21,7 @@ class RaceDetector {
 
   // Records that `event`'s operation (`what`, e.g. "DataCopy UB->GM") reads or writes
   // [begin, end) of `buffer` ("UB", "L0C").
-  void record(Event event, const std::string& buffer, std::uint64_t begin, std::uint64_t end,
+  void record(Event event, std::string_view buffer, std::uint64_t begin, std::uint64_t end,
               Kind kind, std::string what);
   // Checks every recorded access against the earlier ones; DeviceFault at the first race.
   // The timeline must track order (Timeline::set_track_order) and be finished. Accesses are
@@ -39,8 +39,14 @@ class RaceDetector {
     Kind kind = Kind::read;
     std::string what;
   };
-  std::vector<std::pair<std::string, Access>> pending_;  // in record order
-  std::map<std::string, std::vector<Access>> live_;      // per buffer, not yet superseded
+  struct Pending {
+    std::uint32_t buffer = 0;  // index into buffers_
+    Access access;
+  };
+  // Buffer names by index: a core has a handful, so a scan beats a map and copies no string.
+  std::vector<std::string> buffers_;
+  std::vector<Pending> pending_;             // in record order
+  std::vector<std::vector<Access>> live_;    // per buffer index, not yet superseded
   std::string remedy_ = "order them with set_flag/wait_flag (or EnQue/DeQue), or a pipe_barrier";
 };
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -69,6 +70,30 @@ profile::KernelRecord& last_record() {
   return r;
 }
 
+// A core's L1, L0A, L0B, L0C and UB outlive the launch that used them: building them for every
+// launch (zero-filled host storage, first-touch page faults) was most of the host time of small
+// networks. Their contents carry over as on the hardware, where Ascend C does not clear a
+// buffer: Huawei's CANN API reference ("AllocTensor", Ascend C API, CANN 8.0) says an allocated
+// tensor's contents need not be zero. Only the allocators, flags and queue slots start afresh.
+// The buffers belong to their device and core index, so what a kernel finds in a buffer it did
+// not write is what the same core of the same device left, whatever other devices run.
+using CoreMemories = std::array<std::unique_ptr<sim::Memory>, kBufCount>;
+struct KeptCoreMemories {
+  std::mutex mutex;
+  std::vector<CoreMemories> by_core;  // index: core
+};
+
+// Every f16 bit pattern as f32: the Cube's operands convert through it.
+const std::vector<float>& f16_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (std::uint32_t h = 0; h < t.size(); ++h)
+      t[h] = f16_bits_to_f32(static_cast<std::uint16_t>(h));
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace
 
 struct Core::Slot {
@@ -100,7 +125,17 @@ Core::Core(runtime::Device& device, int index)
     if (!spec.find_memory(n))
       throw_user_error("preset '{}' has no core buffer '{}', which an AI Core needs (spec 003)",
                        spec.name, n);
-    memories_[b] = std::make_unique<sim::Memory>(spec.memory(n), name_, sim::Memory::Backing::host);
+  }
+  {
+    auto& kept = device.target_state<KeptCoreMemories>();
+    std::lock_guard lock(kept.mutex);
+    if (static_cast<std::size_t>(index_) < kept.by_core.size())
+      memories_ = std::move(kept.by_core[static_cast<std::size_t>(index_)]);
+  }
+  for (int b = 1; b < kBufCount; ++b) {
+    if (!memories_[b])
+      memories_[b] = std::make_unique<sim::Memory>(spec.memory(buf_name(static_cast<Buf>(b))),
+                                                   name_, sim::Memory::Backing::host);
     allocators_[b] = std::make_unique<sim::FirstFitAllocator>(*memories_[b]);
   }
   const sim::CostModel& cost = device.cost_model();
@@ -118,20 +153,31 @@ Core::Core(runtime::Device& device, int index)
   if (vector_bytes_per_cycle_ <= 0 || cube_cycles_per_step_ <= 0 || cube_m_ == 0 || cube_k_ == 0 ||
       cube_n_ == 0)
     throw_user_error("preset '{}': the aicore.* rates must be positive", spec.name);
-  user_flags_.resize(static_cast<std::size_t>(kPipeCount * kPipeCount) * flag_ids_);
+  user_flags_.assign(static_cast<std::size_t>(kPipeCount * kPipeCount) * flag_ids_, std::nullopt);
   flag_balance_.assign(user_flags_.size(), 0);
-  for (int s = 0; s < kPipeCount; ++s)
-    for (int d = 0; d < kPipeCount; ++d)
-      for (std::uint32_t id = 0; id < flag_ids_; ++id)
-        user_flags_[(static_cast<std::size_t>(s) * kPipeCount + d) * flag_ids_ + id] =
-            timeline_.flag(fmt::format("{}->{} event {}", pipe_name(static_cast<Pipe>(s)),
-                                       pipe_name(static_cast<Pipe>(d)), id));
   timeline_.set_track_order(true);
   timeline_.set_trace(device.trace_enabled());
   slots_.emplace_back();  // slot 0: tensors outside any queue (TBuf, user addresses)
 }
 
-Core::~Core() = default;
+Core::~Core() {
+  auto& kept = device_.target_state<KeptCoreMemories>();
+  std::lock_guard lock(kept.mutex);
+  const auto core = static_cast<std::size_t>(index_);
+  if (kept.by_core.size() <= core) kept.by_core.resize(core + 1);
+  kept.by_core[core] = std::move(memories_);
+}
+
+sim::FlagId Core::user_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
+  // Created on first use: most kernels touch a few of the pipe pairs' event ids.
+  std::optional<sim::FlagId>& f =
+      user_flags_[(static_cast<std::size_t>(src) * kPipeCount + static_cast<std::size_t>(dst)) *
+                      flag_ids_ +
+                  event_id];
+  if (!f)
+    f = timeline_.flag(fmt::format("{}->{} event {}", pipe_name(src), pipe_name(dst), event_id));
+  return *f;
+}
 
 const sim::Memory& Core::memory(Buf buf) const {
   if (buf == Buf::GM) throw_user_error("{}: GM is the device's memory, not a core buffer", name_);
@@ -643,25 +689,36 @@ void Core::mmad(const Ref& c, const Ref& a, const Ref& b, std::uint32_t m, std::
   const std::byte* pb = data(Buf::L0B, b.addr, b_bytes, what);
   std::byte* pc = data(Buf::L0C, c.addr, c_bytes, what);
   const std::uint64_t M = m1 * cube_m_, K = k1 * k0, N = n1 * cube_n_;
+  // The fractals are unpacked a run of k0 or n0 elements at a time (per element, with the index
+  // arithmetic, this was most of a GEMM's host time).
   std::vector<float> A(M * K), B(K * N), C(M * N, 0.0f);
-  auto elem = [&](const std::byte* p, std::uint64_t i) -> float {
+  const std::vector<float>& f16 = f16_table();
+  const auto elem = [&](const std::byte* p, std::uint64_t i) -> float {
     if (in == DType::f16) {
       std::uint16_t h;
       std::memcpy(&h, p + i * 2, 2);
-      return f16_bits_to_f32(h);
+      return f16[h];
     }
     return static_cast<float>(static_cast<std::int8_t>(p[i]));
   };
   // A: zZ (fractals (m1, k1) row-major, each m0 x k0 row-major).
-  for (std::uint64_t i = 0; i < M; ++i)
-    for (std::uint64_t j = 0; j < K; ++j)
-      A[i * K + j] =
-          elem(pa, ((i / cube_m_) * k1 + j / k0) * cube_m_ * k0 + (i % cube_m_) * k0 + j % k0);
+  for (std::uint64_t mi = 0; mi < m1; ++mi)
+    for (std::uint64_t ki = 0; ki < k1; ++ki) {
+      const std::byte* f = pa + (mi * k1 + ki) * cube_m_ * k0 * eb;
+      for (std::uint64_t r = 0; r < cube_m_; ++r) {
+        float* row = &A[(mi * cube_m_ + r) * K + ki * k0];
+        for (std::uint64_t col = 0; col < k0; ++col) row[col] = elem(f, r * k0 + col);
+      }
+    }
   // B: nZ (fractals (k1, n1) row-major, each n0 x k0: a column of B per row).
-  for (std::uint64_t i = 0; i < K; ++i)
-    for (std::uint64_t j = 0; j < N; ++j)
-      B[i * N + j] =
-          elem(pb, ((i / k0) * n1 + j / cube_n_) * cube_n_ * k0 + (j % cube_n_) * k0 + i % k0);
+  for (std::uint64_t ki = 0; ki < k1; ++ki)
+    for (std::uint64_t ni = 0; ni < n1; ++ni) {
+      const std::byte* f = pb + (ki * n1 + ni) * cube_n_ * k0 * eb;
+      for (std::uint64_t col = 0; col < k0; ++col) {
+        float* row = &B[(ki * k0 + col) * N + ni * cube_n_];
+        for (std::uint64_t r = 0; r < cube_n_; ++r) row[r] = elem(f, r * k0 + col);
+      }
+    }
   // int8 products are exact in f32 for partial sums of up to 512 terms; accumulate those in i32.
   const std::uint64_t chunk = in == DType::f16 ? K : 512;
   std::vector<std::int32_t> Ci(in == DType::i8 ? M * N : 0, 0);
@@ -675,28 +732,29 @@ void Core::mmad(const Ref& c, const Ref& a, const Ref& b, std::uint32_t m, std::
     if (in == DType::i8)
       for (std::uint64_t i = 0; i < M * N; ++i) Ci[i] += static_cast<std::int32_t>(C[i]);
   }
-  // C: nZ (fractals (n1, m1) row-major, each m0 x n0 row-major), f32 or i32.
-  for (std::uint64_t i = 0; i < M; ++i)
-    for (std::uint64_t j = 0; j < N; ++j) {
-      std::byte* slot = pc + (((j / cube_n_) * m1 + i / cube_m_) * cube_m_ * cube_n_ +
-                              (i % cube_m_) * cube_n_ + j % cube_n_) *
-                                 4;
-      if (in == DType::f16) {
-        float v = C[i * N + j];
-        if (accumulate) {
-          float old;
-          std::memcpy(&old, slot, 4);
-          v += old;
-        }
-        std::memcpy(slot, &v, 4);
-      } else {
-        std::int32_t v = Ci[i * N + j];
-        if (accumulate) {
-          std::int32_t old;
-          std::memcpy(&old, slot, 4);
-          v += old;
-        }
-        std::memcpy(slot, &v, 4);
+  // C: nZ (fractals (n1, m1) row-major, each m0 x n0 row-major), f32 or i32: a fractal's row
+  // is a run of n0 elements of a row of C.
+  const auto store = [&](std::byte* slot, const auto* src) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(src)>>;
+    for (std::uint64_t j = 0; j < cube_n_; ++j) {
+      T v = src[j];
+      if (accumulate) {
+        T old;
+        std::memcpy(&old, slot + j * 4, 4);
+        v += old;
+      }
+      std::memcpy(slot + j * 4, &v, 4);
+    }
+  };
+  for (std::uint64_t ni = 0; ni < n1; ++ni)
+    for (std::uint64_t mi = 0; mi < m1; ++mi) {
+      std::byte* f = pc + (ni * m1 + mi) * cube_m_ * cube_n_ * 4;
+      for (std::uint64_t r = 0; r < cube_m_; ++r) {
+        const std::uint64_t at = (mi * cube_m_ + r) * N + ni * cube_n_;
+        if (in == DType::f16)
+          store(f + r * cube_n_ * 4, &C[at]);
+        else
+          store(f + r * cube_n_ * 4, &Ci[at]);
       }
     }
   const std::uint64_t steps = m1 * k1 * n1;
@@ -738,11 +796,7 @@ void Core::set_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
                       pipe_name(src), pipe_name(dst), event_id, pipe_name(src), pipe_name(dst),
                       event_id));
   ++pending;
-  timeline_.set_flag(
-      pid(src),
-      user_flags_[(static_cast<std::size_t>(src) * kPipeCount + static_cast<std::size_t>(dst)) *
-                      flag_ids_ +
-                  event_id]);
+  timeline_.set_flag(pid(src), user_flag(src, dst, event_id));
 }
 
 void Core::wait_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
@@ -754,11 +808,7 @@ void Core::wait_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
   --flag_balance_[(static_cast<std::size_t>(src) * kPipeCount + static_cast<std::size_t>(dst)) *
                       flag_ids_ +
                   event_id];
-  timeline_.wait_flag(
-      pid(dst),
-      user_flags_[(static_cast<std::size_t>(src) * kPipeCount + static_cast<std::size_t>(dst)) *
-                      flag_ids_ +
-                  event_id]);
+  timeline_.wait_flag(pid(dst), user_flag(src, dst, event_id));
 }
 
 void Core::pipe_barrier(Pipe pipe) {

@@ -335,6 +335,72 @@ class LayoutStep final : public Step {
   int node_;
 };
 
+// ONNX Gather's or GatherElements' data viewed as [outer][axis][inner] around its axis, the
+// index count along it (Gather: all of them) and the index width.
+struct GatherPlan {
+  std::int64_t outer = 1, axis = 1, inner = 1, k = 1;
+  unsigned index_bytes = 4;
+  std::string why;  // empty: runs
+};
+
+GatherPlan gather_plan(const Node& n, const Graph& g) {
+  GatherPlan p;
+  const auto fail = [&p](std::string why) {
+    p.why = std::move(why);
+    return p;
+  };
+  const auto& x = g.value(n.inputs[0]);
+  const auto& idx = g.value(n.inputs[1]);
+  if (!is_b32(x.dtype))
+    return fail(
+        fmt::format("{} of {} (the kernel moves 4-byte elements)", n.op, dtype_name(x.dtype)));
+  // int32 indices, or int64 ones where the build has 64-bit integers.
+  if (idx.dtype == DType::i32)
+    p.index_bytes = 4;
+  else if (dtype_name(idx.dtype) == "i64")
+    p.index_bytes = 8;
+  else
+    return fail(fmt::format("{} indices of {} (the kernel reads int32 or int64)", n.op,
+                            dtype_name(idx.dtype)));
+  if (x.shape.element_count() == 0 || idx.shape.element_count() == 0)
+    return fail("an empty tensor");
+  const std::vector<std::int64_t> dims = x.shape.outer_first();
+  std::int64_t a = n.attr_int("axis", 0);
+  if (a < 0) a += static_cast<std::int64_t>(dims.size());
+  if (a < 0 || a >= static_cast<std::int64_t>(dims.size()))
+    return fail("an axis outside the data's rank");
+  const auto axis = static_cast<std::size_t>(a);
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    (d < axis ? p.outer : d == axis ? p.axis : p.inner) *= dims[d];
+  p.k = idx.shape.element_count();
+  if (n.op == "GatherElements") {
+    const std::vector<std::int64_t> id = idx.shape.outer_first();
+    if (id.size() != dims.size()) return fail("indices of another rank than the data");
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (d != axis && id[d] != dims[d]) return fail("indices narrower than the data off the axis");
+    p.k = id[axis];
+    if (auto why = kernels::gather_elements_unsupported(p.axis, p.inner)) return fail(*why);
+  }
+  return p;
+}
+
+class GatherStep final : public Step {
+ public:
+  explicit GatherStep(int node) : node_(node) {}
+  void run(ExecContext& ctx) override {
+    const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
+    const GatherPlan p = gather_plan(n, ctx.graph());
+    if (!p.why.empty()) throw_internal_error("aicore {}: {}", n.describe(), p.why);
+    const auto run = n.op == "Gather" ? kernels::gather : kernels::gather_elements;
+    run(ctx.device(), value_ptr(ctx, n.inputs[0]), p.outer, p.axis, p.inner,
+        value_ptr(ctx, n.inputs[1]), p.index_bytes, p.k, value_ptr(ctx, n.outputs[0]));
+    ctx.invalidate(n.outputs[0]);
+  }
+
+ private:
+  int node_;
+};
+
 class EltwiseStep final : public Step {
  public:
   EltwiseStep(int node, Eltwise op) : node_(node), op_(op) {}
@@ -837,7 +903,8 @@ class AicoreBackend final : public compiler::Backend {
   std::string description() const override {
     return "Huawei Ascend AI Core: Conv (grouped, depthwise) and MatMul/Gemm on the Cube in fp16 "
            "with f32 accumulation; element-wise (f32), pooling, softmax, norms and layout ops "
-           "(Transpose, DepthToSpace, SpaceToDepth, Tile, Expand, Concat, Split) on the Vector "
+           "(Transpose, DepthToSpace, SpaceToDepth, Tile, Expand, Concat, Split) and Gather on the "
+           "Vector "
            "unit and MTEs; Ascend C kernels (docs/targets/aicore.md)";
   }
   std::string default_device() const override { return "ascend910"; }
@@ -848,6 +915,10 @@ class AicoreBackend final : public compiler::Backend {
   std::optional<std::string> unsupported_reason(const Node& n, const Graph& g) const override {
     if (is_layout_op(n.op)) {
       LayoutPlan p = layout_plan(n, g);
+      return p.why.empty() ? std::nullopt : std::optional<std::string>(std::move(p.why));
+    }
+    if (n.op == "Gather" || n.op == "GatherElements") {
+      GatherPlan p = gather_plan(n, g);
       return p.why.empty() ? std::nullopt : std::optional<std::string>(std::move(p.why));
     }
     if (auto why = non_f32(n, g)) return why;
@@ -902,6 +973,8 @@ class AicoreBackend final : public compiler::Backend {
       return std::make_unique<NormStep>(node_index);
     if (n.op == "Softmax") return std::make_unique<SoftmaxStep>(node_index);
     if (is_layout_op(n.op)) return std::make_unique<LayoutStep>(node_index);
+    if (n.op == "Gather" || n.op == "GatherElements")
+      return std::make_unique<GatherStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());
     return std::make_unique<EltwiseStep>(node_index, *op);

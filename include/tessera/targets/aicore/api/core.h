@@ -93,7 +93,9 @@ inline std::uint64_t lane_address(const VecOperand& o, std::uint64_t r, std::uin
 class Core {
  public:
   // Core `index` of `device` (an aicore preset). UserError when the preset lacks the pipes,
-  // buffers or params this target reads.
+  // buffers or params this target reads. Its buffers are the ones this core index of this
+  // device left at its last launch, contents kept (Ascend C does not clear them), and go back
+  // to the device when it is destroyed; timeline, allocators, flags and slots are new.
   Core(runtime::Device& device, int index);
   ~Core();
   Core(const Core&) = delete;
@@ -215,8 +217,10 @@ class Core {
   std::array<std::unique_ptr<sim::FirstFitAllocator>, kBufCount> allocators_;
   sim::RaceDetector races_;
   std::vector<Slot> slots_;
-  std::vector<sim::FlagId> user_flags_;  // (src, dst, id) -> flag
-  std::vector<int> flag_balance_;        // sets less waits issued so far, per flag
+  // The timeline's flag of set_flag/wait_flag (src, dst, id), made on first use.
+  sim::FlagId user_flag(Pipe src, Pipe dst, std::uint32_t event_id);
+  std::vector<std::optional<sim::FlagId>> user_flags_;  // (src, dst, id) -> flag
+  std::vector<int> flag_balance_;                       // sets less waits issued so far, per flag
   std::uint32_t flag_ids_ = 8;
   double vector_bytes_per_cycle_ = 256;
   std::uint64_t cube_m_ = 16, cube_k_ = 16, cube_n_ = 16, cube_k_int8_ = 32;

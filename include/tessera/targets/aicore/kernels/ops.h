@@ -138,6 +138,25 @@ profile::KernelRecord strided_copy(runtime::Device& device, const float* in, std
 // weight and strided_copy broadcasts it (the scalar unit reads it, Duplicate fills the rows).
 profile::KernelRecord fill(runtime::Device& device, float* out, std::int64_t count,
                            std::uint32_t bits);
+// ONNX Gather of 4-byte elements: data viewed as [outer][axis][inner] (outer slowest), `k`
+// int32 or int64 indices (index_bytes 4 or 8; negative ones count from the end of the axis),
+// out[outer][k][inner]. The scalar unit reads and checks each index (one outside
+// [-axis, axis - 1] is a DeviceFault naming it); rows of a 32-byte block or more move by
+// DataCopyPad from the row the index names, shorter rows are gathered from the outer slice in
+// UB by the Vector unit's Gather with byte offsets the scalar unit computes.
+profile::KernelRecord gather(runtime::Device& device, const float* data, std::int64_t outer,
+                             std::int64_t axis, std::int64_t inner, const void* indices,
+                             unsigned index_bytes, std::int64_t k, float* out);
+// ONNX GatherElements of 4-byte elements where the indices have the data's shape but along the
+// axis (k there): data [outer][axis][inner], indices and out [outer][k][inner],
+// out[a][j][b] = data[a][indices[a][j][b]][b]. Each outer slice of the data is gathered from in
+// UB by the Vector unit, with byte offsets the scalar unit computes from the checked indices.
+// gather_elements_unsupported says why a shape cannot run (a slice too large for the slab).
+std::optional<std::string> gather_elements_unsupported(std::int64_t axis, std::int64_t inner);
+profile::KernelRecord gather_elements(runtime::Device& device, const float* data,
+                                      std::int64_t outer, std::int64_t axis, std::int64_t inner,
+                                      const void* indices, unsigned index_bytes, std::int64_t k,
+                                      float* out);
 // How many axes strided_copy would run after merging (at most kStridedCopyMaxAxes run).
 int strided_copy_axes(std::span<const std::int64_t> dims, std::span<const std::int64_t> in_strides,
                       std::span<const std::int64_t> out_strides);

@@ -14,10 +14,7 @@ void RaceDetector::record(Event event, const std::string& buffer, std::uint64_t 
 
 void RaceDetector::check(const Timeline& timeline) {
   auto kind_name = [](Kind k) { return k == Kind::write ? "writes" : "reads"; };
-  for (auto& entry : pending_) {
-    // Plain references, not a structured binding: clang 14 (make fuzz) cannot capture a binding.
-    const auto& buffer = entry.first;
-    Access& access = entry.second;
+  for (auto& [buffer, access] : pending_) {
     auto& live = live_[buffer];
     const PipeId pipe = timeline.pipe_of(access.event);
     for (const Access& earlier : live) {

@@ -1,13 +1,15 @@
 // libFuzzer target: a machine preset (JSON) from a stranger, validated, fed to the cost model,
-// and, when it describes a TPC machine, used to run a small network on the gaudi backend, as
-// `tessera run MODEL --target gaudi --device FILE` does.
+// and used to run a small network on every backend that takes its target family, as
+// `tessera run MODEL --target T --device FILE` does.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -80,17 +82,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& p : spec.pipes) cost.op_cycles(p.name, 1e12, 1e-3);
     cost.host_link_cycles(std::uint64_t{1} << 40);
     cost.sync_cycles();
-    if (spec.target != "tpc") return;
     static const std::string path = temp_path();
     {
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
       out.write(text.data(), static_cast<std::streamsize>(text.size()));
     }
-    const auto backend = compiler::create_backend("gaudi");
-    compiler::CompileOptions options;
-    options.device = path;
-    const compiler::Plan plan = compiler::compile(small_network(), *backend, options);
-    fuzz::run_if_small(plan);
+    static const std::vector<compiler::BackendInfo> backends = compiler::registered_backends();
+    for (const auto& info : backends) {
+      const auto backend = info.create();
+      const auto families = backend->device_targets();
+      // Empty means any family (reference keeps its tensors in any preset's global memory).
+      if (!families.empty() &&
+          std::find(families.begin(), families.end(), spec.target) == families.end())
+        continue;
+      fuzz::expect_clean([&] {
+        compiler::CompileOptions options;
+        options.device = path;
+        const compiler::Plan plan = compiler::compile(small_network(), *backend, options);
+        fuzz::run_if_small(plan);
+      });
+    }
   });
   return 0;
 }

@@ -6,11 +6,19 @@
 # crash, a sanitizer report, exit 4, a hang or gigabytes allocated for a tiny file.
 #
 # usage: run_regressions.sh TESSERA_BINARY REGRESSIONS_DIR MODEL.onnx [sanitized]
+# The models of fuzz/ and valid/ run on every backend `tessera targets` lists, so a new target's
+# backend is held to them as soon as it registers; presets/ describe Gaudi machines and run on gaudi.
 set -u
 tessera=$1
 dir=$2
 model=$3
 sanitized=${4:-}
+mapfile -t targets < <("$tessera" targets | awk '{print $1}')
+if [ ${#targets[@]} -lt 2 ]; then
+  echo "FAIL: \`tessera targets\` listed ${#targets[@]} backends (${targets[*]:-none})"
+  exit 1
+fi
+echo "backends: ${targets[*]}"
 failures=0
 cases=0
 
@@ -46,7 +54,7 @@ run() {
 }
 
 for f in "$dir"/fuzz/*; do
-  for target in reference gaudi; do run "2|3" "$(basename "$f") [$target]" run "$f" --target "$target"; done
+  for target in "${targets[@]}"; do run "2|3" "$(basename "$f") [$target]" run "$f" --target "$target"; done
   case "$f" in *.tsm) run "2|3" "$(basename "$f") [its own target]" run "$f" ;; esac
 done
 
@@ -60,7 +68,7 @@ for f in "$dir"/presets/*.json; do
 done
 
 for f in "$dir"/valid/*.onnx; do
-  for target in reference gaudi; do
+  for target in "${targets[@]}"; do
     run "0|2" "$(basename "$f") [$target]" run "$f" --target "$target" --check
     if grep -q "tessera: error: " <<<"$LAST_OUT" && ! grep -q "not supported" <<<"$LAST_OUT"; then
       failures=$((failures + 1))

@@ -51,10 +51,10 @@ struct Dims {
   std::uint64_t count() const { return std::uint64_t{n} * c * h * w; }
 };
 
-Dims dims_of(const Shape& shape, const std::string& what) {
+// The shape as the TPU's (n, c, h, w), or nothing where a dimension is outside 1 to 16M.
+std::optional<Dims> tpu_dims(const Shape& shape) {
   const auto d = shape.outer_first();
   std::vector<std::int64_t> v(d.begin(), d.end());
-  Dims r;
   std::int64_t n = 1, c = 1, h = 1, w = 1;
   if (v.size() == 1) c = v[0];
   if (v.size() >= 2) {
@@ -67,14 +67,21 @@ Dims dims_of(const Shape& shape, const std::string& what) {
     for (std::size_t i = 2; i + 1 < v.size(); ++i) h *= v[i];
   }
   for (std::int64_t x : {n, c, h, w})
-    if (x < 1 || x > 0xffffff)
-      throw_user_error("bm: {} has shape {}; the BM1880 tensors take 1 to 16M per dimension", what,
-                       shape.to_string());
+    if (x < 1 || x > 0xffffff) return std::nullopt;
+  Dims r;
   r.n = static_cast<std::uint32_t>(n);
   r.c = static_cast<std::uint32_t>(c);
   r.h = static_cast<std::uint32_t>(h);
   r.w = static_cast<std::uint32_t>(w);
   return r;
+}
+
+Dims dims_of(const Shape& shape, const std::string& what) {
+  const auto r = tpu_dims(shape);
+  if (!r)
+    throw_user_error("bm: {} has shape {}; the BM1880 tensors take 1 to 16M per dimension", what,
+                     shape.to_string());
+  return *r;
 }
 
 enum class Kind { conv, depthwise, gemm, max_pool, avg_pool, add, clamp };
@@ -236,8 +243,12 @@ std::optional<Layer> describe_layer(const Node& n, const Graph& g, std::string* 
     if (v != kNoValue && g.value(v).dtype != DType::i8)
       return fail(
           fmt::format("a {} activation (the TPU layers move int8)", dtype_name(g.value(v).dtype)));
-  L.in = dims_of(xs, "the input");
-  L.out = dims_of(ys, "the output");
+  const auto in = tpu_dims(xs), out = tpu_dims(ys);
+  if (!in || !out)
+    return fail(fmt::format("{} shape {} (the BM1880 tensors take 1 to 16M per dimension)",
+                            in ? "an output" : "an input", (in ? ys : xs).to_string()));
+  L.in = *in;
+  L.out = *out;
   if (L.kind == Kind::gemm) {  // (M, K) x (K, N) as a 1x1 convolution of (M, K, 1, 1)
     const auto wd = g.value(L.w).shape.outer_first();
     if (wd.size() != 2 || wd[0] != L.in.c)

@@ -83,7 +83,10 @@ Facts constant_facts(const Tensor& t) {
   if (is_floating(t.dtype())) {
     Facts f;
     f.f32_exact = true;
-    for (double v : t.to_doubles()) f.f32_exact = f.f32_exact && exact_in_f32(v);
+    // f32, f16 and bf16 values are all exact in f32: only f64 constants need the scan.
+    if (t.dtype() == DType::f64)
+      for (std::int64_t i = 0; i < t.element_count() && f.f32_exact; ++i)
+        f.f32_exact = exact_in_f32(t.data<double>()[i]);
     return f;
   }
   if (t.element_count() == 0) return range(0, 0);

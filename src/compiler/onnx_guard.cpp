@@ -796,7 +796,12 @@ void guard_graph(onnx::ModelProto& model, const std::string& file) {
   g->clear_value_info();
   for (auto& out : *g->mutable_output()) {
     auto it = guard.values.find(out.name());
-    if (it == guard.values.end() || !it->second.known()) continue;
+    if (it == guard.values.end())
+      throw_user_error(
+          "{}: graph output '{}' is not produced by any node, initializer or input; name an "
+          "existing value as the output",
+          file, out.name());
+    if (!it->second.known()) continue;
     if (!out.type().has_tensor_type()) continue;
     if (!out.type().tensor_type().has_shape()) {
       // An output declared without a shape (a sequence's element, flattened at import): the

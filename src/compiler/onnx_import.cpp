@@ -1717,6 +1717,14 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
   if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
   if (opset < kMinOpset || opset > kMaxOpset) {
     const std::int64_t target = std::clamp(opset, kMinOpset, kMaxOpset);
+    // libonnx's version converter trusts the graph as the checker does: Tessera checks first.
+    detail::guard_tensor_sizes(model, name);
+    detail::guard_graph(model, name);
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      throw_user_error("{}: invalid ONNX model: {}", name, e.what());
+    }
     model = convert_opset(model, opset, target, name);
     opset = target;
   }

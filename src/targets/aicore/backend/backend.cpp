@@ -797,6 +797,13 @@ std::optional<std::string> norm_unsupported(const Node& n, const Graph& g) {
     if (n.attr_int("training_mode", 0) != 0) return std::string("training mode");
     if (x.rank() < 2 || n.inputs.size() != 5)
       return std::string("a BatchNormalization without NC..");
+    // Malformed parameters are the reference op's to report (a UserError naming the input).
+    // Shapes list the fastest dim first: ONNX's channel dim 1 is the second slowest.
+    const std::int64_t channels = x[x.rank() - 2];
+    for (std::size_t i = 1; i < 5; ++i)
+      if (n.inputs[i] == kNoValue ||
+          g.value(n.inputs[i]).shape.element_count() != channels)
+        return std::string("scale, bias, mean or var without one element per channel");
     std::int64_t size = 1;
     for (int d = 0; d + 2 < x.rank(); ++d) size *= x[d];
     if (size * 16 > 240 * 1024) return std::string("planes too large for the Unified Buffer");

@@ -170,8 +170,10 @@ bool host_has_avx2_fma() {
             hi = std::clamp(hi, lo, ow_n);
             for (std::int64_t ow = 0; ow < lo; ++ow) row[ow] = std::fma(0.0f, wv, row[ow]);
             if (g.stride[2] == 1) {
-              const float* s1 = src + off;
-              for (std::int64_t ow = lo; ow < hi; ++ow) row[ow] = std::fma(s1[ow], wv, row[ow]);
+              // Pointer arithmetic stays inside the row: lo + off >= 0 whenever lo < hi.
+              const float* s1 = lo < hi ? src + (lo + off) : nullptr;
+              for (std::int64_t ow = lo; ow < hi; ++ow)
+                row[ow] = std::fma(s1[ow - lo], wv, row[ow]);
             } else {
               for (std::int64_t ow = lo; ow < hi; ++ow)
                 row[ow] = std::fma(src[ow * g.stride[2] + off], wv, row[ow]);

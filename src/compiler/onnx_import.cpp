@@ -1712,19 +1712,24 @@ void check_constant_expansion(const Graph& graph, const std::string& name) {
   }
 }
 
+// Tessera's guards, then libonnx's checker: what libonnx's converter and inference need first.
+void guard_and_check(onnx::ModelProto& model, const std::string& name) {
+  detail::guard_tensor_sizes(model, name);
+  detail::guard_graph(model, name);
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw_user_error("{}: invalid ONNX model: {}", name, e.what());
+  }
+}
+
 Graph build_graph(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
   std::int64_t opset = default_opset(model);
   if (opset == 0) throw_user_error("{}: the model imports no default-domain (ai.onnx) opset", name);
   if (opset < kMinOpset || opset > kMaxOpset) {
     const std::int64_t target = std::clamp(opset, kMinOpset, kMaxOpset);
     // libonnx's version converter trusts the graph as the checker does: Tessera checks first.
-    detail::guard_tensor_sizes(model, name);
-    detail::guard_graph(model, name);
-    try {
-      onnx::checker::check_model(model);
-    } catch (const std::exception& e) {
-      throw_user_error("{}: invalid ONNX model: {}", name, e.what());
-    }
+    guard_and_check(model, name);
     model = convert_opset(model, opset, target, name);
     opset = target;
   }
@@ -1787,13 +1792,7 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
   }
 
   // libonnx's checker and shape inference trust what they index by; Tessera checks first.
-  detail::guard_tensor_sizes(model, name);
-  detail::guard_graph(model, name);
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    throw_user_error("{}: invalid ONNX model: {}", name, e.what());
-  }
+  guard_and_check(model, name);
   std::string inference_error;
   const auto infer = [&] {
     try {

@@ -232,12 +232,24 @@ std::vector<Piece> plan(const HostConv& c) {
                                    macs >= kTwoPieceMacs ? std::int64_t{2} : std::int64_t{1},
                                    kMaxPieces);
   wanted += wanted % 2 * (wanted > 1);  // an even count keeps two host threads equally busy
-  const std::int64_t row_bands =
-      std::max<std::int64_t>(1, std::min({wanted, rows, pixels / kMinPiecePixels}));
-  const std::int64_t oc_blocks =
-      c.group == 1 ? std::max<std::int64_t>(
-                         1, std::min(wanted / row_bands, c.out_channels / kMinPieceChannels))
-                   : 1;
+  const std::int64_t most_row_bands =
+      std::max<std::int64_t>(1, std::min(rows, pixels / kMinPiecePixels));
+  const std::int64_t most_oc_blocks =
+      c.group == 1 ? std::max<std::int64_t>(1, c.out_channels / kMinPieceChannels) : 1;
+  // Every row band reads all of its channel block's weights, and every channel block reads all
+  // of its band's input: where the weights outweigh the input (deep layers, few pixels), split
+  // output channels first, so each weight is read once; elsewhere split rows first.
+  const std::int64_t weight_floats =
+      c.out_channels * (c.in_channels / c.group) * c.kernel[0] * c.kernel[1] * c.kernel[2];
+  const std::int64_t input_floats = c.in_channels * c.in[0] * c.in[1] * c.in[2];
+  std::int64_t row_bands = 1, oc_blocks = 1;
+  if (weight_floats > input_floats) {
+    oc_blocks = std::min(wanted, most_oc_blocks);
+    row_bands = std::min(std::max<std::int64_t>(1, wanted / oc_blocks), most_row_bands);
+  } else {
+    row_bands = std::min(wanted, most_row_bands);
+    oc_blocks = std::min(std::max<std::int64_t>(1, wanted / row_bands), most_oc_blocks);
+  }
   std::vector<Piece> pieces;
   for (std::int64_t n = 0; n < c.batch; ++n)
     for (std::int64_t r = 0; r < row_bands; ++r)

@@ -110,9 +110,11 @@ TEST(Conv, AgainstDirectLoops) {
       {Shape{23, 4, 1}, Shape{5, 1, 4}, {{}, {2}, {2, 3}, {3}, 4}},
       {Shape{5, 4, 3, 3, 1}, Shape{2, 3, 2, 1, 3}, {{}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}, {}, 3}},
       // Large enough for the host to cut into pieces: bands of rows (with the pads falling in
-      // the first and last), and blocks of output channels.
+      // the first and last), blocks of output channels (weights outweighing the input), and
+      // both at once.
       {Shape::nchw(1, 16, 64, 61), Shape{3, 3, 16, 64}, {{}, {}, {2, 1, 1, 0}, {}, 1}},
       {Shape::nchw(1, 256, 4, 4), Shape{3, 3, 256, 512}, {{}, {}, {1, 1, 1, 1}, {}, 1}, 5e-4},
+      {Shape::nchw(1, 256, 14, 14), Shape{3, 3, 256, 128}, {{}, {}, {1, 1, 1, 1}, {}, 1}, 5e-4},
   };
   std::uint32_t seed = 10;
   for (const auto& c : cases) {

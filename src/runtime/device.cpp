@@ -323,12 +323,11 @@ void Device::record_timeline(const sim::Timeline& timeline, std::uint64_t start_
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto& p = impl_->profile;
   for (sim::PipeId pipe = 0; pipe < timeline.pipe_count(); ++pipe)
-    p.pipe_busy_cycles[timeline.core() + "/" + timeline.pipe_name(pipe)] +=
-        timeline.busy_cycles(pipe);
+    p.pipe_busy_cycles[timeline.pipe_track(pipe)] += timeline.busy_cycles(pipe);
   for (const auto& [level, bytes] : timeline.bytes_moved()) p.bytes_moved[level] += bytes;
   if (impl_->trace)
     for (const auto& iv : timeline.intervals())
-      p.trace.push_back(profile::Interval{timeline.core() + "/" + timeline.pipe_name(iv.pipe),
+      p.trace.push_back(profile::Interval{timeline.pipe_track(iv.pipe),
                                           iv.name, start_cycle + iv.start, start_cycle + iv.end});
 }
 

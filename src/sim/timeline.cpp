@@ -34,7 +34,8 @@ Timeline::Timeline(std::string core, std::vector<std::string> pipe_names, const 
     for (const auto& p : pipes_)
       if (p.name == name)
         throw_user_error("timeline of {}: pipe '{}' is listed twice", core_, name);
-    pipes_.push_back(Pipe{std::move(name), 0, 0, {}});
+    std::string track = core_ + "/" + name;
+    pipes_.push_back(Pipe{std::move(name), std::move(track), 0, 0, {}});
   }
   if (cost_ != nullptr) sync_cycles_ = cost_->sync_cycles();
 }
@@ -57,6 +58,11 @@ PipeId Timeline::pipe(std::string_view name) const {
 const std::string& Timeline::pipe_name(PipeId pipe) const {
   check_pipe(pipe, "pipe_name");
   return pipes_[pipe].name;
+}
+
+const std::string& Timeline::pipe_track(PipeId pipe) const {
+  check_pipe(pipe, "pipe_track");
+  return pipes_[pipe].track;
 }
 
 void Timeline::check_pipe(PipeId pipe, std::string_view what) const {
@@ -122,7 +128,8 @@ PipeId Timeline::add_pipe(std::string name) {
     throw_user_error("timeline of {}: add pipes before turning on order tracking", core_);
   for (const auto& p : pipes_)
     if (p.name == name) throw_user_error("timeline of {}: pipe '{}' exists already", core_, name);
-  pipes_.push_back(Pipe{std::move(name), 0, 0, {}});
+  std::string track = core_ + "/" + name;
+  pipes_.push_back(Pipe{std::move(name), std::move(track), 0, 0, {}});
   return static_cast<PipeId>(pipes_.size() - 1);
 }
 

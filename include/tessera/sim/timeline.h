@@ -66,6 +66,8 @@ class Timeline {
   std::size_t pipe_count() const { return pipes_.size(); }
   PipeId pipe(std::string_view name) const;  // UserError listing the pipes when unknown
   const std::string& pipe_name(PipeId pipe) const;
+  // "core/pipe": the pipe's track in profiles and traces, made once with the pipe.
+  const std::string& pipe_track(PipeId pipe) const;
 
   // Issues an operation of `cycles` on `pipe` after `deps`. Returns its completion event.
   Event issue(PipeId pipe, std::string_view name, std::uint64_t cycles,
@@ -177,6 +179,7 @@ class Timeline {
   };
   struct Pipe {
     std::string name;
+    std::string track;  // core_ + "/" + name
     std::uint64_t free = 0;
     std::uint64_t busy = 0;
     PendingOps pending;  // op indices not yet resolved, in issue order

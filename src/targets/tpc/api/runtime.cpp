@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "local_memory_impl.h"
@@ -146,9 +147,17 @@ struct Runtime::Impl {
   Machine m;
   std::string last_printf;
   std::uint64_t last_coherency = 0;
+  // Names every launch records, made once.
+  std::vector<std::string> core_names;  // "tpc0", ...
+  std::array<std::string, 4> slot_issue_metrics, slot_utilisation_metrics;
 
   Impl(runtime::Device& d, RuntimeOptions o) : device(d), options(o), m(read_machine(d.spec())) {
     if (env_flag("TESSERA_TPC_CHECK_ORDER")) options.check_order = true;
+    for (unsigned k = 0; k < m.cores; ++k) core_names.push_back(fmt::format("tpc{}", k));
+    for (std::size_t sl = 0; sl < 4; ++sl) {
+      slot_issue_metrics[sl] = fmt::format("slot.{}.issues", m.slot_pipes[sl]);
+      slot_utilisation_metrics[sl] = fmt::format("slot.{}.utilisation", m.slot_pipes[sl]);
+    }
   }
 
   const KernelRegistry& registry() const {
@@ -559,18 +568,43 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   // Each core is a timeline of the preset's four slots and its global-memory port; its
   // instances run one after another, each slot's issues placed where the instruction stream
   // put them (spec 000 §2.3.1).
+  // Each core's timeline from its instances in index order. Cores are independent, so they are
+  // composed in parallel: this is the serial tail of every launch otherwise.
   const bool trace = device.trace_enabled();
-  std::vector<sim::Timeline> timelines;
-  timelines.reserve(m.cores);
-  for (unsigned k = 0; k < m.cores; ++k) {
-    std::vector<std::string> pipes(m.slot_pipes.begin(), m.slot_pipes.end());
-    pipes.push_back("global-port");
-    timelines.emplace_back(fmt::format("tpc{}", k), std::move(pipes), &device.cost_model());
-    timelines.back().set_trace(trace);
-  }
+  std::vector<std::vector<std::size_t>> of_core(m.cores);
+  for (std::size_t i = 0; i < results.size(); ++i) of_core[boxes[i].core].push_back(i);
   // Pipes 0-3 are the slots; pipe 4 is the global port, busy for reads and writes together.
   constexpr sim::PipeId kPortPipe = 4;
+  std::vector<std::optional<sim::Timeline>> composed(m.cores);
   std::vector<std::uint64_t> core_start(m.cores, 0), global_bytes(m.cores, 0);
+  auto compose = [&](std::size_t k) {
+    std::vector<std::string> pipes(m.slot_pipes.begin(), m.slot_pipes.end());
+    pipes.push_back("global-port");
+    sim::Timeline& tl = composed[k].emplace(core_names[k], std::move(pipes), &device.cost_model());
+    tl.set_trace(trace);
+    for (std::size_t i : of_core[k]) {
+      const InstanceResult& r = results[i];
+      const std::uint64_t t0 = core_start[k];
+      // Each pipe's issues, packed to end where its last issue ended.
+      auto place = [&](sim::PipeId pipe, std::uint64_t n, std::uint64_t last_free) {
+        if (n > 0) tl.issue_at(pipe, launch.name, t0 + last_free - std::min(last_free, n), n);
+      };
+      for (int sl = detail::kLoad; sl <= detail::kStore; ++sl)
+        place(static_cast<sim::PipeId>(sl), r.issues[static_cast<std::size_t>(sl)],
+              r.last_free[static_cast<std::size_t>(sl)]);
+      place(kPortPipe, r.issues[detail::kGlobalRead] + r.issues[detail::kGlobalWrite],
+            std::max(r.last_free[detail::kGlobalRead], r.last_free[detail::kGlobalWrite]));
+      core_start[k] = t0 + r.makespan;
+      tl.extend_to(core_start[k]);
+      global_bytes[k] += r.counters.bytes_read + r.counters.bytes_written;
+    }
+  };
+  sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
+  pool.parallel_for(m.cores, compose);
+  std::vector<sim::Timeline> timelines;
+  timelines.reserve(m.cores);
+  for (auto& tl : composed) timelines.push_back(std::move(*tl));
+
   std::array<std::uint64_t, 6> issues{};
   detail::Counters total;
   std::uint64_t members = 0;
@@ -579,21 +613,7 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const InstanceResult& r = results[i];
     const unsigned k = boxes[i].core;
-    sim::Timeline& tl = timelines[k];
-    const std::uint64_t t0 = core_start[k];
-    // Each pipe's issues, packed to end where its last issue ended.
-    auto place = [&](sim::PipeId pipe, std::uint64_t n, std::uint64_t last_free) {
-      if (n > 0) tl.issue_at(pipe, launch.name, t0 + last_free - std::min(last_free, n), n);
-    };
     for (std::size_t u = 0; u < r.issues.size(); ++u) issues[u] += r.issues[u];
-    for (int sl = detail::kLoad; sl <= detail::kStore; ++sl)
-      place(static_cast<sim::PipeId>(sl), r.issues[static_cast<std::size_t>(sl)],
-            r.last_free[static_cast<std::size_t>(sl)]);
-    place(kPortPipe, r.issues[detail::kGlobalRead] + r.issues[detail::kGlobalWrite],
-          std::max(r.last_free[detail::kGlobalRead], r.last_free[detail::kGlobalWrite]));
-    core_start[k] = t0 + r.makespan;
-    tl.extend_to(core_start[k]);
-    global_bytes[k] += r.counters.bytes_read + r.counters.bytes_written;
     total.global_transactions += r.counters.global_transactions;
     total.bytes_read += r.counters.bytes_read;
     total.bytes_written += r.counters.bytes_written;
@@ -615,9 +635,8 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   rec.bytes_written = total.bytes_written;
   rec.metrics["members"] = static_cast<double>(members);
   rec.metrics["instances"] = static_cast<double>(results.size());
-  for (int sl = 0; sl < 4; ++sl)
-    rec.metrics[fmt::format("slot.{}.issues", m.slot_pipes[static_cast<std::size_t>(sl)])] =
-        static_cast<double>(issues[static_cast<std::size_t>(sl)]);
+  for (std::size_t sl = 0; sl < 4; ++sl)
+    rec.metrics[slot_issue_metrics[sl]] = static_cast<double>(issues[sl]);
   rec.metrics["global.transactions"] = static_cast<double>(total.global_transactions);
   rec.metrics["global.port_cycles"] =
       static_cast<double>(issues[detail::kGlobalRead] + issues[detail::kGlobalWrite]);
@@ -635,18 +654,15 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   // Utilisation of each slot over the cores' own time (before waiting on shared memory).
   std::uint64_t busy = 0;
   for (std::uint64_t c : core_start) busy += c;
-  for (int sl = 0; sl < 4; ++sl)
-    rec.metrics[fmt::format("slot.{}.utilisation", m.slot_pipes[static_cast<std::size_t>(sl)])] =
-        busy > 0
-            ? static_cast<double>(issues[static_cast<std::size_t>(sl)]) / static_cast<double>(busy)
-            : 0.0;
+  for (std::size_t sl = 0; sl < 4; ++sl)
+    rec.metrics[slot_utilisation_metrics[sl]] =
+        busy > 0 ? static_cast<double>(issues[sl]) / static_cast<double>(busy) : 0.0;
   const profile::KernelRecord& stored =
       device.record_kernel(std::move(rec), timelines, global_bytes);
   for (unsigned k = 0; k < m.cores; ++k) {
     if (core_start[k] == 0) continue;
-    const std::string core = fmt::format("tpc{}", k);
-    device.note_memory_high_water(core, "scalar-local", slm_core[k]);
-    device.note_memory_high_water(core, "vector-local", vlm_core[k]);
+    device.note_memory_high_water(core_names[k], "scalar-local", slm_core[k]);
+    device.note_memory_high_water(core_names[k], "vector-local", vlm_core[k]);
   }
   device.add_bytes_moved(m.global_name, total.bytes_read + total.bytes_written);
   return stored;

@@ -1262,6 +1262,63 @@ TEST(AicoreAscendC, KeptBuffersBelongToTheirDevice) {
   }
 }
 
+// Two host threads launching on one device are two streams: each finds in the cores' buffers
+// what its own previous launch left, never what the other's launch wrote meanwhile, and each
+// gets its own launch's record. With buffers kept per core index, the launch that ended last
+// won: the main thread's read below copied out the other thread's data.
+TEST(AicoreAscendC, LaunchesOfTwoHostThreadsOnOneDeviceKeepTheirOwnBuffers) {
+  auto dev = tessera::runtime::Device::open("ascend910");
+  Gm<float> x0(128), x1(128), y0(128), y1(128);
+  Gm<float>* x[2] = {&x0, &x1};
+  Gm<float>* y[2] = {&y0, &y1};
+  for (int t = 0; t < 2; ++t)
+    for (int i = 0; i < 128; ++i)
+      (*x[t])[static_cast<std::size_t>(i)] = static_cast<float>(1000 * (t + 1) + i);
+  auto write = [&](int t) {
+    const auto r = tessera::aicore::launch(*dev, t ? "ub_write_b" : "ub_write_a", 2,
+                                           [&] { ub_write_kernel(x[t]->addr()); });
+    EXPECT_EQ(r.name, t ? "ub_write_b" : "ub_write_a");
+    EXPECT_EQ(tessera::aicore::last_kernel().name, r.name);
+  };
+  auto read = [&](int t) {
+    const auto r = tessera::aicore::launch(*dev, t ? "ub_read_b" : "ub_read_a", 2,
+                                           [&] { ub_read_kernel(y[t]->addr()); });
+    EXPECT_EQ(r.name, t ? "ub_read_b" : "ub_read_a");
+  };
+  auto expect_own = [&](int t) {
+    for (int i = 0; i < 128; ++i)
+      ASSERT_EQ((*y[t])[static_cast<std::size_t>(i)], (*x[t])[static_cast<std::size_t>(i)])
+          << "thread " << t << " element " << i;
+  };
+  // In a fixed order: the other thread's launches come between the main thread's two.
+  write(0);
+  std::thread([&] {
+    write(1);
+    read(1);
+  }).join();
+  read(0);
+  expect_own(0);
+  expect_own(1);
+  // At the same time.
+  for (int round = 0; round < 8; ++round) {
+    std::fill(y0.p, y0.p + y0.n, 0.0f);
+    std::fill(y1.p, y1.p + y1.n, 0.0f);
+    std::thread other([&] {
+      for (int k = 0; k < 4; ++k) {
+        write(1);
+        read(1);
+      }
+    });
+    for (int k = 0; k < 4; ++k) {
+      write(0);
+      read(0);
+    }
+    other.join();
+    expect_own(0);
+    expect_own(1);
+  }
+}
+
 // Gather packs the elements at byte offsets of its source; an offset outside it is a fault.
 void gather_kernel(GM_ADDR x, GM_ADDR y, uint32_t bad) {
   TPipe pipe;

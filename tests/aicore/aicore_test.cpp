@@ -1147,6 +1147,59 @@ TEST(AicoreKernels, GatherPicksWhatTheReferenceOpPicks) {
 // ONNX GatherElements on the device against the reference op: along each axis of a (3, 4, 5)
 // tensor with indices narrower along it, negative ones among them, and an index outside the
 // axis as a DeviceFault; a slice too large for the slab is refused.
+// GatherND: tuples of indices (negative ones from the end) name rows of the indexed axes, with
+// batch dims in front; short rows come from the slab in UB, rows of 32 bytes or more by
+// DataCopyPad. A component outside its own axis is a fault naming it.
+TEST(AicoreKernels, GatherNdPicksWhatTheReferenceOpPicks) {
+  auto& dev = tessera::aicore::device();
+  const auto check = [&](std::vector<std::int64_t> dims, std::int64_t batch,
+                         std::vector<std::int64_t> idx_dims) {
+    std::int64_t count = 1, tuples = 1;
+    for (std::int64_t d : dims) count *= d;
+    for (std::size_t d = 0; d + 1 < idx_dims.size(); ++d) tuples *= idx_dims[d];
+    const std::int64_t m = idx_dims.back();
+    std::vector<float> x(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f - 3.0f;
+    std::vector<std::int64_t> idx;
+    for (std::int64_t t = 0; t < tuples; ++t)
+      for (std::int64_t c = 0; c < m; ++c) {
+        const std::int64_t extent = dims[static_cast<std::size_t>(batch + c)];
+        idx.push_back((t * 7 + c * 3 + 1) % (2 * extent) - extent);
+      }
+    const tessera::Tensor want = tessera::ops::gather_nd(
+        tessera::Tensor::from_vector(tessera::Shape::from_outer_first(dims), x),
+        tessera::Tensor::from_ints(tessera::DType::i64, tessera::Shape::from_outer_first(idx_dims),
+                                   idx),
+        batch);
+    std::int64_t outer = 1, inner = 1;
+    for (std::int64_t d = 0; d < batch; ++d) outer *= dims[static_cast<std::size_t>(d)];
+    for (auto d = static_cast<std::size_t>(batch + m); d < dims.size(); ++d) inner *= dims[d];
+    const std::vector<std::int64_t> tuple(dims.begin() + batch, dims.begin() + batch + m);
+    const std::int64_t k = tuples / outer;
+    std::vector<std::int32_t> i32(idx.begin(), idx.end());
+    std::vector<float> y(static_cast<std::size_t>(want.element_count()), -1.0f);
+    tessera::aicore::kernels::gather_nd(dev, x.data(), outer, tuple, inner, i32.data(), 4, k,
+                                        y.data());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], want.data<float>()[i]) << "batch " << batch << " element " << i;
+    std::vector<float> y64(y.size(), -1.0f);
+    tessera::aicore::kernels::gather_nd(dev, x.data(), outer, tuple, inner, idx.data(), 8, k,
+                                        y64.data());
+    EXPECT_EQ(y64, y) << "int64 indices";
+  };
+  check({4, 5, 3, 2}, 0, {7, 2});      // rows of 6 floats: the slab path
+  check({4, 5, 3, 2}, 0, {2, 3, 3});   // 3-tuples: rows of 2 elements
+  check({4, 5, 3, 2}, 1, {4, 3, 2});   // a batch dim
+  check({3, 4, 16}, 0, {5, 2});        // rows of 64 bytes: DataCopyPad
+  check({3, 4, 16}, 0, {2, 2, 1});     // a 1-tuple over the first axis
+  std::vector<float> x(24, 1.0f), y(2, 0.0f);
+  const std::int32_t bad[] = {1, 2, 0, -5};  // the second tuple's second component
+  const std::int64_t axes[] = {3, 4};
+  expect_fault(
+      [&] { tessera::aicore::kernels::gather_nd(dev, x.data(), 1, axes, 2, bad, 4, 2, y.data()); },
+      {"GatherND", "index -5 (indices element 3)", "outside [-4, 3]"});
+}
+
 TEST(AicoreKernels, GatherElementsPicksWhatTheReferenceOpPicks) {
   auto& dev = tessera::aicore::device();
   const std::vector<std::int64_t> dims = {3, 4, 5};

@@ -80,9 +80,14 @@ std::string position_of(const Shape& shape, std::int64_t index) {
 
 OutputComparison compare_output(const std::string& name, const Tensor& actual,
                                 const Tensor& expected, DType compute) {
+  return compare_output(name, actual, expected, conformance_tolerance(actual.dtype(), compute));
+}
+
+OutputComparison compare_output(const std::string& name, const Tensor& actual,
+                                const Tensor& expected, const Tolerance& tolerance) {
   OutputComparison c;
   c.name = name;
-  c.tolerance = conformance_tolerance(actual.dtype(), compute);
+  c.tolerance = tolerance;
   if (!(expected.shape() == actual.shape())) {
     c.shapes_match = false;
     c.ok = false;
@@ -130,6 +135,112 @@ Tolerance conformance_tolerance(DType dtype, DType compute) {
   return {std::max(own.rtol, wide.rtol), std::max(own.atol, wide.atol)};
 }
 
+namespace {
+
+// The unit roundoff of a float type (half the distance from 1 to the next value); 0 otherwise.
+double unit_roundoff(DType t) {
+  switch (t) {
+    case DType::f16: return std::ldexp(1.0, -11);
+    case DType::bf16: return std::ldexp(1.0, -8);
+    case DType::f32: return std::ldexp(1.0, -24);
+    case DType::f64: return std::ldexp(1.0, -53);
+    default: return 0.0;
+  }
+}
+
+// The terms each output element of node `n` sums, or 0 when it sums none (element-wise ops,
+// MaxPool: their single rounding is the dtype tolerance's share).
+std::int64_t reduction_length(const Graph& g, const Node& n) {
+  auto count = [&](std::size_t i) {
+    return i < n.inputs.size() && n.inputs[i] != kNoValue
+               ? g.value(n.inputs[i]).shape.element_count()
+               : std::int64_t{0};
+  };
+  if (n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.empty() ||
+      n.outputs[0] == kNoValue)
+    return 0;
+  const std::int64_t out = g.value(n.outputs[0]).shape.element_count();
+  if (n.op == "Conv") {
+    if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return 0;
+    // Output channels are ONNX's first weights dim, wherever a backend's layout moved it.
+    const auto dims = g.value(n.inputs[1]).shape.outer_first();
+    const auto perm = n.attr_ints("tessera.weights_perm");
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] == 0) at = i;
+    if (dims.empty() || dims[at] == 0) return 0;
+    return count(1) / dims[at];  // input channels per group x kernel
+  }
+  if (n.op == "MatMul" || n.op == "Gemm") {
+    const Shape& a = g.value(n.inputs[0]).shape;
+    if (a.rank() == 0) return 0;
+    const bool trans = n.op == "Gemm" && n.attr_int("transA", 0) != 0 && a.rank() == 2;
+    return trans ? a[1] : a[0];  // dimension 0 is the fastest, A's columns
+  }
+  if (n.op == "AveragePool" || n.op == "LpPool") {
+    std::int64_t k = 1;
+    for (auto d : n.attr_ints("kernel_shape")) k *= d;
+    return k;
+  }
+  if (n.op == "GlobalAveragePool" || n.op == "GlobalLpPool" || n.op == "ReduceSum" ||
+      n.op == "ReduceMean" || n.op == "ReduceL1" || n.op == "ReduceL2" ||
+      n.op == "ReduceSumSquare" || n.op == "ReduceLogSum" || n.op == "ReduceLogSumExp")
+    return out > 0 ? count(0) / out : 0;
+  if (n.op == "Softmax" || n.op == "LogSoftmax" || n.op == "LayerNormalization") {
+    const Shape& x = g.value(n.inputs[0]).shape;
+    const bool last_only = n.op != "LayerNormalization" && g.opset >= 13;
+    std::int64_t axis = n.attr_int("axis", n.op == "LayerNormalization" || g.opset >= 13 ? -1 : 1);
+    if (axis < 0) axis += x.rank();
+    if (axis < 0 || axis >= x.rank()) return 0;
+    const auto dims = x.outer_first();
+    std::int64_t k = 1;
+    for (std::int64_t d = axis; d < x.rank() && (!last_only || d == axis); ++d)
+      k *= dims[static_cast<std::size_t>(d)];
+    return k;
+  }
+  return 0;
+}
+
+}  // namespace
+
+ReductionChain reduction_chain(const Graph& graph, ValueId v) {
+  std::vector<ReductionChain> at(graph.values.size());
+  const double cap = kToleranceSigmas * kToleranceSigmas;
+  for (const Node& n : graph.nodes) {
+    ReductionChain in;
+    for (ValueId i : n.inputs)
+      if (i != kNoValue && at[static_cast<std::size_t>(i)].weight > in.weight)
+        in = at[static_cast<std::size_t>(i)];
+    if (const std::int64_t k = reduction_length(graph, n); k > 0) {
+      ++in.reductions;
+      in.longest = std::max(in.longest, k);
+      in.weight += std::min(static_cast<double>(k), cap);
+    }
+    for (ValueId o : n.outputs)
+      if (o != kNoValue) at[static_cast<std::size_t>(o)] = in;
+  }
+  return at.at(static_cast<std::size_t>(v));
+}
+
+Tolerance output_tolerance(DType dtype, DType compute, const ReductionChain& chain,
+                           const Tensor& expected) {
+  Tolerance t = conformance_tolerance(dtype, compute);
+  const double u = unit_roundoff(compute);
+  if (!is_floating(dtype) || !is_floating(compute) || u <= unit_roundoff(dtype) ||
+      chain.weight <= 0)
+    return t;
+  double squares = 0;
+  std::int64_t n = 0;
+  for (double x : expected.to_doubles()) {
+    if (!std::isfinite(x)) continue;
+    squares += x * x;
+    ++n;
+  }
+  const double rms = n ? std::sqrt(squares / static_cast<double>(n)) : 0.0;
+  t.atol += 2 * u * std::sqrt(chain.weight) * rms;
+  return t;
+}
+
 Tolerance int8_tolerance(double step) {
   const Tolerance f32 = conformance_tolerance(DType::f32);
   return {f32.rtol, f32.atol + kInt8ToleranceSteps * step};
@@ -162,11 +273,36 @@ std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor
   return result;
 }
 
+std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
+                                              const std::map<std::string, Tensor>& expected,
+                                              DType compute, const Graph& graph) {
+  std::vector<OutputComparison> result;
+  for (const auto& [name, a] : actual) {
+    const auto it = expected.find(name);
+    const auto id = graph.find_value(name);
+    if (it == expected.end() || !id) {
+      result.push_back(compare_outputs({{name, a}}, {}, compute).front());
+      continue;
+    }
+    const ReductionChain chain = reduction_chain(graph, *id);
+    const Tolerance own = conformance_tolerance(a.dtype(), compute);
+    const Tolerance tol = output_tolerance(a.dtype(), compute, chain, it->second);
+    OutputComparison c = compare_output(name, a, it->second, tol);
+    if (tol.atol != own.atol)
+      c.basis = fmt::format("{} rounding through {} reduction(s) of up to {} terms",
+                            dtype_name(compute), chain.reductions, chain.longest);
+    result.push_back(std::move(c));
+  }
+  return result;
+}
+
 std::string OutputComparison::describe() const {
   if (!shapes_match) return fmt::format("{}: shapes differ (or no reference output)", name);
   std::string text =
-      fmt::format("{}: max abs error {:.3g}, max rel error {:.3g} (tolerance rtol {:g}, atol {:g})",
-                  name, max_abs_error, max_rel_error, tolerance.rtol, tolerance.atol);
+      fmt::format("{}: max abs error {:.3g}, max rel error {:.3g} (tolerance rtol {:g}, "
+                  "atol {:.3g}{})",
+                  name, max_abs_error, max_rel_error, tolerance.rtol, tolerance.atol,
+                  basis.empty() ? "" : ": " + basis);
   if (worst_index >= 0)
     text += fmt::format(", worst element {} at {}: {:.9g} vs {:.9g}", worst_index, worst_position,
                         worst_actual, worst_expected);
@@ -358,7 +494,8 @@ CaseResult run_case(const std::string& case_dir, const ConformanceOptions& optio
         // Older ONNX test data stores bfloat16 tensors as their uint16 bit patterns.
         if (actual.dtype() == DType::bf16 && expected[o].dtype() == DType::u16)
           expected[o] = Tensor::from_bytes(DType::bf16, expected[o].shape(), expected[o].raw());
-        Tolerance tol = conformance_tolerance(actual.dtype(), compute);
+        Tolerance tol = output_tolerance(actual.dtype(), compute, reduction_chain(g, g.outputs[o]),
+                                         expected[o]);
         std::string held_to;
         if (result.int8) {
           const Tensor& exact = integer.outputs.at(name);

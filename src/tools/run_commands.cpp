@@ -304,9 +304,10 @@ void check_against_reference(const Plan& plan, const std::map<std::string, Tenso
   else
     fmt::print(
         "check against the reference backend (conformance tolerances; target {} computes in "
-        "{}, so float outputs are held to the {} tolerance):\n",
+        "{}, so float outputs are held to the {} tolerance plus the rounding of their "
+        "reductions, docs/compiler.md):\n",
         plan.backend, dtype_name(compute), dtype_name(compute));
-  for (const auto& c : compare_outputs(outputs, ref.outputs, compute)) {
+  for (const auto& c : compare_outputs(outputs, ref.outputs, compute, plan.graph)) {
     fmt::print("  {}\n", c.describe());
     if (!c.ok) bad.push_back(c.describe());
   }
@@ -530,8 +531,10 @@ void register_conformance(CLI::App& app) {
           options.target, int8, kInt8ToleranceSteps, f32.atol, f32.rtol);
     } else if (compute != DType::f32) {
       const Tolerance tol = conformance_tolerance(DType::f32, compute);
-      fmt::print("target {} computes in {}: float outputs held to rtol {}, atol {}\n",
-                 options.target, dtype_name(compute), tol.rtol, tol.atol);
+      fmt::print(
+          "target {} computes in {}: float outputs held to rtol {}, atol {} plus the rounding of "
+          "their reductions (docs/compiler.md)\n",
+          options.target, dtype_name(compute), tol.rtol, tol.atol);
     }
     if (!shortfalls.empty())
       throw_user_error("{} expected case(s) fall short of {}: {}", shortfalls.size(), args->expect,

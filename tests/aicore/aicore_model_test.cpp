@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 
 #include "../compiler/model_builder.h"
 #include "tessera/compiler/backend.h"
@@ -69,6 +71,58 @@ TEST_F(AicoreModels, ExampleNetworksRunWithoutFallbacksAndAgreeWithReference) {
       for (const auto& [name, t] : b.outputs) expect_agreement(a.outputs.at(name), t);
     }
   }
+}
+
+// --check on conv_pieces (a 512-channel 3x3 Conv: sums of 4,608 fp16 products, and a Conv, ReLU
+// and grouped Conv chain): held elementwise to the f16 tolerance, thousands of elements whose
+// sums cancel to near zero failed although the cosine similarity was 1. The tolerance derived
+// from the compute dtype and the reductions passes them, and still fails a result that is
+// wrong: scaled by 1%, one element off by 2% of the output's RMS, or two elements swapped.
+TEST_F(AicoreModels, CheckToleranceFollowsTheReductionsAndStillCatchesWrongResults) {
+  LoadOptions options;
+  options.target = "aicore";
+  const std::string file = std::string(TESSERA_MODELS_DIR) + "/conv_pieces.onnx";
+  const Plan plan = load_plan(file, options);
+  EXPECT_EQ(plan.fallback_count(), 0);
+  options.target = "reference";
+  const Plan ref = load_plan(file, options);
+  const RunResult a = run(plan, 1), b = run(ref, 1);
+  const DType compute = create_backend("aicore")->compute_precision();
+  std::int64_t elementwise = 0;
+  for (const auto& c : compare_outputs(a.outputs, b.outputs, compute)) elementwise += c.mismatches;
+  EXPECT_GT(elementwise, 100) << "the f16 tolerance alone no longer misses the cancellations";
+  for (const auto& c : compare_outputs(a.outputs, b.outputs, compute, plan.graph)) {
+    EXPECT_TRUE(c.ok) << c.describe();
+    EXPECT_NE(c.describe().find("f16 rounding through"), std::string::npos) << c.describe();
+  }
+  const auto z = plan.graph.find_value("z");
+  ASSERT_TRUE(z.has_value());
+  const ReductionChain chain = reduction_chain(plan.graph, *z);
+  EXPECT_EQ(chain.reductions, 1);
+  EXPECT_EQ(chain.longest, 512 * 3 * 3);
+  const Tensor& want = b.outputs.at("z");
+  const auto got = a.outputs.at("z").to_doubles();
+  double squares = 0;
+  std::size_t smallest = 0, largest = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    squares += got[i] * got[i];
+    if (std::fabs(got[i]) < std::fabs(got[smallest])) smallest = i;
+    if (std::fabs(got[i]) > std::fabs(got[largest])) largest = i;
+  }
+  const double rms = std::sqrt(squares / static_cast<double>(got.size()));
+  auto wrong = [&](const std::function<void(std::vector<float>&)>& change) {
+    std::vector<float> v(got.begin(), got.end());
+    change(v);
+    const auto outputs = std::map<std::string, Tensor>{{"z", Tensor::from_vector(want.shape(), v)}};
+    return compare_outputs(outputs, {{"z", want}}, compute, plan.graph).front();
+  };
+  EXPECT_FALSE(wrong([](std::vector<float>& v) {
+                 for (auto& x : v) x *= 1.01f;
+               }).ok);
+  EXPECT_FALSE(wrong([&](std::vector<float>& v) {
+                 v[smallest] += static_cast<float>(0.02 * rms);
+               }).ok);
+  EXPECT_FALSE(wrong([&](std::vector<float>& v) { std::swap(v[smallest], v[largest]); }).ok);
 }
 
 TEST_F(AicoreModels, MobileNetStyleRunsWithoutFallbacksAndAgreesWithReference) {

@@ -1147,6 +1147,59 @@ TEST(AicoreKernels, GatherPicksWhatTheReferenceOpPicks) {
 // ONNX GatherElements on the device against the reference op: along each axis of a (3, 4, 5)
 // tensor with indices narrower along it, negative ones among them, and an index outside the
 // axis as a DeviceFault; a slice too large for the slab is refused.
+// GatherND: tuples of indices (negative ones from the end) name rows of the indexed axes, with
+// batch dims in front; short rows come from the slab in UB, rows of 32 bytes or more by
+// DataCopyPad. A component outside its own axis is a fault naming it.
+TEST(AicoreKernels, GatherNdPicksWhatTheReferenceOpPicks) {
+  auto& dev = tessera::aicore::device();
+  const auto check = [&](std::vector<std::int64_t> dims, std::int64_t batch,
+                         std::vector<std::int64_t> idx_dims) {
+    std::int64_t count = 1, tuples = 1;
+    for (std::int64_t d : dims) count *= d;
+    for (std::size_t d = 0; d + 1 < idx_dims.size(); ++d) tuples *= idx_dims[d];
+    const std::int64_t m = idx_dims.back();
+    std::vector<float> x(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f - 3.0f;
+    std::vector<std::int64_t> idx;
+    for (std::int64_t t = 0; t < tuples; ++t)
+      for (std::int64_t c = 0; c < m; ++c) {
+        const std::int64_t extent = dims[static_cast<std::size_t>(batch + c)];
+        idx.push_back((t * 7 + c * 3 + 1) % (2 * extent) - extent);
+      }
+    const tessera::Tensor want = tessera::ops::gather_nd(
+        tessera::Tensor::from_vector(tessera::Shape::from_outer_first(dims), x),
+        tessera::Tensor::from_ints(tessera::DType::i64, tessera::Shape::from_outer_first(idx_dims),
+                                   idx),
+        batch);
+    std::int64_t outer = 1, inner = 1;
+    for (std::int64_t d = 0; d < batch; ++d) outer *= dims[static_cast<std::size_t>(d)];
+    for (auto d = static_cast<std::size_t>(batch + m); d < dims.size(); ++d) inner *= dims[d];
+    const std::vector<std::int64_t> tuple(dims.begin() + batch, dims.begin() + batch + m);
+    const std::int64_t k = tuples / outer;
+    std::vector<std::int32_t> i32(idx.begin(), idx.end());
+    std::vector<float> y(static_cast<std::size_t>(want.element_count()), -1.0f);
+    tessera::aicore::kernels::gather_nd(dev, x.data(), outer, tuple, inner, i32.data(), 4, k,
+                                        y.data());
+    for (std::size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], want.data<float>()[i]) << "batch " << batch << " element " << i;
+    std::vector<float> y64(y.size(), -1.0f);
+    tessera::aicore::kernels::gather_nd(dev, x.data(), outer, tuple, inner, idx.data(), 8, k,
+                                        y64.data());
+    EXPECT_EQ(y64, y) << "int64 indices";
+  };
+  check({4, 5, 3, 2}, 0, {7, 2});      // rows of 6 floats: the slab path
+  check({4, 5, 3, 2}, 0, {2, 3, 3});   // 3-tuples: rows of 2 elements
+  check({4, 5, 3, 2}, 1, {4, 3, 2});   // a batch dim
+  check({3, 4, 16}, 0, {5, 2});        // rows of 64 bytes: DataCopyPad
+  check({3, 4, 16}, 0, {2, 2, 1});     // a 1-tuple over the first axis
+  std::vector<float> x(24, 1.0f), y(2, 0.0f);
+  const std::int32_t bad[] = {1, 2, 0, -5};  // the second tuple's second component
+  const std::int64_t axes[] = {3, 4};
+  expect_fault(
+      [&] { tessera::aicore::kernels::gather_nd(dev, x.data(), 1, axes, 2, bad, 4, 2, y.data()); },
+      {"GatherND", "index -5 (indices element 3)", "outside [-4, 3]"});
+}
+
 TEST(AicoreKernels, GatherElementsPicksWhatTheReferenceOpPicks) {
   auto& dev = tessera::aicore::device();
   const std::vector<std::int64_t> dims = {3, 4, 5};
@@ -1256,6 +1309,63 @@ TEST(AicoreAscendC, KeptBuffersBelongToTheirDevice) {
     });
     write(0);
     read(0);
+    other.join();
+    expect_own(0);
+    expect_own(1);
+  }
+}
+
+// Two host threads launching on one device are two streams: each finds in the cores' buffers
+// what its own previous launch left, never what the other's launch wrote meanwhile, and each
+// gets its own launch's record. With buffers kept per core index, the launch that ended last
+// won: the main thread's read below copied out the other thread's data.
+TEST(AicoreAscendC, LaunchesOfTwoHostThreadsOnOneDeviceKeepTheirOwnBuffers) {
+  auto dev = tessera::runtime::Device::open("ascend910");
+  Gm<float> x0(128), x1(128), y0(128), y1(128);
+  Gm<float>* x[2] = {&x0, &x1};
+  Gm<float>* y[2] = {&y0, &y1};
+  for (int t = 0; t < 2; ++t)
+    for (int i = 0; i < 128; ++i)
+      (*x[t])[static_cast<std::size_t>(i)] = static_cast<float>(1000 * (t + 1) + i);
+  auto write = [&](int t) {
+    const auto r = tessera::aicore::launch(*dev, t ? "ub_write_b" : "ub_write_a", 2,
+                                           [&] { ub_write_kernel(x[t]->addr()); });
+    EXPECT_EQ(r.name, t ? "ub_write_b" : "ub_write_a");
+    EXPECT_EQ(tessera::aicore::last_kernel().name, r.name);
+  };
+  auto read = [&](int t) {
+    const auto r = tessera::aicore::launch(*dev, t ? "ub_read_b" : "ub_read_a", 2,
+                                           [&] { ub_read_kernel(y[t]->addr()); });
+    EXPECT_EQ(r.name, t ? "ub_read_b" : "ub_read_a");
+  };
+  auto expect_own = [&](int t) {
+    for (int i = 0; i < 128; ++i)
+      ASSERT_EQ((*y[t])[static_cast<std::size_t>(i)], (*x[t])[static_cast<std::size_t>(i)])
+          << "thread " << t << " element " << i;
+  };
+  // In a fixed order: the other thread's launches come between the main thread's two.
+  write(0);
+  std::thread([&] {
+    write(1);
+    read(1);
+  }).join();
+  read(0);
+  expect_own(0);
+  expect_own(1);
+  // At the same time.
+  for (int round = 0; round < 8; ++round) {
+    std::fill(y0.p, y0.p + y0.n, 0.0f);
+    std::fill(y1.p, y1.p + y1.n, 0.0f);
+    std::thread other([&] {
+      for (int k = 0; k < 4; ++k) {
+        write(1);
+        read(1);
+      }
+    });
+    for (int k = 0; k < 4; ++k) {
+      write(0);
+      read(0);
+    }
     other.join();
     expect_own(0);
     expect_own(1);

@@ -160,6 +160,52 @@ TEST_F(IpuBackend, SameResultsAndCyclesOnOneTwoAndEightThreads) {
   EXPECT_GT(cycles[0], 0u);
 }
 
+// Pools over 512 x 512 planes (1 MiB each, more than a tile's 624 KiB): a global pool reduces
+// partials on the tiles that hold the plane, a windowed pool gives each tile a band of output
+// rows, so nothing stages a whole plane on one tile (each vertex did, and the Engine refused
+// the exchange buffers).
+TEST_F(IpuBackend, PoolsOfPlanesLargerThanATileMapOverTheTiles) {
+  using testing::OnnxNode;
+  std::vector<OnnxNode> nodes = {
+      {"GlobalAveragePool", {"x"}, {"gap"}},
+      {"GlobalMaxPool", {"x"}, {"gmp"}},
+      {"MaxPool",
+       {"x"},
+       {"mp"},
+       {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}}},
+      {"AveragePool", {"x"}, {"ap"}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}}},
+  };
+  const auto bytes = testing::make_model(
+      {{"x", {"1", "2", "512", "512"}}}, {}, nodes,
+      {{"gap", {"1", "2", "1", "1"}}, {"gmp", {"1", "2", "1", "1"}},
+       {"mp", {"1", "2", "256", "256"}}, {"ap", {"1", "2", "256", "256"}}});
+  const Plan plan = compile(import_onnx_bytes(bytes, "pools.onnx"), *create_backend("ipu"));
+  EXPECT_EQ(plan.fallback_count(), 0);
+  const Plan ref =
+      compile(import_onnx_bytes(bytes, "pools.onnx"), *create_backend("reference"), {"ipu-mk2"});
+  expect_matches_reference(plan, ref, 6);
+}
+
+// A window whose single output row reads more than a tile holds cannot be split further: the
+// error gives the bytes and the tile's memory.
+TEST_F(IpuBackend, PoolWhoseOneRowDoesNotFitATileIsRefusedWithTheFigures) {
+  using testing::OnnxNode;
+  std::vector<OnnxNode> nodes = {
+      {"MaxPool", {"x"}, {"mp"}, {{"kernel_shape", {3, 3}}, {"strides", {1, 1}}}}};
+  const auto bytes = testing::make_model({{"x", {"1", "1", "3", "60000"}}}, {}, nodes,
+                                         {{"mp", {"1", "1", "1", "59998"}}});
+  const Plan plan = compile(import_onnx_bytes(bytes, "wide.onnx"), *create_backend("ipu"));
+  try {
+    run(plan, 1);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("MaxPool"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("(720000 bytes), more than a tile's 638976 bytes"), std::string::npos)
+        << msg;
+  }
+}
+
 // A 2-tile IPU cannot hold 1 MiB activations: the error names the tile and the op.
 TEST_F(IpuBackend, NetworkThatDoesNotFitIsAUserErrorNamingTileAndOp) {
   std::ifstream in(std::string(TESSERA_ARCH_DIR) + "/ipu-mk2.json");

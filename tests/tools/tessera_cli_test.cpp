@@ -249,6 +249,17 @@ void write_input_npy(const fs::path& path, float scale) {
   }
 }
 
+// aicore computes convolutions in fp16: --check holds its outputs to a tolerance derived from
+// fp16 and the reductions (docs/compiler.md), so conv_pieces' 4,608-term sums that cancel to
+// near zero pass (with the f16 tolerance alone thousands of elements failed at cosine 1.0).
+TEST(TesseraCli, RunCheckOnAicoreHoldsFp16ReductionsToTheirDerivedTolerance) {
+  const Result r = run("run " + kModels + "/conv_pieces.onnx --target aicore --check");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_CONTAINS(r.out, "f16 rounding through 1 reduction(s) of up to 4608 terms");
+  EXPECT_CONTAINS(r.out, "f16 rounding through 2 reduction(s) of up to 144 terms");
+  EXPECT_EQ(r.out.find("MISMATCH"), std::string::npos) << r.out;
+}
+
 TEST(TesseraCliInt8, CalibrateThenRunInt8CheckReportsCosineAndTop1) {
   const fs::path dir = scratch("int8");
   const std::string table = (dir / "mobilenet.table").string();

@@ -38,6 +38,38 @@ Tolerance conformance_tolerance(DType dtype);
 // (Backend::compute_precision): for float outputs, the looser of the two dtypes' tolerances.
 Tolerance conformance_tolerance(DType dtype, DType compute);
 
+// The reductions (sums of products or of elements: Conv, MatMul, Gemm, averaging pools,
+// ReduceSum-like ops, Softmax, LayerNormalization) that value `v` of `graph` depends on, along
+// the chain of them that weighs most (see output_tolerance): how many, the longest, and the
+// chain's weight, the sum over its reductions of min(K, kToleranceSigmas^2) for K terms each.
+struct ReductionChain {
+  int reductions = 0;
+  std::int64_t longest = 0;
+  double weight = 0.0;
+};
+ReductionChain reduction_chain(const Graph& graph, ValueId v);
+
+// How far an element may stray in the worst case for a rounding error of independent terms
+// (Hoeffding's inequality: a chance below 2 exp(-s^2 / 2), 3e-8 for s = 6, per element).
+inline constexpr double kToleranceSigmas = 6.0;
+
+// The tolerance of a float output computed through `chain` by a backend whose compute
+// precision is a float type coarser than the output's (f16 or bf16 Cube arithmetic for an f32
+// graph): conformance_tolerance(dtype, compute) plus an absolute part for the rounding of the
+// reductions' operands. A reduction of K terms t_i whose operands are rounded to `compute`
+// (unit roundoff u: 2^-11 for f16, 2^-8 for bf16; each product carries two roundings, so at
+// most 2u |t_i|) is off by at most 2u sum |t_i| <= 2u sqrt(K) sqrt(sum t_i^2) (Cauchy-Schwarz),
+// and, the roundings being independent, by more than 2u s sqrt(sum t_i^2) only with the chance
+// above (s = kToleranceSigmas): so by 2u min(sqrt(K), s) sqrt(sum t_i^2). The terms are not
+// seen at the output; sqrt(sum t_i^2) is taken as the RMS of `expected` (a sum of independent
+// terms has the sum of their mean squares), and the reductions of the chain, independent, add
+// in quadrature: atol += 2u sqrt(chain.weight) rms(expected). An element far off (a wrong
+// weight, index or tile) stays out: the allowance is a few thousandths of the output's RMS for
+// f16 over one reduction, and grows only as the square root of the chain. Other outputs and
+// backends: conformance_tolerance(dtype, compute) unchanged.
+Tolerance output_tolerance(DType dtype, DType compute, const ReductionChain& chain,
+                           const Tensor& expected);
+
 // The tolerance a float output of an int8 graph is held to against the f32 (ONNX) result:
 // kInt8ToleranceSteps quantisation steps of the output (`step`: the scale of the
 // DequantizeLinear that makes it, threshold / 128) on top of the f32 tolerance. A step is the
@@ -71,6 +103,7 @@ struct OutputComparison {
   double worst_actual = 0.0;
   double worst_expected = 0.0;
   double cosine_similarity = 1.0;
+  std::string basis;  // how the tolerance was derived, when not the dtype's own
   std::string describe() const;  // one line: errors, tolerance, worst element, verdict
 };
 std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
@@ -78,6 +111,13 @@ std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor
                                               DType compute = DType::f32);
 OutputComparison compare_output(const std::string& name, const Tensor& actual,
                                 const Tensor& expected, DType compute = DType::f32);
+// The same for the outputs of `graph` (what `tessera run --check` compares): each held to
+// output_tolerance through its reduction chain.
+std::vector<OutputComparison> compare_outputs(const std::map<std::string, Tensor>& actual,
+                                              const std::map<std::string, Tensor>& expected,
+                                              DType compute, const Graph& graph);
+OutputComparison compare_output(const std::string& name, const Tensor& actual,
+                                const Tensor& expected, const Tolerance& tolerance);
 
 // ---- Conformance: ONNX backend node tests (model.onnx + test_data_set_N/*.pb) ----
 enum class CaseStatus { pass, fail, unsupported };

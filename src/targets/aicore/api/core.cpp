@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -65,8 +66,9 @@ std::unique_ptr<sim::WorkScheduler>& own_scheduler() {
   return s;
 }
 
+// The calling thread's latest launch (launches of two threads never see each other's record).
 profile::KernelRecord& last_record() {
-  static profile::KernelRecord r;
+  thread_local profile::KernelRecord r;
   return r;
 }
 
@@ -75,12 +77,60 @@ profile::KernelRecord& last_record() {
 // networks. Their contents carry over as on the hardware, where Ascend C does not clear a
 // buffer: Huawei's CANN API reference ("AllocTensor", Ascend C API, CANN 8.0) says an allocated
 // tensor's contents need not be zero. Only the allocators, flags and queue slots start afresh.
-// The buffers belong to their device and core index, so what a kernel finds in a buffer it did
-// not write is what the same core of the same device left, whatever other devices run.
-using CoreMemories = std::array<std::unique_ptr<sim::Memory>, kBufCount>;
+// The buffers belong to their device and stream, the host thread that launches (its launches
+// run in order, as on one ACL stream): what a kernel finds in a buffer it did not write is what
+// the same core left at the previous launch of the same thread on the same device, whatever
+// other devices run and whatever other threads launch on this device at the same time.
+struct StreamBuffers {
+  std::weak_ptr<const int> stream;  // expires when its thread ends
+  std::vector<CoreBuffers> cores;   // index: core
+  bool in_use = false;
+};
 struct KeptCoreMemories {
   std::mutex mutex;
-  std::vector<CoreMemories> by_core;  // index: core
+  std::list<StreamBuffers> streams;  // a list: a lease's iterator survives other threads' edits
+};
+
+// The calling host thread's stream: a token that lives as long as the thread.
+const std::shared_ptr<const int>& this_stream() {
+  thread_local const std::shared_ptr<const int> token = std::make_shared<const int>(0);
+  return token;
+}
+
+// The buffers of the calling thread's stream on a device for one launch: taken out of the
+// device's keeping at the start, given back at the end, so that a launch of another thread at
+// the same time gets a set of its own. Sets of threads that have ended are dropped here.
+class BufferLease {
+ public:
+  BufferLease(runtime::Device& device, std::size_t cores)
+      : kept_(device.target_state<KeptCoreMemories>()) {
+    const std::shared_ptr<const int>& me = this_stream();
+    std::lock_guard lock(kept_.mutex);
+    kept_.streams.remove_if([](const StreamBuffers& s) { return !s.in_use && s.stream.expired(); });
+    entry_ = std::find_if(kept_.streams.begin(), kept_.streams.end(), [&](const StreamBuffers& s) {
+      return !s.in_use && s.stream.lock() == me;
+    });
+    // A launch nested in a kernel of the same thread finds its stream's set in use: a new one.
+    if (entry_ == kept_.streams.end())
+      entry_ = kept_.streams.insert(entry_, StreamBuffers{me, {}, false});
+    entry_->in_use = true;
+    cores_ = std::move(entry_->cores);
+    if (cores_.size() < cores) cores_.resize(cores);
+  }
+  ~BufferLease() {
+    std::lock_guard lock(kept_.mutex);
+    entry_->cores = std::move(cores_);
+    entry_->in_use = false;
+  }
+  BufferLease(const BufferLease&) = delete;
+  BufferLease& operator=(const BufferLease&) = delete;
+
+  CoreBuffers& core(std::size_t c) { return cores_[c]; }
+
+ private:
+  KeptCoreMemories& kept_;
+  std::list<StreamBuffers>::iterator entry_;
+  std::vector<CoreBuffers> cores_;
 };
 
 // Every f16 bit pattern as f32: the Cube's operands convert through it.
@@ -108,11 +158,12 @@ struct Core::Slot {
   std::string why;
 };
 
-Core::Core(runtime::Device& device, int index)
+Core::Core(runtime::Device& device, int index, CoreBuffers& kept)
     : device_(device),
       index_(index),
       name_(fmt::format("{}{}", device.spec().core_name, index)),
-      timeline_(name_, device.spec(), &device.cost_model()) {
+      timeline_(name_, device.spec(), &device.cost_model()),
+      kept_(kept) {
   const arch::MachineSpec& spec = device.spec();
   if (spec.target != "aicore")
     throw_user_error(
@@ -126,12 +177,7 @@ Core::Core(runtime::Device& device, int index)
       throw_user_error("preset '{}' has no core buffer '{}', which an AI Core needs (spec 003)",
                        spec.name, n);
   }
-  {
-    auto& kept = device.target_state<KeptCoreMemories>();
-    std::lock_guard lock(kept.mutex);
-    if (static_cast<std::size_t>(index_) < kept.by_core.size())
-      memories_ = std::move(kept.by_core[static_cast<std::size_t>(index_)]);
-  }
+  memories_ = std::move(kept_);
   for (int b = 1; b < kBufCount; ++b) {
     if (!memories_[b])
       memories_[b] = std::make_unique<sim::Memory>(spec.memory(buf_name(static_cast<Buf>(b))),
@@ -161,11 +207,7 @@ Core::Core(runtime::Device& device, int index)
 }
 
 Core::~Core() {
-  auto& kept = device_.target_state<KeptCoreMemories>();
-  std::lock_guard lock(kept.mutex);
-  const auto core = static_cast<std::size_t>(index_);
-  if (kept.by_core.size() <= core) kept.by_core.resize(core + 1);
-  kept.by_core[core] = std::move(memories_);
+  kept_ = std::move(memories_);
 }
 
 sim::FlagId Core::user_flag(Pipe src, Pipe dst, std::uint32_t event_id) {
@@ -906,10 +948,11 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
   if (block_dim == 0) throw_user_error("ICPU_RUN_KF({}): blockDim is 0; launch at least 1", name);
   const auto cores = std::min<std::uint32_t>(
       block_dim, static_cast<std::uint32_t>(dev.spec().core_count.as_int()));
+  BufferLease buffers(dev, cores);  // outlives the cores, which hand their buffers back to it
   std::vector<std::unique_ptr<Core>> core(cores);
   sim::WorkScheduler& scheduler = own_scheduler() ? *own_scheduler() : dev.scheduler();
   scheduler.parallel_for(cores, [&](std::size_t c) {
-    core[c] = std::make_unique<Core>(dev, static_cast<int>(c));
+    core[c] = std::make_unique<Core>(dev, static_cast<int>(c), buffers.core(c));
     Core& k = *core[c];
     struct Bind {
       explicit Bind(Core* p) { tls_core = p; }

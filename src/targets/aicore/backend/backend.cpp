@@ -336,9 +336,11 @@ class LayoutStep final : public Step {
 };
 
 // ONNX Gather's or GatherElements' data viewed as [outer][axis][inner] around its axis, the
-// index count along it (Gather: all of them) and the index width.
+// index count along it (Gather: all of them) and the index width. GatherND's: [outer = the
+// batch dims][the indexed axes, extents `tuple`][inner], k tuples per batch.
 struct GatherPlan {
   std::int64_t outer = 1, axis = 1, inner = 1, k = 1;
+  std::vector<std::int64_t> tuple;
   unsigned index_bytes = 4;
   std::string why;  // empty: runs
 };
@@ -365,6 +367,24 @@ GatherPlan gather_plan(const Node& n, const Graph& g) {
   if (x.shape.element_count() == 0 || idx.shape.element_count() == 0)
     return fail("an empty tensor");
   const std::vector<std::int64_t> dims = x.shape.outer_first();
+  if (n.op == "GatherND") {
+    const std::vector<std::int64_t> id = idx.shape.outer_first();
+    const std::int64_t b = n.attr_int("batch_dims", 0);
+    const std::int64_t m = id.empty() ? 0 : id.back();
+    const auto rank = static_cast<std::int64_t>(dims.size());
+    if (b < 0 || m < 1 || b + 1 > static_cast<std::int64_t>(id.size()) || b + m > rank)
+      return fail("batch_dims and an index tuple that do not fit the data's rank");
+    for (std::int64_t d = 0; d < rank; ++d) {
+      const std::int64_t e = dims[static_cast<std::size_t>(d)];
+      if (d < b && id[static_cast<std::size_t>(d)] != e)
+        return fail("indices whose batch dims differ from the data's");
+      (d < b ? p.outer : d < b + m ? p.axis : p.inner) *= e;
+      if (d >= b && d < b + m) p.tuple.push_back(e);
+    }
+    p.k = 1;
+    for (std::size_t d = static_cast<std::size_t>(b); d + 1 < id.size(); ++d) p.k *= id[d];
+    return p;
+  }
   std::int64_t a = n.attr_int("axis", 0);
   if (a < 0) a += static_cast<std::int64_t>(dims.size());
   if (a < 0 || a >= static_cast<std::int64_t>(dims.size()))
@@ -391,9 +411,15 @@ class GatherStep final : public Step {
     const Node& n = ctx.graph().nodes[static_cast<std::size_t>(node_)];
     const GatherPlan p = gather_plan(n, ctx.graph());
     if (!p.why.empty()) throw_internal_error("aicore {}: {}", n.describe(), p.why);
-    const auto run = n.op == "Gather" ? kernels::gather : kernels::gather_elements;
-    run(ctx.device(), value_ptr(ctx, n.inputs[0]), p.outer, p.axis, p.inner,
-        value_ptr(ctx, n.inputs[1]), p.index_bytes, p.k, value_ptr(ctx, n.outputs[0]));
+    if (n.op == "GatherND") {
+      kernels::gather_nd(ctx.device(), value_ptr(ctx, n.inputs[0]), p.outer, p.tuple, p.inner,
+                         value_ptr(ctx, n.inputs[1]), p.index_bytes, p.k,
+                         value_ptr(ctx, n.outputs[0]));
+    } else {
+      const auto run = n.op == "Gather" ? kernels::gather : kernels::gather_elements;
+      run(ctx.device(), value_ptr(ctx, n.inputs[0]), p.outer, p.axis, p.inner,
+          value_ptr(ctx, n.inputs[1]), p.index_bytes, p.k, value_ptr(ctx, n.outputs[0]));
+    }
     ctx.invalidate(n.outputs[0]);
   }
 
@@ -910,9 +936,8 @@ class AicoreBackend final : public compiler::Backend {
   std::string description() const override {
     return "Huawei Ascend AI Core: Conv (grouped, depthwise) and MatMul/Gemm on the Cube in fp16 "
            "with f32 accumulation; element-wise (f32), pooling, softmax, norms and layout ops "
-           "(Transpose, DepthToSpace, SpaceToDepth, Tile, Expand, Concat, Split) and Gather on the "
-           "Vector "
-           "unit and MTEs; Ascend C kernels (docs/targets/aicore.md)";
+           "(Transpose, DepthToSpace, SpaceToDepth, Tile, Expand, Concat, Split) and Gather "
+           "(Elements, ND) on the Vector unit and MTEs; Ascend C kernels (docs/targets/aicore.md)";
   }
   std::string default_device() const override { return "ascend910"; }
   std::vector<std::string> device_targets() const override { return {"aicore"}; }
@@ -924,7 +949,7 @@ class AicoreBackend final : public compiler::Backend {
       LayoutPlan p = layout_plan(n, g);
       return p.why.empty() ? std::nullopt : std::optional<std::string>(std::move(p.why));
     }
-    if (n.op == "Gather" || n.op == "GatherElements") {
+    if (n.op == "Gather" || n.op == "GatherElements" || n.op == "GatherND") {
       GatherPlan p = gather_plan(n, g);
       return p.why.empty() ? std::nullopt : std::optional<std::string>(std::move(p.why));
     }
@@ -980,7 +1005,7 @@ class AicoreBackend final : public compiler::Backend {
       return std::make_unique<NormStep>(node_index);
     if (n.op == "Softmax") return std::make_unique<SoftmaxStep>(node_index);
     if (is_layout_op(n.op)) return std::make_unique<LayoutStep>(node_index);
-    if (n.op == "Gather" || n.op == "GatherElements")
+    if (n.op == "Gather" || n.op == "GatherElements" || n.op == "GatherND")
       return std::make_unique<GatherStep>(node_index);
     const auto op = eltwise_of(n.op);
     if (!op) throw_internal_error("aicore backend asked to lower {}", n.describe());

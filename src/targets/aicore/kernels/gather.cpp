@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,11 +25,20 @@ constexpr int32_t kIndexChunk = 2048;     // indices staged in UB at a time
 constexpr int64_t kSlabBytes = 64 << 10;  // an outer slice of the data gathered from in UB
 
 // Gather: out[a][j][b] = data[a][indices[j]][b]. GatherElements (elements): indices hold one
-// index per output element, out[a][j][b] = data[a][indices[a][j][b]][b].
+// index per output element, out[a][j][b] = data[a][indices[a][j][b]][b]. GatherND (tuple: the
+// extents of the indexed axes, whose product is `axis`): indices hold a tuple per output row,
+// out[a][j][b] = data[a][the row the tuple indices[a][j] names][b].
 struct GatherShape {
   int64_t outer = 1, axis = 1, inner = 1, k = 1;
   bool elements = false;
-  int64_t index_count() const { return elements ? outer * k * inner : k; }
+  std::vector<int64_t> tuple;
+  int64_t index_count() const {
+    return elements ? outer * k * inner
+                    : !tuple.empty() ? outer * k * static_cast<int64_t>(tuple.size()) : k;
+  }
+  const char* op() const {
+    return elements ? "GatherElements" : tuple.empty() ? "Gather" : "GatherND";
+  }
 };
 
 bool slab_fits(const GatherShape& s) {
@@ -56,10 +67,11 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
   pipe.InitBuffer(ibuf, static_cast<uint32_t>(ichunk * sizeof(Index)) + 32);
   LocalTensor<Index> idx = ibuf.Get<Index>();
 
-  // The index of output row j (in range, negatives from the end), read by the scalar unit from
-  // the chunk of indices staged in UB; a new chunk waits for the scalar reads of the last.
+  // Indices element j, read by the scalar unit from the chunk of indices staged in UB, checked
+  // against an axis of `extent` (negatives count from its end); a new chunk waits for the scalar
+  // reads of the last.
   int64_t staged = -1;
-  const auto index = [&](int64_t j) -> int64_t {
+  const auto checked = [&](int64_t j, int64_t extent) -> int64_t {
     const int64_t first = j / ichunk * ichunk;
     if (first != staged) {
       if (staged >= 0) {
@@ -75,13 +87,24 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
       staged = first;
     }
     const auto v = static_cast<int64_t>(idx.GetValue(static_cast<uint32_t>(j - first)));
-    if (v < -s.axis || v >= s.axis)
+    if (v < -extent || v >= extent)
       current_core().fault_at(
-          s.elements ? "GatherElements" : "Gather",
-          fmt::format("index {} (indices element {}) is outside [{}, {}] for an axis of {} "
-                      "(ONNX {}); give indices inside the axis",
-                      v, j, -s.axis, s.axis - 1, s.axis, s.elements ? "GatherElements" : "Gather"));
-    return v < 0 ? v + s.axis : v;
+          s.op(), fmt::format("index {} (indices element {}) is outside [{}, {}] for an axis of "
+                              "{} (ONNX {}); give indices inside the axis",
+                              v, j, -extent, extent - 1, extent, s.op()));
+    return v < 0 ? v + extent : v;
+  };
+  // The data row along the axis that output row r (= a * k + j) reads; for GatherElements the
+  // row of output element r.
+  const auto index = [&](int64_t r) -> int64_t {
+    if (s.tuple.empty()) return checked(s.elements ? r : r % s.k, s.axis);
+    const auto m = static_cast<int64_t>(s.tuple.size());
+    int64_t row = 0;
+    for (int64_t d = 0; d < m; ++d) {
+      const int64_t extent = s.tuple[static_cast<std::size_t>(d)];
+      row = row * extent + checked(r * m + d, extent);
+    }
+    return row;
   };
 
   const int64_t rows = s.outer * s.k;
@@ -93,7 +116,7 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
     const int32_t chunk = static_cast<int32_t>(std::min<int64_t>(s.inner, kChunk));
     pipe.InitBuffer(qin, 2, static_cast<uint32_t>(chunk) * 4 + 32);
     for (int64_t r = r0; r < r1; ++r) {
-      const int64_t a = r / s.k, src_row = a * s.axis + index(r % s.k);
+      const int64_t a = r / s.k, src_row = a * s.axis + index(r);
       for (int64_t at = 0; at < s.inner; at += chunk) {
         const auto n = static_cast<uint32_t>(std::min<int64_t>(chunk, s.inner - at));
         const DataCopyExtParams row{1, n * 4, 0, 0, 0};
@@ -139,7 +162,7 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
     }
     for (int64_t i = 0; i < n; ++i) {
       const int64_t el = e + i, b = el % s.inner;
-      const int64_t row = index(s.elements ? el : el / s.inner % s.k);
+      const int64_t row = index(s.elements ? el : el / s.inner);
       off.SetValue(static_cast<uint32_t>(i), static_cast<uint32_t>((row * s.inner + b) * 4));
     }
     SetFlag<HardEvent::S_V>(EVENT_ID2);
@@ -159,7 +182,8 @@ void gather_rows(GM_ADDR data, GM_ADDR indices, GM_ADDR out, const GatherShape& 
 profile::KernelRecord run_gather(runtime::Device& device, const float* data, const void* indices,
                                  unsigned index_bytes, float* out, const GatherShape& s,
                                  const char* name) {
-  if (s.outer <= 0 || s.axis <= 0 || s.inner <= 0 || s.k <= 0)
+  if (s.outer <= 0 || s.axis <= 0 || s.inner <= 0 || s.k <= 0 ||
+      std::any_of(s.tuple.begin(), s.tuple.end(), [](int64_t d) { return d <= 0; }))
     throw_user_error(
         "aicore {}: data of {} x {} x {} elements and {} indices along the axis; every extent "
         "must be positive (an empty gather moves nothing)",
@@ -186,6 +210,17 @@ profile::KernelRecord gather(runtime::Device& device, const float* data, std::in
                              unsigned index_bytes, std::int64_t k, float* out) {
   return run_gather(device, data, indices, index_bytes, out, {outer, axis, inner, k, false},
                     "gather");
+}
+
+profile::KernelRecord gather_nd(runtime::Device& device, const float* data, std::int64_t outer,
+                                std::span<const std::int64_t> dims, std::int64_t inner,
+                                const void* indices, unsigned index_bytes, std::int64_t k,
+                                float* out) {
+  if (dims.empty())
+    throw_user_error("aicore gather_nd: no indexed axes; give indices whose last dim is 1 or more");
+  GatherShape s{outer, 1, inner, k, false, {dims.begin(), dims.end()}};
+  for (const std::int64_t d : dims) s.axis *= d;
+  return run_gather(device, data, indices, index_bytes, out, s, "gather_nd");
 }
 
 std::optional<std::string> gather_elements_unsupported(std::int64_t axis, std::int64_t inner) {

@@ -20,6 +20,7 @@
 #include <popops/ElementWise.hpp>
 #include <popops/codelets.hpp>
 #include <poputil/TileMapping.hpp>
+#include <poputil/exceptions.hpp>
 
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
@@ -537,7 +538,12 @@ class Session {
       poplar::program::Sequence prog;
       std::vector<Io> io;
       current_node_ = static_cast<int>(i);
-      poplar::Tensor y = lower(n, prog, io);
+      poplar::Tensor y;
+      try {
+        y = lower(n, prog, io);
+      } catch (const poputil::poplibs_error& e) {  // PopLibs refused the op: say which node
+        throw_user_error("ipu: {}: {}", n.describe(), e.what());
+      }
       if (!is_view(n) && n.op != "Transpose" && n.op != "Concat") owned_.emplace_back(current_node_, y);
       const ValueId out = n.outputs[0];
       tensors_[out] = y;

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <numeric>
 
 #include <popnn/BatchNorm.hpp>
 #include <popnn/GroupNorm.hpp>
@@ -285,19 +287,54 @@ Tensor pool(poplar::Graph& graph, const PoolParams& p, const Tensor& in, Sequenc
     throw poputil::poplibs_error(fmt::format("popnn::pooling::pool: input is {{{}}}, params say {{{}}}",
                                              fmt::join(in.shape(), ","), fmt::join(want, ",")));
   auto of = p.getOutputFieldShape();
+  std::vector<std::size_t> oshape = {p.batchSize, p.numChannels};
+  oshape.insert(oshape.end(), of.begin(), of.end());
+  std::size_t planes = p.batchSize * p.numChannels;
+  unsigned T = num_tiles(graph);
+  // A window over the whole field (a global pool) is a reduction over the field: partials on
+  // the tiles that hold the input, then one value per plane, as PopLibs reduces a plane too large
+  // for one tile. A vertex per plane would stage the whole plane on one tile.
+  bool whole_field = true;
+  for (std::size_t d = 0; d < dims; ++d)
+    whole_field = whole_field && p.kernelShape[d] == p.inputFieldShape[d] &&
+                  p.inputTruncationOrPaddingLower[d] == 0 &&
+                  p.inputTruncationOrPaddingUpper[d] == 0;
+  if (whole_field) {
+    Tensor out = graph.addVariable(in.elementType(), oshape, {dc, "pooled"});
+    poputil::mapTensorLinearly(graph, out);
+    std::vector<std::size_t> field(dims);
+    for (std::size_t d = 0; d < dims; ++d) field[d] = 2 + d;
+    std::size_t window = std::accumulate(p.kernelShape.begin(), p.kernelShape.end(),
+                                         std::size_t{1}, std::multiplies<>());
+    popops::ReduceParams params =
+        p.poolingType == PoolingType::MAX ? popops::ReduceParams(popops::Operation::MAX)
+        : p.poolingType == PoolingType::AVG
+            ? popops::ReduceParams(popops::Operation::ADD, float(1.0 / double(window)))
+            : popops::ReduceParams(popops::Operation::ADD);
+    popops::reduceWithOutput(graph, in, out, field, params, prog, {dc, "pool"});
+    return out;
+  }
   std::size_t H = dims == 2 ? p.inputFieldShape[0] : 1, W = p.inputFieldShape.back();
   std::size_t KH = dims == 2 ? p.kernelShape[0] : 1, KW = p.kernelShape.back();
   std::size_t sH = dims == 2 ? p.stride[0] : 1, sW = p.stride.back();
   int padT = dims == 2 ? p.inputTruncationOrPaddingLower[0] : 0,
       padL = p.inputTruncationOrPaddingLower.back();
   std::size_t OH = dims == 2 ? of[0] : 1, OW = of.back();
-  std::vector<std::size_t> oshape = {p.batchSize, p.numChannels};
-  oshape.insert(oshape.end(), of.begin(), of.end());
   Tensor out = graph.addVariable(in.elementType(), oshape, {dc, "pooled"});
-  std::size_t planes = p.batchSize * p.numChannels;
   Tensor in3 = in.reshape({planes, H, W}), out3 = out.reshape({planes, OH, OW});
-  unsigned T = num_tiles(graph);
-  std::size_t units = std::min<std::size_t>(planes, T);
+  // Work units: ranges of whole planes when there are planes enough for the tiles; otherwise
+  // each plane cut into bands of output rows, a unit per tile, so that a tile stages only the
+  // input rows its band's windows read.
+  std::size_t bands = planes >= T ? 1 : std::min<std::size_t>(OH, (T + planes - 1) / planes);
+  std::size_t plane_units = planes >= T ? T : planes;
+  std::size_t units = plane_units * bands;
+  // What cannot fit however finely the rows are cut: one output row's windows on one tile.
+  std::size_t row_bytes = std::min(H, KH) * W * graph.getTarget().getTypeSize(in.elementType());
+  if (row_bytes > graph.getTarget().getBytesPerTile())
+    throw poputil::poplibs_error(fmt::format(
+        "popnn::pooling::pool: the windows of one output row read {} input rows of {} elements "
+        "({} bytes), more than a tile's {} bytes; pool a narrower field or a shorter window",
+        std::min(H, KH), W, row_bytes, graph.getTarget().getBytesPerTile()));
   static const char* kinds[] = {"popnn::MaxPooling", "popnn::AvgPooling", "popnn::SumPooling"};
   std::string vertex = templated(kinds[unsigned(p.poolingType)], {type_arg(in.elementType())});
   std::size_t window = KH * KW;
@@ -310,17 +347,32 @@ Tensor pool(poplar::Graph& graph, const PoolParams& p, const Tensor& in, Sequenc
                    });
   auto cs = graph.addComputeSet(name_of(dc, "pool"));
   for (std::size_t u = 0; u < units; ++u) {
-    std::size_t c0 = split_begin(planes, units, u), c1 = split_begin(planes, units, u + 1);
-    if (c0 == c1) continue;
+    std::size_t pu = u / bands, b = u % bands;
+    std::size_t c0 = split_begin(planes, plane_units, pu);
+    std::size_t c1 = split_begin(planes, plane_units, pu + 1);
+    std::size_t oh0 = split_begin(OH, bands, b), oh1 = split_begin(OH, bands, b + 1);
+    if (c0 == c1 || oh0 == oh1) continue;
     unsigned tile = unsigned(u * T / units);
-    graph.setTileMapping(out3.slice(c0, c1), tile);
+    Tensor src = in3.slice(c0, c1), dst = out3.slice(c0, c1);
+    // The input rows the band's windows read, [a0, a1); the rows above a0 become the band's own
+    // top padding (negative when the windows start below a0), so every window sees what it
+    // would see in the whole plane.
+    long r0 = long(oh0 * sH) - padT, r1 = long((oh1 - 1) * sH + KH) - padT;
+    long a0 = std::clamp(r0, 0L, long(H) - 1), a1 = std::clamp(r1, a0 + 1, long(H));
+    if (bands > 1) {
+      src = src.slice(std::size_t(a0), std::size_t(a1), 1);
+      dst = dst.slice(oh0, oh1, 1);
+    } else {
+      a0 = 0, a1 = long(H), r0 = -padT;
+    }
+    graph.setTileMapping(dst, tile);
     auto v = graph.addVertex(cs, vertex);
-    graph.connect(v["in"], in3.slice(c0, c1));
-    graph.connect(v["out"], out3.slice(c0, c1));
+    graph.connect(v["in"], src.flatten());
+    graph.connect(v["out"], dst.flatten());
     set_state(graph, v, "params",
-              {unsigned(c1 - c0), unsigned(H), unsigned(W), unsigned(OH), unsigned(OW), unsigned(KH),
-               unsigned(KW), unsigned(sH), unsigned(sW), unsigned(padT), unsigned(padL),
-               in.elementType().tesseraId(), unsigned(p.poolingType)});
+              {unsigned(c1 - c0), unsigned(a1 - a0), unsigned(W), unsigned(oh1 - oh0), unsigned(OW),
+               unsigned(KH), unsigned(KW), unsigned(sH), unsigned(sW), unsigned(int(a0 - r0)),
+               unsigned(padL), in.elementType().tesseraId(), unsigned(p.poolingType)});
     graph.setTileMapping(v, tile);
   }
   prog.add(poplar::program::Execute(cs, dc));

@@ -90,13 +90,16 @@ inline std::uint64_t lane_address(const VecOperand& o, std::uint64_t r, std::uin
          (lane / per_block) * o.block_stride * kBlockBytes + (lane % per_block) * o.elem_bytes;
 }
 
+// A core's L1, L0A, L0B, L0C and UB (index: Buf; GM's slot unused), kept between launches.
+using CoreBuffers = std::array<std::unique_ptr<sim::Memory>, kBufCount>;
+
 class Core {
  public:
   // Core `index` of `device` (an aicore preset). UserError when the preset lacks the pipes,
-  // buffers or params this target reads. Its buffers are the ones this core index of this
-  // device left at its last launch, contents kept (Ascend C does not clear them), and go back
-  // to the device when it is destroyed; timeline, allocators, flags and slots are new.
-  Core(runtime::Device& device, int index);
+  // buffers or params this target reads. Its buffers are `kept` (made when empty), contents as
+  // the launch that last used them left them (Ascend C does not clear them); they go back into
+  // `kept` when the core is destroyed. Timeline, allocators, flags and slots are new.
+  Core(runtime::Device& device, int index, CoreBuffers& kept);
   ~Core();
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
@@ -213,7 +216,8 @@ class Core {
   std::string name_;
   sim::Timeline timeline_;
   std::array<sim::PipeId, kPipeCount> pipes_{};
-  std::array<std::unique_ptr<sim::Memory>, kBufCount> memories_;
+  CoreBuffers& kept_;
+  CoreBuffers memories_;
   std::array<std::unique_ptr<sim::FirstFitAllocator>, kBufCount> allocators_;
   sim::RaceDetector races_;
   std::vector<Slot> slots_;
@@ -248,7 +252,9 @@ Core& current_core();
 bool in_kernel();
 // Runs `body` once per block on block_dim blocks spread over the cores (block b on core
 // b % cores, one after another there), cores on host threads; checks each core at the end
-// and records the kernel in the device's profile. Returns that record.
+// and records the kernel in the device's profile. Returns that record. The calling host thread
+// is the launch's stream: the cores' buffers are the ones its previous launch on this device
+// left, never those of a launch from another thread (which may run at the same time).
 profile::KernelRecord launch(std::string_view name, std::uint32_t block_dim,
                              const std::function<void()>& body);
 // The same on a given device (the op library and the backend run on the compiler's device).
@@ -257,7 +263,7 @@ profile::KernelRecord launch(runtime::Device& device, std::string_view name,
 // Host threads for the cores of later launches (tests of determinism); 0: the device's
 // scheduler (TESSERA_THREADS).
 void set_threads(unsigned threads);
-// The record of the latest launch on this process.
+// The record of the calling host thread's latest launch.
 const profile::KernelRecord& last_kernel();
 // Global memory for kernels: allocates in the device's global memory (DeviceFault when it is
 // exhausted) and returns the host address of its bytes.

@@ -157,6 +157,15 @@ profile::KernelRecord gather_elements(runtime::Device& device, const float* data
                                       std::int64_t outer, std::int64_t axis, std::int64_t inner,
                                       const void* indices, unsigned index_bytes, std::int64_t k,
                                       float* out);
+// ONNX GatherND of 4-byte elements with batch_dims folded into `outer`: data viewed as
+// [outer][the indexed axes, extents `dims`][inner], indices [outer][k][dims.size()] (int32 or
+// int64), out[a][j][inner] = the row of data[a] that tuple indices[a][j] names. The scalar unit
+// reads and checks every component against its axis (DeviceFault naming the one outside it);
+// rows move as Gather's do.
+profile::KernelRecord gather_nd(runtime::Device& device, const float* data, std::int64_t outer,
+                                std::span<const std::int64_t> dims, std::int64_t inner,
+                                const void* indices, unsigned index_bytes, std::int64_t k,
+                                float* out);
 // How many axes strided_copy would run after merging (at most kStridedCopyMaxAxes run).
 int strided_copy_axes(std::span<const std::int64_t> dims, std::span<const std::int64_t> in_strides,
                       std::span<const std::int64_t> out_strides);

@@ -226,5 +226,38 @@ TEST_F(AicoreModels, LayoutAndBroadcastOpsRunOnTheDeviceAndAgreeWithReference) {
   EXPECT_LE(err, 1e-2 * scale) << "max abs error " << err << " over outputs up to " << scale;
 }
 
+// ResNet's stem (a 1,605,632-byte 5HD map, beyond the 1 MiB L1) runs on the device in bands of
+// output rows and meets the f16 tolerance of --check; a Conv one output row of which reads
+// 1,228,800 bytes falls back with the figures.
+TEST_F(AicoreModels, ConvBeyondL1RunsInBandsAndOneTooWideForARowFallsBack) {
+  using testing::OnnxNode;
+  std::vector<std::pair<std::string, Tensor>> init = {
+      {"ws", random_tensor(Shape::nchw(64, 3, 7, 7), 0.2f, 21)},
+      {"bs", random_tensor(Shape{64}, 0.1f, 22)},
+      {"ww", random_tensor(Shape::nchw(16, 1024, 3, 3), 0.05f, 23)},
+  };
+  std::vector<OnnxNode> nodes = {
+      {"Conv", {"x", "ws", "bs"}, {"stem"}, {{"strides", {2, 2}}, {"pads", {3, 3, 3, 3}}}},
+      {"Conv", {"v", "ww"}, {"wide"}},
+  };
+  const auto bytes = testing::make_model(
+      {{"x", {"1", "3", "224", "224"}}, {"v", {"1", "1024", "8", "200"}}}, init, nodes,
+      {{"stem", {"1", "64", "112", "112"}}, {"wide", {"1", "16", "6", "198"}}});
+  const Plan plan = compile(import_onnx_bytes(bytes, "beyond_l1.onnx"), *create_backend("aicore"));
+  ASSERT_EQ(plan.fallback_count(), 1);
+  for (const auto& info : plan.info) {
+    if (!info.fallback) continue;
+    EXPECT_NE(info.reason.find("one output row reads 3 input rows of 200 pixels, a 1228800-byte "
+                               "5HD band (L1 holds 1048576)"),
+              std::string::npos)
+        << info.reason;
+  }
+  const Plan ref = compile(import_onnx_bytes(bytes, "beyond_l1.onnx"), *create_backend("reference"));
+  const RunResult a = run(plan, 6), b = run(ref, 6);
+  const DType compute = create_backend("aicore")->compute_precision();
+  for (const auto& c : compare_outputs(a.outputs, b.outputs, compute, plan.graph))
+    EXPECT_TRUE(c.ok) << c.describe();
+}
+
 }  // namespace
 }  // namespace tessera::compiler

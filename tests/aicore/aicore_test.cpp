@@ -683,6 +683,42 @@ TEST(AicoreKernels, Conv2dThroughImg2ColAndTheCube) {
   check_conv(u, false);
 }
 
+// Feature maps beyond L1 (1 MiB on ascend910) go in bands of output rows, each tile bringing in
+// its input rows: two C1 planes of 131 x 127 (1,064,768 bytes) with a dilated kernel take bands
+// of 63 and 2 output rows; 127-pixel output rows put tiles' starts off the rows' starts; and
+// ResNet's stem (3 x 224 x 224, 7 x 7, stride 2, 1,605,632 bytes).
+TEST(AicoreKernels, Conv2dBeyondL1GoesInBandsOfOutputRows) {
+  const auto& spec = tessera::aicore::device().spec();
+  tessera::aicore::kernels::ConvShape s;
+  s.n = 2, s.c = 20, s.h = 131, s.w = 127, s.cout = 24, s.kh = 3, s.kw = 3, s.stride_h = 2,
+  s.dilation_h = 2, s.pad_top = s.pad_left = s.pad_bottom = s.pad_right = 1;
+  s.ho = (131 + 2 - 5) / 2 + 1, s.wo = 127;
+  ASSERT_GT(2 * 131 * 127 * 32, static_cast<int>(spec.memory("L1").capacity_bytes.value));
+  EXPECT_FALSE(tessera::aicore::kernels::conv_unsupported(s, spec).has_value());
+  check_conv(s, true);
+  tessera::aicore::kernels::ConvShape stem;
+  stem.c = 3, stem.h = stem.w = 224, stem.cout = 64, stem.kh = stem.kw = 7;
+  stem.stride_h = stem.stride_w = 2, stem.pad_top = stem.pad_left = 3;
+  stem.pad_bottom = stem.pad_right = 3, stem.ho = stem.wo = 112, stem.relu = true;
+  check_conv(stem, true);
+}
+
+// A conv whose one output row already reads more than L1 is refused with the figures.
+TEST(AicoreKernels, Conv2dWhoseOneOutputRowExceedsL1IsRefused) {
+  tessera::aicore::kernels::ConvShape s;
+  s.c = 1024, s.h = 8, s.w = 200, s.cout = 16, s.kh = s.kw = 3, s.ho = 6, s.wo = 198;
+  const auto why = tessera::aicore::kernels::conv_unsupported(s, tessera::aicore::device().spec());
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why,
+            "one output row reads 3 input rows of 200 pixels, a 1228800-byte 5HD band (L1 holds "
+            "1048576)");
+  std::vector<float> x(static_cast<std::size_t>(s.c) * s.h * s.w), w(s.cout * s.c * 9),
+      y(static_cast<std::size_t>(s.cout) * s.ho * s.wo);
+  EXPECT_THROW(tessera::aicore::kernels::conv2d(tessera::aicore::device(), x.data(), w.data(),
+                                                nullptr, y.data(), s),
+               tessera::UserError);
+}
+
 }  // namespace
 
 namespace {

@@ -164,23 +164,64 @@ void window_items(GM_ADDR x5, GM_ADDR y, const ConvShape& s, half pad_value, Set
   }
 }
 
+// The input rows a conv reads for output rows [first, last]: `row` the first one in the image,
+// `rows` how many, and the padding rows Img2Col adds above and below them.
+struct InputRows {
+  int32_t row = 0, rows = 0, pad_top = 0, pad_bottom = 0;
+};
+InputRows input_rows(const ConvShape& s, int32_t first, int32_t last) {
+  const int32_t top = first * s.stride_h - s.pad_top;
+  const int32_t bottom = last * s.stride_h - s.pad_top + (s.kh - 1) * s.dilation_h;
+  InputRows r;
+  r.row = std::max(0, top);
+  r.rows = std::min(s.h - 1, bottom) - r.row + 1;
+  r.pad_top = r.row - top;
+  r.pad_bottom = bottom - std::min(s.h - 1, bottom);
+  return r;
+}
+
+// The most output rows whose input rows fit `l1` bytes of 5HD fp16 (0: not even one).
+int32_t band_rows_fitting(const ConvShape& s, std::int64_t l1) {
+  const std::int64_t row_bytes = static_cast<std::int64_t>((s.c + F - 1) / F) * s.w * 32;
+  const std::int64_t rows = l1 / row_bytes, extent = (s.kh - 1) * s.dilation_h + 1;
+  if (std::min<std::int64_t>(s.h, extent) > rows) return 0;
+  if (rows >= s.h) return s.ho;
+  return static_cast<int32_t>(std::min<std::int64_t>(s.ho, (rows - extent) / s.stride_h + 1));
+}
+
+// Pixel tiles of one image with `band` output rows per band (each band's tiles from its first
+// pixel; the last band may be shorter).
+int32_t tiles_per_image(const ConvShape& s, int32_t band) {
+  const int32_t bands = (s.ho + band - 1) / band, last = s.ho - (bands - 1) * band;
+  return (bands - 1) * ((band * s.wo + PT - 1) / PT) + (last * s.wo + PT - 1) / PT;
+}
+
 // One output tile per work item: 128 pixels x 128 channels of one image, the patch matrix
 // streamed from the image's 5HD feature map in L1 through Img2Col windows into L0B, the
 // weights (fractal zZ, K in (c1, kh, kw, c0) order) from GM into L0A, f32 accumulation in L0C,
-// then bias and ReLU on the Vector unit and NCHW f32 rows out.
+// then bias and ReLU on the Vector unit and NCHW f32 rows out. When the image's map exceeds L1
+// (`band` output rows < ho), the output rows go in bands of `band` rows whose input rows fit
+// L1, a band's pixels in tiles from its first; each item then brings into L1 only the input
+// rows (halo included) of the output rows its tile covers, from one whose first pixel leaves
+// the tile's start a whole fractal (16 rows) into Img2Col's window, as LoadData 3D requires.
 class ConvKernel {
  public:
-  ConvKernel(GM_ADDR x5, GM_ADDR w, GM_ADDR bias, GM_ADDR y, const ConvShape& s)
-      : s_(s), has_bias_(bias != nullptr) {
+  ConvKernel(GM_ADDR x5, GM_ADDR w, GM_ADDR bias, GM_ADDR y, const ConvShape& s, int32_t band)
+      : s_(s), has_bias_(bias != nullptr), band_(band) {
     c1_ = (s.c + F - 1) / F;
     k1_ = c1_ * s.kh * s.kw;
     m1_ = (s.cout + F - 1) / F;
     pixels_ = s.ho * s.wo;
+    tiled_ = band_ < s.ho;
+    band_tiles_ = (band_ * s.wo + PT - 1) / PT;
+    image_tiles_ = tiles_per_image(s, band_);
+    const int32_t l1_rows =
+        tiled_ ? std::min(s.h, (band_ - 1) * s.stride_h + (s.kh - 1) * s.dilation_h + 1) : s.h;
     gx_.SetGlobalBuffer((__gm__ half*)x5, static_cast<uint64_t>(s.n) * c1_ * s.h * s.w * F);
     gw_.SetGlobalBuffer((__gm__ half*)w, static_cast<uint64_t>(m1_) * k1_ * FB);
     if (bias) gb_.SetGlobalBuffer((__gm__ float*)bias, s.cout);
     gy_.SetGlobalBuffer((__gm__ float*)y, static_cast<uint64_t>(s.n) * s.cout * pixels_);
-    pipe_.InitBuffer(qf_, 1, static_cast<uint32_t>(c1_ * s.h * s.w * 32));
+    pipe_.InitBuffer(qf_, 1, static_cast<uint32_t>(c1_ * l1_rows * s.w * 32));
     pipe_.InitBuffer(qa_, 2, CT * KCH * F * 2);
     pipe_.InitBuffer(qb_, 2, KCH * F * PT * 2);
     pipe_.InitBuffer(c1buf_, CT * PT * 4);
@@ -189,26 +230,46 @@ class ConvKernel {
   }
 
   void Process() {
-    const int32_t pts = (pixels_ + PT - 1) / PT, cts = (s_.cout + CT - 1) / CT;
-    const int32_t items = s_.n * pts * cts;
+    const int32_t cts = (s_.cout + CT - 1) / CT;
+    const int32_t items = s_.n * image_tiles_ * cts;
     bool first = true;
     for (int32_t it = static_cast<int32_t>(GetBlockIdx()); it < items;
          it += static_cast<int32_t>(GetBlockNum())) {
-      const int32_t ct = it % cts, pt = (it / cts) % pts, img = it / (cts * pts);
+      const int32_t ct = it % cts, t = (it / cts) % image_tiles_, img = it / (cts * image_tiles_);
       if (!first) WaitFlag<HardEvent::V_M>(EVENT_ID0);
       first = false;
-      Item(img, pt, ct);
+      Item(img, t / band_tiles_, t % band_tiles_, ct);
       SetFlag<HardEvent::V_M>(EVENT_ID0);
     }
     if (!first) WaitFlag<HardEvent::V_M>(EVENT_ID0);
   }
 
  private:
-  void Item(int32_t img, int32_t pt, int32_t ct) {
+  // Tile `pt` of band `band` of image `img`, output channels from ct * CT.
+  void Item(int32_t img, int32_t band, int32_t pt, int32_t ct) {
     const int32_t mt = std::min(CT / F, m1_ - ct * (CT / F));  // channel fractals in the tile
+    const int32_t band_first = band * band_;
+    const int32_t band_pixels = (std::min(s_.ho, band_first + band_) - band_first) * s_.wo;
+    const int32_t tile_pixels = std::min(PT, band_pixels - pt * PT);
+    // The input rows in L1 and where the tile starts in their patch matrix.
+    InputRows in{0, s_.h, s_.pad_top, s_.pad_bottom};
+    int32_t m_start = pt * PT;
+    const uint64_t image = static_cast<uint64_t>(img) * c1_ * s_.h * s_.w * F;
     LocalTensor<half> fm = qf_.AllocTensor<half>();
-    DataCopy(fm, gx_[static_cast<uint64_t>(img) * c1_ * s_.h * s_.w * F],
-             static_cast<uint32_t>(c1_ * s_.h * s_.w * F));
+    if (!tiled_) {
+      DataCopy(fm, gx_[image], static_cast<uint32_t>(c1_ * s_.h * s_.w * F));
+    } else {
+      int32_t first = pt * PT / s_.wo;
+      while ((pt * PT - first * s_.wo) % F) --first;  // reaches 0 at the latest: PT % F == 0
+      m_start = pt * PT - first * s_.wo;
+      const int32_t last = band_first + (pt * PT + tile_pixels - 1) / s_.wo;
+      in = input_rows(s_, band_first + first, last);
+      // Each C1 plane's rows are contiguous in 5HD; one burst per plane.
+      for (int32_t cb = 0; cb < c1_; ++cb)
+        DataCopy(fm[cb * in.rows * s_.w * F],
+                 gx_[image + (static_cast<uint64_t>(cb) * s_.h + in.row) * s_.w * F],
+                 static_cast<uint32_t>(in.rows * s_.w * F));
+    }
     qf_.EnQue(fm);
     fm = qf_.DeQue<half>();
     LocalTensor<float> acc = c1buf_.Get<float>();
@@ -220,7 +281,10 @@ class ConvKernel {
                               static_cast<uint16_t>((k1_ - kk) * BLK), 0});
       qa_.EnQue(a);
       LocalTensor<half> b = qb_.AllocTensor<half>();
-      LoadData3DParamsV2<half> p = window_params(s_, c1_ * F, pt * PT);
+      LoadData3DParamsV2<half> p = window_params(s_, c1_ * F, m_start);
+      p.l1H = static_cast<uint16_t>(in.rows);
+      p.padList[2] = static_cast<uint8_t>(in.pad_top);
+      p.padList[3] = static_cast<uint8_t>(in.pad_bottom);
       p.kStartPt = static_cast<uint16_t>(kc * KCH * F);
       p.kExtension = static_cast<uint16_t>(kk * F);
       LoadData(b, fm, p);
@@ -263,10 +327,9 @@ class ConvKernel {
     qo_.EnQue(o);
     o = qo_.DeQue<float>();
     const int32_t rows = std::min(mt * F, s_.cout - ct * CT);
-    for (int32_t nb = 0; nb < PT / F; ++nb) {
-      const int32_t p0 = pt * PT + nb * F;
-      const int32_t cols = std::min(F, pixels_ - p0);
-      if (cols <= 0) break;
+    for (int32_t nb = 0; nb * F < tile_pixels; ++nb) {
+      const int32_t p0 = band_first * s_.wo + pt * PT + nb * F;
+      const int32_t cols = std::min(F, tile_pixels - nb * F);
       const uint32_t bytes = static_cast<uint32_t>(cols) * 4;
       const uint32_t padded = (bytes + 31) / 32 * 32;
       DataCopyPad(gy_[(static_cast<uint64_t>(img) * s_.cout + ct * CT) * pixels_ + p0],
@@ -279,6 +342,9 @@ class ConvKernel {
 
   ConvShape s_;
   bool has_bias_;
+  int32_t band_;  // output rows per band (ho: the whole map in L1)
+  bool tiled_ = false;
+  int32_t band_tiles_ = 0, image_tiles_ = 0;  // pixel tiles of a whole band, of an image
   int32_t c1_ = 0, k1_ = 0, m1_ = 0, pixels_ = 0;
   TPipe pipe_;
   TQue<QuePosition::A1, 1> qf_;
@@ -507,9 +573,17 @@ profile::KernelRecord depthwise_conv2d(runtime::Device& device, const float* x, 
 std::optional<std::string> conv_unsupported(const ConvShape& s, const arch::MachineSpec& spec) {
   const std::int64_t c1 = (s.c + F - 1) / F;
   const std::int64_t l1 = static_cast<std::int64_t>(spec.memory("L1").capacity_bytes.value);
-  if (c1 * s.h * s.w * 32 > l1)
-    return fmt::format("a {}-byte 5HD feature map per image (L1 holds {})", c1 * s.h * s.w * 32,
-                       l1);
+  const std::int32_t extent = (s.kh - 1) * s.dilation_h + 1;
+  if (band_rows_fitting(s, l1) == 0)
+    return fmt::format(
+        "one output row reads {} input rows of {} pixels, a {}-byte 5HD band (L1 holds {})",
+        std::min(s.h, extent), s.w, c1 * std::min(s.h, extent) * s.w * 32, l1);
+  // A band's padding rows must border its input rows (Img2Col pads only the edges it loads).
+  if (band_rows_fitting(s, l1) < s.ho && (s.pad_top >= extent || s.pad_bottom >= extent))
+    return fmt::format(
+        "a {}-byte 5HD feature map (L1 holds {}) tiled over rows with padding of {} and {} rows "
+        "around a kernel {} rows high",
+        c1 * s.h * s.w * 32, l1, s.pad_top, s.pad_bottom, extent);
   if ((s.w + F - 1) / F * F * F * 6 * 2 > 200 * 1024)
     return fmt::format("rows of {} pixels (the 5HD transform stages 16 rows in UB)", s.w);
   if (s.kh > 255 || s.kw > 255 || s.stride_h > 255 || s.stride_w > 255 || s.pad_top > 255 ||
@@ -541,13 +615,15 @@ profile::KernelRecord conv2d(runtime::Device& device, const float* x, const floa
   GM_ADDR gb = gm.lend(bias, static_cast<std::size_t>(s.cout) * 4);
   GM_ADDR x5 = to_5hd_on_device(device, gm, x, s);
   GM_ADDR gy = gm.lend(y, static_cast<std::size_t>(s.n) * s.cout * s.ho * s.wo * 4);
+  const std::int32_t band = band_rows_fitting(
+      s, static_cast<std::int64_t>(device.spec().memory("L1").capacity_bytes.value));
   const std::int64_t items =
-      static_cast<std::int64_t>(s.n) * ((s.ho * s.wo + PT - 1) / PT) * ((s.cout + CT - 1) / CT);
+      static_cast<std::int64_t>(s.n) * tiles_per_image(s, band) * ((s.cout + CT - 1) / CT);
   const char* name = s.relu      ? "aicore:conv2d_relu_f16"
                      : s.clips() ? "aicore:conv2d_clip_f16"
                                  : "aicore:conv2d_f16";
   return launch(device, name, gm.blocks(items), [&] {
-    ConvKernel k(x5, gw, gb, gy, s);
+    ConvKernel k(x5, gw, gb, gy, s, band);
     k.Process();
   });
 }

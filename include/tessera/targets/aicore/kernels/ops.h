@@ -65,7 +65,7 @@ struct ConvShape {
   float clip_min = -INFINITY, clip_max = INFINITY;
   bool clips() const { return clip_min > -INFINITY || clip_max < INFINITY; }
 };
-// Why conv2d cannot run a shape on a preset (the feature map of an image must fit L1, ...).
+// Why conv2d cannot run a shape on a preset (the input rows of one output row must fit L1, ...).
 std::optional<std::string> conv_unsupported(const ConvShape& shape, const arch::MachineSpec& spec);
 // y = conv(x, w) + bias (optional) [then ReLU], as Ascend's stack computes it: the input turned
 // into 5HD fp16 on the device (TransData: Cast and TransDataTo5HD), the weights into fractal-Z

@@ -100,9 +100,9 @@ void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int6
   blocked_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void dgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-           double alpha, const double* a, std::int64_t lda, const double* b, std::int64_t ldb,
-           double beta, double* c, std::int64_t ldc) {
+void dgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+           const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
+           double* c, std::int64_t ldc) {
   blocked_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

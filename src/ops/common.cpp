@@ -85,9 +85,12 @@ Tensor Scalar::to_tensor(DType dtype) const {
 
 std::string Scalar::to_string() const {
   switch (kind_) {
-    case Kind::signed_int: return fmt::format("{}", i_);
-    case Kind::unsigned_int: return fmt::format("{}", u_);
-    case Kind::floating: break;
+    case Kind::signed_int:
+      return fmt::format("{}", i_);
+    case Kind::unsigned_int:
+      return fmt::format("{}", u_);
+    case Kind::floating:
+      break;
   }
   return fmt::format("{}", f_);
 }

@@ -48,7 +48,9 @@ const Tensor& compute_ref(const Tensor& x, Tensor& scratch) {
   return scratch;
 }
 // Widen f16/bf16 to f32 (f32 is returned unchanged); the result dtype is restored by the caller.
-inline Tensor as_f32(const Tensor& x) { return as_compute<float>(x); }
+inline Tensor as_f32(const Tensor& x) {
+  return as_compute<float>(x);
+}
 inline const Tensor& f32_ref(const Tensor& x, Tensor& scratch) {
   return compute_ref<float>(x, scratch);
 }
@@ -56,6 +58,18 @@ inline const Tensor& f32_ref(const Tensor& x, Tensor& scratch) {
 inline Tensor restore(Tensor&& y, DType dtype) {
   return y.dtype() == dtype ? std::move(y) : y.astype(dtype);
 }
+// Calls fn(values) with x's elements as a pointer that orders them exactly: i64 and u64 natively
+// (as doubles, values beyond 2^53 would merge), every other dtype as f64 (exact for each).
+template <typename Fn>
+void with_ordered_values(const Tensor& x, Fn&& fn) {
+  if (x.dtype() == DType::i64)
+    fn(x.data<std::int64_t>());
+  else if (x.dtype() == DType::u64)
+    fn(x.data<std::uint64_t>());
+  else
+    fn(x.to_doubles().data());
+}
+
 std::string list_to_string(const std::vector<std::int64_t>& values);
 std::string list_to_string(const std::vector<int>& values);
 

@@ -398,51 +398,52 @@ Tensor conv_transpose(const Tensor& x_in, const Tensor& w_in, const Tensor* bias
   }
 
   return detail::with_compute_type(x_in.dtype(), [&](auto tag) {
-  using T = decltype(tag);
-  Tensor x_scratch, w_scratch;
-  const Tensor& x = detail::compute_ref<T>(x_in, x_scratch);
-  const Tensor& w = detail::compute_ref<T>(w_in, w_scratch);
-  Tensor out(detail::compute_dtype<T>(), output_shape(g, m));
-  const std::int64_t ks = g.kernel_size(), rows = mg * ks;
-  const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
-  const T* px = x.data<T>();
-  const T* pw = w.data<T>();
-  T* po = out.data<T>();
-  // One unit per (image, group): each scatters only into its own output channels.
-  detail::parallel_for(static_cast<std::size_t>(g.batch * group), [&](std::size_t unit) {
-    const auto n = static_cast<std::int64_t>(unit) / group;
-    const auto gi = static_cast<std::int64_t>(unit) % group;
-    std::vector<T> col(static_cast<std::size_t>(rows * p_in));
-    {
-      // col (M/g*k x P_in) = W_g^T (M/g*k x C/g) * X_g (C/g x P_in)
-      gemm_rowmajor(true, rows, p_in, cg, pw + gi * cg * rows, rows,
-                    px + (n * g.channels + gi * cg) * p_in, p_in, col.data(), p_in);
-      T* og = po + (n * m + gi * mg) * p_out;
-      const T* src = col.data();
-      for (std::int64_t mm = 0; mm < mg; ++mm)
-        for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd)
-          for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh)
-            for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw, src += p_in) {
-              T* om = og + mm * p_out;
-              for (std::int64_t id = 0; id < g.in[0]; ++id) {
-                const std::int64_t od = id * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-                if (od < 0 || od >= g.out[0]) continue;
-                for (std::int64_t ih = 0; ih < g.in[1]; ++ih) {
-                  const std::int64_t oh = ih * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-                  if (oh < 0 || oh >= g.out[1]) continue;
-                  const T* srow = src + (id * g.in[1] + ih) * g.in[2];
-                  T* orow = om + (od * g.out[1] + oh) * g.out[2];
-                  for (std::int64_t iw = 0; iw < g.in[2]; ++iw) {
-                    const std::int64_t ow = iw * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
-                    if (ow >= 0 && ow < g.out[2]) orow[ow] += srow[iw];
+    using T = decltype(tag);
+    Tensor x_scratch, w_scratch;
+    const Tensor& x = detail::compute_ref<T>(x_in, x_scratch);
+    const Tensor& w = detail::compute_ref<T>(w_in, w_scratch);
+    Tensor out(detail::compute_dtype<T>(), output_shape(g, m));
+    const std::int64_t ks = g.kernel_size(), rows = mg * ks;
+    const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
+    const T* px = x.data<T>();
+    const T* pw = w.data<T>();
+    T* po = out.data<T>();
+    // One unit per (image, group): each scatters only into its own output channels.
+    detail::parallel_for(static_cast<std::size_t>(g.batch * group), [&](std::size_t unit) {
+      const auto n = static_cast<std::int64_t>(unit) / group;
+      const auto gi = static_cast<std::int64_t>(unit) % group;
+      std::vector<T> col(static_cast<std::size_t>(rows * p_in));
+      {
+        // col (M/g*k x P_in) = W_g^T (M/g*k x C/g) * X_g (C/g x P_in)
+        gemm_rowmajor(true, rows, p_in, cg, pw + gi * cg * rows, rows,
+                      px + (n * g.channels + gi * cg) * p_in, p_in, col.data(), p_in);
+        T* og = po + (n * m + gi * mg) * p_out;
+        const T* src = col.data();
+        for (std::int64_t mm = 0; mm < mg; ++mm)
+          for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd)
+            for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh)
+              for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw, src += p_in) {
+                T* om = og + mm * p_out;
+                for (std::int64_t id = 0; id < g.in[0]; ++id) {
+                  const std::int64_t od = id * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+                  if (od < 0 || od >= g.out[0]) continue;
+                  for (std::int64_t ih = 0; ih < g.in[1]; ++ih) {
+                    const std::int64_t oh = ih * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+                    if (oh < 0 || oh >= g.out[1]) continue;
+                    const T* srow = src + (id * g.in[1] + ih) * g.in[2];
+                    T* orow = om + (od * g.out[1] + oh) * g.out[2];
+                    for (std::int64_t iw = 0; iw < g.in[2]; ++iw) {
+                      const std::int64_t ow =
+                          iw * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
+                      if (ow >= 0 && ow < g.out[2]) orow[ow] += srow[iw];
+                    }
                   }
                 }
               }
-            }
-    }
-  });
-  add_bias(bias, m, p_out, g.batch, po);
-  return detail::restore(std::move(out), x_in.dtype());
+      }
+    });
+    add_bias(bias, m, p_out, g.batch, po);
+    return detail::restore(std::move(out), x_in.dtype());
   });
 }
 
@@ -592,7 +593,8 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
         const Window& wh = windows[1][static_cast<std::size_t>(oh)];
         const std::int64_t row_at = (od * g.out[1] + oh) * ow_n;
         T* row = op_out + row_at;
-        std::fill(row, row + ow_n, kind == PoolKind::max ? -std::numeric_limits<T>::infinity() : T(0));
+        std::fill(row, row + ow_n,
+                  kind == PoolKind::max ? -std::numeric_limits<T>::infinity() : T(0));
         std::fill(best.begin(), best.end(), -1);
         for (std::int64_t a = wd.lo; a < wd.hi; ++a)
           for (std::int64_t b = wh.lo; b < wh.hi; ++b) {
@@ -649,27 +651,27 @@ Tensor global_pool(std::string_view op, const Tensor& x_in, PoolKind kind) {
   read_activation(op, x_in, g);
   for (auto& v : g.out) v = 1;
   return detail::with_compute_type(x_in.dtype(), [&](auto tag) {
-  using T = decltype(tag);
-  Tensor x_scratch;
-  const Tensor& x = detail::compute_ref<T>(x_in, x_scratch);
-  Tensor out(detail::compute_dtype<T>(), output_shape(g, g.channels));
-  const T* px = x.data<T>();
-  T* po = out.data<T>();
-  const std::int64_t plane = g.in_plane();
-  for (std::int64_t p = 0; p < g.batch * g.channels; ++p) {
-    const T* xp = px + p * plane;
-    if (kind == PoolKind::max) {
-      T acc = -std::numeric_limits<T>::infinity();
-      for (std::int64_t i = 0; i < plane; ++i)
-        if (xp[i] > acc || std::isnan(xp[i])) acc = std::isnan(acc) ? acc : xp[i];
-      po[p] = acc;
-    } else {
-      double acc = 0.0;  // double keeps large planes accurate
-      for (std::int64_t i = 0; i < plane; ++i) acc += xp[i];
-      po[p] = static_cast<T>(acc / static_cast<double>(plane));
+    using T = decltype(tag);
+    Tensor x_scratch;
+    const Tensor& x = detail::compute_ref<T>(x_in, x_scratch);
+    Tensor out(detail::compute_dtype<T>(), output_shape(g, g.channels));
+    const T* px = x.data<T>();
+    T* po = out.data<T>();
+    const std::int64_t plane = g.in_plane();
+    for (std::int64_t p = 0; p < g.batch * g.channels; ++p) {
+      const T* xp = px + p * plane;
+      if (kind == PoolKind::max) {
+        T acc = -std::numeric_limits<T>::infinity();
+        for (std::int64_t i = 0; i < plane; ++i)
+          if (xp[i] > acc || std::isnan(xp[i])) acc = std::isnan(acc) ? acc : xp[i];
+        po[p] = acc;
+      } else {
+        double acc = 0.0;  // double keeps large planes accurate
+        for (std::int64_t i = 0; i < plane; ++i) acc += xp[i];
+        po[p] = static_cast<T>(acc / static_cast<double>(plane));
+      }
     }
-  }
-  return detail::restore(std::move(out), x_in.dtype());
+    return detail::restore(std::move(out), x_in.dtype());
   });
 }
 

@@ -63,14 +63,7 @@ UniqueResult unique(const Tensor& x, std::optional<int> axis_in, bool sorted) {
       inverse[static_cast<std::size_t>(order[i])] = static_cast<std::int64_t>(first.size()) - 1;
     }
   };
-  // 64-bit integers compare natively (as doubles, values beyond 2^53 would merge); the rest in
-  // f64, which holds each of them exactly.
-  if (src.dtype() == DType::i64)
-    group(src.data<std::int64_t>());
-  else if (src.dtype() == DType::u64)
-    group(src.data<std::uint64_t>());
-  else
-    group(src.to_doubles().data());
+  detail::with_ordered_values(src, group);
   std::vector<std::size_t> rank_of(first.size());
   std::iota(rank_of.begin(), rank_of.end(), std::size_t{0});
   if (!sorted) {  // in order of first occurrence

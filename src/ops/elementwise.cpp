@@ -578,11 +578,10 @@ Tensor hard_sigmoid(const Tensor& x, float alpha, float beta) {
 }
 
 Tensor hard_swish(const Tensor& x) {
-  return unary_float("HardSwish", x,
-                     [](auto v) {
-                       using T = decltype(v);
-                       return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5)));
-                     });
+  return unary_float("HardSwish", x, [](auto v) {
+    using T = decltype(v);
+    return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5)));
+  });
 }
 
 Tensor floor(const Tensor& x) {

@@ -64,8 +64,9 @@ std::vector<T> integer_range(const Scalar& start, const Scalar& limit, const Sca
   const T s = start.as<T>(), l = limit.as<T>();
   const bool down = delta.negative();
   // |delta| without overflow, also for INT64_MIN.
-  const std::uint64_t step = down ? std::uint64_t{0} - static_cast<std::uint64_t>(delta.as<std::int64_t>())
-                                  : delta.as<std::uint64_t>();
+  const std::uint64_t step =
+      down ? std::uint64_t{0} - static_cast<std::uint64_t>(delta.as<std::int64_t>())
+           : delta.as<std::uint64_t>();
   if (step == 0) throw_user_error("Range: delta is 0; it must be nonzero");
   std::uint64_t span = 0;
   if (!down && l > s) span = static_cast<std::uint64_t>(l) - static_cast<std::uint64_t>(s);
@@ -170,14 +171,7 @@ TopKResult top_k(const Tensor& x, std::int64_t k, int axis_in, bool largest, boo
         }
       }
   };
-  // 64-bit integers compare natively (f64 would merge values beyond 2^53); the rest in f64,
-  // which holds each of them exactly.
-  if (x.dtype() == DType::i64)
-    select(x.data<std::int64_t>());
-  else if (x.dtype() == DType::u64)
-    select(x.data<std::uint64_t>());
-  else
-    select(x.to_doubles().data());
+  detail::with_ordered_values(x, select);
   return res;
 }
 

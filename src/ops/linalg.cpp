@@ -183,11 +183,11 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, const Tensor* c_in, const Ge
         T* p = out.data<T>();
         for (std::int64_t i = 0; i < m * n; ++i) p[i] *= beta;
       } else if constexpr (std::is_same_v<T, double>) {
-        detail::dgemm(params.trans_a, params.trans_b, m, n, ka, params.alpha, a.data<T>(),
-                      a.dim(0), b.data<T>(), b.dim(0), beta, out.data<T>(), n);
+        detail::dgemm(params.trans_a, params.trans_b, m, n, ka, params.alpha, a.data<T>(), a.dim(0),
+                      b.data<T>(), b.dim(0), beta, out.data<T>(), n);
       } else {
-        detail::sgemm(params.trans_a, params.trans_b, m, n, ka, params.alpha, a.data<T>(),
-                      a.dim(0), b.data<T>(), b.dim(0), beta, out.data<T>(), n);
+        detail::sgemm(params.trans_a, params.trans_b, m, n, ka, params.alpha, a.data<T>(), a.dim(0),
+                      b.data<T>(), b.dim(0), beta, out.data<T>(), n);
       }
     }
     return detail::restore(std::move(out), a_in.dtype());

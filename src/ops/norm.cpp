@@ -232,7 +232,8 @@ Tensor lrn(const Tensor& x_in, std::int64_t size, float alpha, float beta, float
   if (size < 1) throw_user_error("LRN: size is {}; it must be >= 1", size);
   const int r = x_in.rank();
   const std::int64_t channels = x_in.dim(r - 2),
-                     inner = detail::dims_product(x_in.shape(), 0, r - 2), batches = x_in.dim(r - 1);
+                     inner = detail::dims_product(x_in.shape(), 0, r - 2),
+                     batches = x_in.dim(r - 1);
   const std::int64_t before = (size - 1) / 2, after = size - 1 - before;
   return detail::with_compute_type(x_in.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -161,14 +161,7 @@ Tensor arg_reduce(std::string_view op, const Tensor& x, int axis_in, bool keepdi
         po[o * inner + i] = best;
       }
   };
-  // 64-bit integers compare natively (f64 would merge values beyond 2^53); the rest in f64,
-  // which holds each of them exactly.
-  if (x.dtype() == DType::i64)
-    pick(x.data<std::int64_t>());
-  else if (x.dtype() == DType::u64)
-    pick(x.data<std::uint64_t>());
-  else
-    pick(x.to_doubles().data());
+  detail::with_ordered_values(x, pick);
   return out;
 }
 

@@ -22,7 +22,7 @@ using test::Close;
 using LD = long double;
 using Ints = std::vector<std::int64_t>;
 
-constexpr double kTol = 1e-12;              // f64 error bound, far below f32's 2^-24
+constexpr double kTol = 1e-12;                        // f64 error bound, far below f32's 2^-24
 constexpr std::int64_t kBig = std::int64_t{1} << 53;  // kBig + 1 is not a double
 
 // Deterministic values in [lo, hi) with every mantissa bit used (a 64-bit LCG, top 53 bits).
@@ -50,7 +50,7 @@ Tensor from_ld(const Shape& shape, const std::vector<LD>& v) {
 // run(dtype) computes the op with its float inputs in `dtype`, returning the result as f64.
 // In f64 it matches the oracle to kTol; in f32 it does not.
 ::testing::AssertionResult MatchesOnlyInF64(const std::function<Tensor(DType)>& run,
-                                           const Tensor& expected, double tol = kTol) {
+                                            const Tensor& expected, double tol = kTol) {
   const Tensor wide = run(DType::f64);
   if (wide.dtype() != DType::f64)
     return ::testing::AssertionFailure() << "f64 input gave dtype " << dtype_name(wide.dtype());
@@ -248,9 +248,9 @@ TEST(F64, PoolsComputeInDouble) {
         avg_pad.push_back(sum / padded);
       }
   const Shape out = Shape::nchw(1, c, oh, ow);
-  EXPECT_TRUE(MatchesOnlyInF64(
-      [&](DType t) { return ops::max_pool(x.astype(t), p).astype(DType::f64); }, from_ld(out, mx),
-      0.0));
+  EXPECT_TRUE(
+      MatchesOnlyInF64([&](DType t) { return ops::max_pool(x.astype(t), p).astype(DType::f64); },
+                       from_ld(out, mx), 0.0));
   EXPECT_TRUE(MatchesOnlyInF64(
       [&](DType t) { return ops::average_pool(x.astype(t), p).astype(DType::f64); },
       from_ld(out, avg)));
@@ -282,6 +282,20 @@ TEST(F64, PoolsComputeInDouble) {
 
 // ---- Normalisations ----
 
+// Each run of `len` values of X as (x - mean) / sqrt(variance + eps), in long double.
+std::vector<LD> standardised(const std::vector<LD>& X, std::size_t len, LD eps) {
+  std::vector<LD> y(X.size());
+  for (std::size_t base = 0; base < X.size(); base += len) {
+    LD mu = 0, var = 0;
+    for (std::size_t i = 0; i < len; ++i) mu += X[base + i];
+    mu /= static_cast<LD>(len);
+    for (std::size_t i = 0; i < len; ++i) var += (X[base + i] - mu) * (X[base + i] - mu);
+    var /= static_cast<LD>(len);
+    for (std::size_t i = 0; i < len; ++i) y[base + i] = (X[base + i] - mu) / std::sqrt(var + eps);
+  }
+  return y;
+}
+
 TEST(F64, NormalisationsComputeInDouble) {
   const LD eps = static_cast<LD>(1e-5f);
   // BatchNormalization: X (N=2, C=3, W=6).
@@ -307,18 +321,9 @@ TEST(F64, NormalisationsComputeInDouble) {
   {
     const Tensor x = random_f64(Shape::nchw(2, 2, 3, 4), 19);
     const Tensor s = random_f64(Shape{2}, 20), b = random_f64(Shape{2}, 21);
-    const auto X = values(x), S = values(s), B = values(b);
-    std::vector<LD> y(X.size());
-    for (std::size_t plane = 0; plane < 4; ++plane) {
-      LD mu = 0, var = 0;
-      for (std::size_t i = 0; i < 12; ++i) mu += X[plane * 12 + i];
-      mu /= 12;
-      for (std::size_t i = 0; i < 12; ++i) var += (X[plane * 12 + i] - mu) * (X[plane * 12 + i] - mu);
-      var /= 12;
-      for (std::size_t i = 0; i < 12; ++i)
-        y[plane * 12 + i] =
-            (X[plane * 12 + i] - mu) / std::sqrt(var + eps) * S[plane % 2] + B[plane % 2];
-    }
+    const auto S = values(s), B = values(b);
+    std::vector<LD> y = standardised(values(x), 12, eps);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = y[i] * S[(i / 12) % 2] + B[(i / 12) % 2];
     EXPECT_TRUE(MatchesOnlyInF64(
         [&](DType t) {
           return ops::instance_normalization(x.astype(t), s.astype(t), b.astype(t))
@@ -330,17 +335,9 @@ TEST(F64, NormalisationsComputeInDouble) {
   {
     const Tensor x = random_f64(Shape{7, 3}, 22);
     const Tensor s = random_f64(Shape{7}, 23), b = random_f64(Shape{7}, 24);
-    const auto X = values(x), S = values(s), B = values(b);
-    std::vector<LD> y(X.size());
-    for (std::size_t row = 0; row < 3; ++row) {
-      LD mu = 0, var = 0;
-      for (std::size_t i = 0; i < 7; ++i) mu += X[row * 7 + i];
-      mu /= 7;
-      for (std::size_t i = 0; i < 7; ++i) var += (X[row * 7 + i] - mu) * (X[row * 7 + i] - mu);
-      var /= 7;
-      for (std::size_t i = 0; i < 7; ++i)
-        y[row * 7 + i] = (X[row * 7 + i] - mu) / std::sqrt(var + eps) * S[i] + B[i];
-    }
+    const auto S = values(s), B = values(b);
+    std::vector<LD> y = standardised(values(x), 7, eps);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = y[i] * S[i % 7] + B[i % 7];
     EXPECT_TRUE(MatchesOnlyInF64(
         [&](DType t) {
           const Tensor bt = b.astype(t);
@@ -356,8 +353,8 @@ TEST(F64, NormalisationsComputeInDouble) {
     for (std::int64_t ch = 0; ch < 5; ++ch)
       for (std::int64_t i = 0; i < 4; ++i) {
         LD sq = 0;
-        for (std::int64_t k = std::max<std::int64_t>(0, ch - 1); k <= std::min<std::int64_t>(4, ch + 1);
-             ++k)
+        for (std::int64_t k = std::max<std::int64_t>(0, ch - 1);
+             k <= std::min<std::int64_t>(4, ch + 1); ++k)
           sq += X[static_cast<std::size_t>(k * 4 + i)] * X[static_cast<std::size_t>(k * 4 + i)];
         y[static_cast<std::size_t>(ch * 4 + i)] =
             X[static_cast<std::size_t>(ch * 4 + i)] / std::pow(1.0L + 0.5L / 3 * sq, 0.75L);
@@ -383,7 +380,8 @@ TEST(F64, NormalisationsComputeInDouble) {
       sq /= 12;
       for (std::size_t in = 0; in < 2; ++in)
         for (std::size_t i = 0; i < 6; ++i)
-          y[(in * 2 + ch) * 6 + i] = (X[(in * 2 + ch) * 6 + i] - mu) / (std::sqrt(sq - mu * mu) + 1e-9L);
+          y[(in * 2 + ch) * 6 + i] =
+              (X[(in * 2 + ch) * 6 + i] - mu) / (std::sqrt(sq - mu * mu) + 1e-9L);
     }
     EXPECT_TRUE(MatchesOnlyInF64(
         [&](DType t) {
@@ -408,14 +406,15 @@ TEST(F64, SoftmaxFamilyComputesInDouble) {
       lsm[row * 5 + i] = X[row * 5 + i] - mx - std::log(sum);
     }
   }
-  EXPECT_TRUE(MatchesOnlyInF64(
-      [&](DType t) { return ops::softmax(x.astype(t), 0).astype(DType::f64); },
-      from_ld(x.shape(), sm)));
-  EXPECT_TRUE(MatchesOnlyInF64(
-      [&](DType t) { return ops::log_softmax(x.astype(t), 0).astype(DType::f64); },
-      from_ld(x.shape(), lsm)));
+  EXPECT_TRUE(
+      MatchesOnlyInF64([&](DType t) { return ops::softmax(x.astype(t), 0).astype(DType::f64); },
+                       from_ld(x.shape(), sm)));
+  EXPECT_TRUE(
+      MatchesOnlyInF64([&](DType t) { return ops::log_softmax(x.astype(t), 0).astype(DType::f64); },
+                       from_ld(x.shape(), lsm)));
   // The maximum differs from its neighbours by 2^-40: in f32 all three are 1 and the first wins.
-  const Tensor near_one = Tensor::from_doubles(DType::f64, Shape{3}, {1.0, 1.0 + 0x1p-40, 1.0 - 0x1p-40});
+  const Tensor near_one =
+      Tensor::from_doubles(DType::f64, Shape{3}, {1.0, 1.0 + 0x1p-40, 1.0 - 0x1p-40});
   EXPECT_TRUE(MatchesOnlyInF64(
       [&](DType t) { return ops::hardmax(near_one.astype(t), 0).astype(DType::f64); },
       Tensor::from_doubles(DType::f64, Shape{3}, {0, 1, 0}), 0.0));
@@ -450,13 +449,13 @@ TEST(F64, ResizeAndSamplingComputeInDouble) {
   ops::ResizeParams p;
   p.sizes = {8, 2};
   p.mode = ops::ResizeMode::linear;
-  EXPECT_TRUE(MatchesOnlyInF64(
-      [&](DType t) { return ops::resize(x.astype(t), p).astype(DType::f64); },
-      from_ld(Shape{8, 2}, lin)));
+  EXPECT_TRUE(
+      MatchesOnlyInF64([&](DType t) { return ops::resize(x.astype(t), p).astype(DType::f64); },
+                       from_ld(Shape{8, 2}, lin)));
   p.mode = ops::ResizeMode::cubic;
-  EXPECT_TRUE(MatchesOnlyInF64(
-      [&](DType t) { return ops::resize(x.astype(t), p).astype(DType::f64); },
-      from_ld(Shape{8, 2}, cub)));
+  EXPECT_TRUE(
+      MatchesOnlyInF64([&](DType t) { return ops::resize(x.astype(t), p).astype(DType::f64); },
+                       from_ld(Shape{8, 2}, cub)));
 
   // GridSample, nearest with align_corners: the grid picks pixels in reverse order, so the
   // output is X's values exactly.
@@ -465,7 +464,7 @@ TEST(F64, ResizeAndSamplingComputeInDouble) {
   const auto I = img.to_doubles();
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) {
-      grid.push_back(1.0 - j);  // x: 1, 0, -1 -> columns 2, 1, 0
+      grid.push_back(1.0 - j);        // x: 1, 0, -1 -> columns 2, 1, 0
       grid.push_back(1.0 - 2.0 * i);  // y: 1, -1 -> rows 1, 0
       picked.push_back(I[static_cast<std::size_t>((1 - i) * 3 + (2 - j))]);
     }
@@ -487,7 +486,9 @@ TEST(F64, ResizeAndSamplingComputeInDouble) {
   rp.sampling_ratio = 1;
   const LD mean4 = (static_cast<LD>(I[0]) + I[1] + I[3] + I[4]) / 4;
   EXPECT_TRUE(MatchesOnlyInF64(
-      [&](DType t) { return ops::roi_align(img.astype(t), roi.astype(t), batch, rp).astype(DType::f64); },
+      [&](DType t) {
+        return ops::roi_align(img.astype(t), roi.astype(t), batch, rp).astype(DType::f64);
+      },
       from_ld(Shape::nchw(1, 1, 1, 1), {mean4})));
 }
 
@@ -505,31 +506,42 @@ TEST(F64, ActivationsComputeInDouble) {
         << name;
   };
   const LD a = static_cast<LD>(0.3f), b = static_cast<LD>(0.6f);
-  check("LeakyRelu", [](const Tensor& t) { return ops::leaky_relu(t, 0.3f); },
-        [&](LD v) { return v < 0 ? a * v : v; });
-  check("Elu", [](const Tensor& t) { return ops::elu(t, 0.3f); },
-        [&](LD v) { return v < 0 ? a * std::expm1(v) : v; });
-  check("Selu", [](const Tensor& t) { return ops::selu(t, 0.3f, 0.6f); },
-        [&](LD v) { return v > 0 ? b * v : b * a * std::expm1(v); });
-  check("HardSigmoid", [](const Tensor& t) { return ops::hard_sigmoid(t, 0.3f, 0.6f); },
-        [&](LD v) { return std::clamp(a * v + b, 0.0L, 1.0L); });
-  check("ThresholdedRelu", [](const Tensor& t) { return ops::thresholded_relu(t, 0.3f); },
-        [&](LD v) { return v > a ? v : 0.0L; });
-  check("Celu", [](const Tensor& t) { return ops::celu(t, 0.3f); },
-        [&](LD v) { return std::max(0.0L, v) + std::min(0.0L, a * std::expm1(v / a)); });
-  check("Shrink", [](const Tensor& t) { return ops::shrink(t, 0.3f, 0.6f); },
-        [&](LD v) { return v < -a ? v + b : (v > a ? v - b : 0.0L); });
-  check("Softplus", [](const Tensor& t) { return ops::softplus(t); },
-        [](LD v) { return std::log1p(std::exp(v)); });
-  check("HardSwish", [](const Tensor& t) { return ops::hard_swish(t); },
-        [](LD v) { return v * std::clamp(v / 6 + 0.5L, 0.0L, 1.0L); });
-  check("Gelu", [](const Tensor& t) { return ops::gelu(t); },
-        [](LD v) { return 0.5L * v * (1 + std::erf(v / std::sqrt(2.0L))); });
-  check("Gelu tanh", [](const Tensor& t) { return ops::gelu(t, ops::GeluApproximation::tanh); },
-        [](LD v) {
-          const LD k = std::sqrt(2 / 3.141592653589793238462643383279502884L);
-          return 0.5L * v * (1 + std::tanh(k * (v + 0.044715L * v * v * v)));
-        });
+  check(
+      "LeakyRelu", [](const Tensor& t) { return ops::leaky_relu(t, 0.3f); },
+      [&](LD v) { return v < 0 ? a * v : v; });
+  check(
+      "Elu", [](const Tensor& t) { return ops::elu(t, 0.3f); },
+      [&](LD v) { return v < 0 ? a * std::expm1(v) : v; });
+  check(
+      "Selu", [](const Tensor& t) { return ops::selu(t, 0.3f, 0.6f); },
+      [&](LD v) { return v > 0 ? b * v : b * a * std::expm1(v); });
+  check(
+      "HardSigmoid", [](const Tensor& t) { return ops::hard_sigmoid(t, 0.3f, 0.6f); },
+      [&](LD v) { return std::clamp(a * v + b, 0.0L, 1.0L); });
+  check(
+      "ThresholdedRelu", [](const Tensor& t) { return ops::thresholded_relu(t, 0.3f); },
+      [&](LD v) { return v > a ? v : 0.0L; });
+  check(
+      "Celu", [](const Tensor& t) { return ops::celu(t, 0.3f); },
+      [&](LD v) { return std::max(0.0L, v) + std::min(0.0L, a * std::expm1(v / a)); });
+  check(
+      "Shrink", [](const Tensor& t) { return ops::shrink(t, 0.3f, 0.6f); },
+      [&](LD v) { return v < -a ? v + b : (v > a ? v - b : 0.0L); });
+  check(
+      "Softplus", [](const Tensor& t) { return ops::softplus(t); },
+      [](LD v) { return std::log1p(std::exp(v)); });
+  check(
+      "HardSwish", [](const Tensor& t) { return ops::hard_swish(t); },
+      [](LD v) { return v * std::clamp(v / 6 + 0.5L, 0.0L, 1.0L); });
+  check(
+      "Gelu", [](const Tensor& t) { return ops::gelu(t); },
+      [](LD v) { return 0.5L * v * (1 + std::erf(v / std::sqrt(2.0L))); });
+  check(
+      "Gelu tanh", [](const Tensor& t) { return ops::gelu(t, ops::GeluApproximation::tanh); },
+      [](LD v) {
+        const LD k = std::sqrt(2 / 3.141592653589793238462643383279502884L);
+        return 0.5L * v * (1 + std::tanh(k * (v + 0.044715L * v * v * v)));
+      });
 }
 
 TEST(F64, MappedReductionsComputeInDouble) {
@@ -548,12 +560,12 @@ TEST(F64, MappedReductionsComputeInDouble) {
   p.axes = {0};
   const auto id = [](LD v) { return v; };
   const auto sq = [](LD v) { return v * v; };
-  EXPECT_TRUE(MatchesOnlyInF64(
-      [&](DType t) { return ops::reduce_l1(x.astype(t), p).astype(DType::f64); },
-      over_rows([](LD v) { return std::fabs(v); }, id)));
-  EXPECT_TRUE(MatchesOnlyInF64(
-      [&](DType t) { return ops::reduce_l2(x.astype(t), p).astype(DType::f64); },
-      over_rows(sq, [](LD v) { return std::sqrt(v); })));
+  EXPECT_TRUE(
+      MatchesOnlyInF64([&](DType t) { return ops::reduce_l1(x.astype(t), p).astype(DType::f64); },
+                       over_rows([](LD v) { return std::fabs(v); }, id)));
+  EXPECT_TRUE(
+      MatchesOnlyInF64([&](DType t) { return ops::reduce_l2(x.astype(t), p).astype(DType::f64); },
+                       over_rows(sq, [](LD v) { return std::sqrt(v); })));
   EXPECT_TRUE(MatchesOnlyInF64(
       [&](DType t) { return ops::reduce_sum_square(x.astype(t), p).astype(DType::f64); },
       over_rows(sq, id)));
@@ -573,8 +585,7 @@ TEST(I64, RangePadClipAndUniqueAreExactBeyondTwoToThe53) {
             (Ints{kBig + 1, kBig + 3, kBig + 5}));
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-  EXPECT_EQ(ops::range(kMax, kMax - 5, -2, DType::i64).to_ints(),
-            (Ints{kMax, kMax - 2, kMax - 4}));
+  EXPECT_EQ(ops::range(kMax, kMax - 5, -2, DType::i64).to_ints(), (Ints{kMax, kMax - 2, kMax - 4}));
   // Across the whole int64 range in steps of 2^63 - 1 (the span itself overflows int64).
   EXPECT_EQ(ops::range(kMin, kMax, kMax, DType::i64).to_ints(), (Ints{kMin, -1, kMax - 1}));
   const Tensor u = ops::range(std::numeric_limits<std::uint64_t>::max() - 2,
@@ -589,7 +600,8 @@ TEST(I64, RangePadClipAndUniqueAreExactBeyondTwoToThe53) {
   pp.value = kBig + 1;
   EXPECT_EQ(ops::pad(Tensor::from_ints(DType::i64, Shape{1}, {kBig + 3}), pp).to_ints(),
             (Ints{kBig + 1, kBig + 3, kBig + 1}));
-  const Tensor data = Tensor::from_ints(DType::i64, Shape{4}, {kBig, kBig + 2, kBig + 5, -kBig - 1});
+  const Tensor data =
+      Tensor::from_ints(DType::i64, Shape{4}, {kBig, kBig + 2, kBig + 5, -kBig - 1});
   EXPECT_EQ(ops::clip(data, ops::Scalar(kBig + 1), ops::Scalar(kBig + 3)).to_ints(),
             (Ints{kBig + 1, kBig + 2, kBig + 3, kBig + 1}));
   EXPECT_EQ(ops::clip(data, ops::Scalar::of(Tensor::from_ints(DType::i64, Shape{}, {-kBig - 3})),
@@ -598,9 +610,9 @@ TEST(I64, RangePadClipAndUniqueAreExactBeyondTwoToThe53) {
             (Ints{kBig, kBig + 2, kBig + 5, -kBig - 1}));
 
   // Unique: kBig and kBig + 1 are one double but two int64 values.
-  const ops::UniqueResult r =
-      ops::unique(Tensor::from_ints(DType::i64, Shape{5}, {kBig + 1, kBig, kBig + 1, kBig + 2, kBig}),
-                  std::nullopt, true);
+  const ops::UniqueResult r = ops::unique(
+      Tensor::from_ints(DType::i64, Shape{5}, {kBig + 1, kBig, kBig + 1, kBig + 2, kBig}),
+      std::nullopt, true);
   EXPECT_EQ(r.y.to_ints(), (Ints{kBig, kBig + 1, kBig + 2}));
   EXPECT_EQ(r.counts.to_ints(), (Ints{2, 2, 1}));
   EXPECT_EQ(r.inverse_indices.to_ints(), (Ints{1, 0, 1, 2, 0}));

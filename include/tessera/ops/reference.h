@@ -66,9 +66,12 @@ class Scalar {
   template <typename T>
   T as() const {
     switch (kind_) {
-      case Kind::signed_int: return convert_value<T>(i_);
-      case Kind::unsigned_int: return convert_value<T>(u_);
-      case Kind::floating: break;
+      case Kind::signed_int:
+        return convert_value<T>(i_);
+      case Kind::unsigned_int:
+        return convert_value<T>(u_);
+      case Kind::floating:
+        break;
     }
     return convert_value<T>(f_);
   }

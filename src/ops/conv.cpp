@@ -237,48 +237,45 @@ void gemm_rowmajor(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k,
   detail::dgemm(trans_a, false, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
 }
 
-// f64 convolution as a direct loop in double (oneDNN has no f64 convolution; f64 networks are
-// rare, so speed matters less than exactness here): each output sums its taps in (c, kd, kh,
-// kw) order, then takes the bias. One unit per (image, output channel).
+// f64 convolution (oneDNN has none) as im2col + dgemm per (image, group): col holds, for each
+// tap (c, kd, kh, kw), the input it meets at every output position (0 in the padding).
 Tensor conv_f64(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry& g,
                 std::int64_t m, std::int64_t group) {
   Tensor out(DType::f64, output_shape(g, m));
-  const std::int64_t mg = m / group, cg = g.channels / group, ks = g.kernel_size();
+  const std::int64_t mg = m / group, cg = g.channels / group, kdim = cg * g.kernel_size();
   const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
   const double* px = x.data<double>();
   const double* pw = w.data<double>();
-  const double* pb = bias != nullptr ? bias->data<double>() : nullptr;
   double* po = out.data<double>();
-  detail::parallel_for(static_cast<std::size_t>(g.batch * m), [&](std::size_t unit) {
-    const auto n = static_cast<std::int64_t>(unit) / m;
-    const auto oc = static_cast<std::int64_t>(unit) % m;
-    const std::int64_t c0 = (oc / mg) * cg;  // first input channel of this output's group
-    double* o = po + (n * m + oc) * p_out;
-    for (std::int64_t od = 0; od < g.out[0]; ++od)
-      for (std::int64_t oh = 0; oh < g.out[1]; ++oh)
-        for (std::int64_t ow = 0; ow < g.out[2]; ++ow) {
-          double acc = 0.0;
-          for (std::int64_t c = 0; c < cg; ++c) {
-            const double* xc = px + (n * g.channels + c0 + c) * p_in;
-            const double* wc = pw + (oc * cg + c) * ks;
-            for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+  detail::parallel_for(static_cast<std::size_t>(g.batch * group), [&](std::size_t unit) {
+    const auto n = static_cast<std::int64_t>(unit) / group;
+    const auto gi = static_cast<std::int64_t>(unit) % group;
+    std::vector<double> col(static_cast<std::size_t>(kdim * p_out));
+    double* dst = col.data();
+    for (std::int64_t c = 0; c < cg; ++c) {
+      const double* xc = px + (n * g.channels + gi * cg + c) * p_in;
+      for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd)
+        for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh)
+          for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw)
+            for (std::int64_t od = 0; od < g.out[0]; ++od) {
               const std::int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-              if (id < 0 || id >= g.in[0]) continue;
-              for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+              for (std::int64_t oh = 0; oh < g.out[1]; ++oh) {
                 const std::int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-                if (ih < 0 || ih >= g.in[1]) continue;
-                for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+                const bool row_inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
+                for (std::int64_t ow = 0; ow < g.out[2]; ++ow, ++dst) {
                   const std::int64_t iw = ow * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
-                  if (iw < 0 || iw >= g.in[2]) continue;
-                  acc += xc[(id * g.in[1] + ih) * g.in[2] + iw] *
-                         wc[(kd * g.kernel[1] + kh) * g.kernel[2] + kw];
+                  *dst = row_inside && iw >= 0 && iw < g.in[2]
+                             ? xc[(id * g.in[1] + ih) * g.in[2] + iw]
+                             : 0.0;
                 }
               }
             }
-          }
-          o[(od * g.out[1] + oh) * g.out[2] + ow] = pb != nullptr ? acc + pb[oc] : acc;
-        }
+    }
+    // out_g (M/g x P_out) = W_g (M/g x C/g*k) * col (C/g*k x P_out)
+    detail::dgemm(false, false, mg, p_out, kdim, 1.0, pw + gi * mg * kdim, kdim, col.data(), p_out,
+                  0.0, po + (n * m + gi * mg) * p_out, p_out);
   });
+  add_bias(bias, m, p_out, g.batch, po);
   return out;
 }
 

@@ -236,7 +236,7 @@ Tensor run_pad(const Ctx& c) {
   }
   p.mode = ops::parse_pad_mode(c.node.attr_string("mode", "constant"));
   if (c.has(2) && c.x(2).element_count() > 0)
-    p.value = c.x(2).at<double>(0);
+    p.value = ops::Scalar::of(c.x(2));
   else
     p.value = c.node.attr_float("value", 0.0f);
   return ops::pad(x, p);
@@ -304,7 +304,7 @@ Tensor run_range(const Ctx& c) {
     if (c.x(i).element_count() != 1)
       throw_user_error("{}: input {} must be a scalar, got shape {}", c.where, i,
                        c.x(i).shape().to_string());
-  return ops::range(c.x(0).at<double>(0), c.x(1).at<double>(0), c.x(2).at<double>(0),
+  return ops::range(ops::Scalar::of(c.x(0)), ops::Scalar::of(c.x(1)), ops::Scalar::of(c.x(2)),
                     c.x(0).dtype());
 }
 
@@ -490,15 +490,15 @@ std::vector<Tensor> copy_inputs(const Ctx& c) {
   return v;
 }
 
-std::optional<double> scalar_operand(const Ctx& c, std::size_t input, const char* attr,
-                                     bool old_form) {
+std::optional<ops::Scalar> scalar_operand(const Ctx& c, std::size_t input, const char* attr,
+                                          bool old_form) {
   if (old_form) {
     if (!c.node.has_attr(attr)) return std::nullopt;
     return c.node.attr_float(attr, 0.0f);
   }
   if (!c.has(input)) return std::nullopt;
   if (c.x(input).element_count() != 1) throw_user_error("{}: {} must be a scalar", c.where, attr);
-  return c.x(input).at<double>(0);
+  return ops::Scalar::of(c.x(input));
 }
 
 // An op's results, moved in: `return {a, b}` into a std::vector would copy every tensor (an

@@ -1,9 +1,12 @@
 #include "common.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "tessera/ops/reference.h"
 
 namespace tessera::ops::detail {
 
@@ -54,3 +57,42 @@ std::string list_to_string(const std::vector<int>& values) {
 }
 
 }  // namespace tessera::ops::detail
+
+namespace tessera::ops {
+
+Scalar Scalar::of(const Tensor& t, std::int64_t index) {
+  if (index < 0 || index >= t.element_count())
+    throw_user_error("scalar operand: element {} is outside the tensor {} ({} elements)", index,
+                     t.shape().to_string(), t.element_count());
+  return dispatch_dtype(t.dtype(), [&](auto tag) -> Scalar {
+    using T = decltype(tag);
+    const T v = t.data<T>()[index];
+    if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+      return Scalar(static_cast<double>(static_cast<float>(v)));
+    else
+      return Scalar(v);
+  });
+}
+
+Tensor Scalar::to_tensor(DType dtype) const {
+  Tensor out(dtype, Shape{});
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    out.data<T>()[0] = as<T>();
+  });
+  return out;
+}
+
+std::string Scalar::to_string() const {
+  switch (kind_) {
+    case Kind::signed_int:
+      return fmt::format("{}", i_);
+    case Kind::unsigned_int:
+      return fmt::format("{}", u_);
+    case Kind::floating:
+      break;
+  }
+  return fmt::format("{}", f_);
+}
+
+}  // namespace tessera::ops

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tessera/core/error.h"
@@ -20,20 +22,54 @@ std::vector<int> normalize_axes(std::string_view op, const std::vector<int>& axe
 
 void require_float(std::string_view op, const Tensor& x, std::string_view input = "input");
 void require_same_dtype(std::string_view op, const Tensor& a, const Tensor& b);
-// Widen f16/bf16 to f32 (f32 is returned unchanged); the result dtype is restored by the caller.
-inline Tensor as_f32(const Tensor& x) {
-  return x.dtype() == DType::f32 ? x : x.astype(DType::f32);
+// Float ops compute in T = double for f64 and T = float for f32, f16 and bf16 (widened, and
+// the result rounded back once by restore).
+template <typename Fn>
+decltype(auto) with_compute_type(DType dtype, Fn&& fn) {
+  if (dtype == DType::f64) return fn(double{});
+  return fn(float{});
 }
-// The f32 values of x without a copy when x is f32 (Tensors own their bytes, so as_f32 copies):
-// x itself, else a widened copy made in `scratch`.
-inline const Tensor& f32_ref(const Tensor& x, Tensor& scratch) {
-  if (x.dtype() == DType::f32) return x;
-  scratch = x.astype(DType::f32);
+template <typename T>
+constexpr DType compute_dtype() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  return std::is_same_v<T, double> ? DType::f64 : DType::f32;
+}
+// x converted to T's dtype (a copy: Tensors own their bytes).
+template <typename T>
+Tensor as_compute(const Tensor& x) {
+  return x.dtype() == compute_dtype<T>() ? x : x.astype(compute_dtype<T>());
+}
+// The T values of x without a copy when x already has T's dtype: x itself, else a converted
+// copy made in `scratch`.
+template <typename T>
+const Tensor& compute_ref(const Tensor& x, Tensor& scratch) {
+  if (x.dtype() == compute_dtype<T>()) return x;
+  scratch = x.astype(compute_dtype<T>());
   return scratch;
 }
-inline Tensor restore(Tensor&& y, DType dtype) {
-  return dtype == DType::f32 ? std::move(y) : y.astype(dtype);
+// Widen f16/bf16 to f32 (f32 is returned unchanged); the result dtype is restored by the caller.
+inline Tensor as_f32(const Tensor& x) {
+  return as_compute<float>(x);
 }
+inline const Tensor& f32_ref(const Tensor& x, Tensor& scratch) {
+  return compute_ref<float>(x, scratch);
+}
+// y (computed in f32 or f64) as `dtype`: rounded once, or moved when it already is.
+inline Tensor restore(Tensor&& y, DType dtype) {
+  return y.dtype() == dtype ? std::move(y) : y.astype(dtype);
+}
+// Calls fn(values) with x's elements as a pointer that orders them exactly: i64 and u64 natively
+// (as doubles, values beyond 2^53 would merge), every other dtype as f64 (exact for each).
+template <typename Fn>
+void with_ordered_values(const Tensor& x, Fn&& fn) {
+  if (x.dtype() == DType::i64)
+    fn(x.data<std::int64_t>());
+  else if (x.dtype() == DType::u64)
+    fn(x.data<std::uint64_t>());
+  else
+    fn(x.to_doubles().data());
+}
+
 std::string list_to_string(const std::vector<std::int64_t>& values);
 std::string list_to_string(const std::vector<int>& values);
 

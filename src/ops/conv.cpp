@@ -204,16 +204,17 @@ void depthwise_plane(const float* x, const float* w, const Geometry& g, float* o
   depthwise_plane_body(x, w, g, out);
 }
 
+template <typename T>
 void add_bias(const Tensor* bias, std::int64_t out_channels, std::int64_t plane, std::int64_t batch,
-              float* out) {
+              T* out) {
   if (bias == nullptr) return;
   Tensor scratch;
-  const Tensor& b = detail::f32_ref(*bias, scratch);
-  const float* pb = b.data<float>();
+  const Tensor& b = detail::compute_ref<T>(*bias, scratch);
+  const T* pb = b.data<T>();
   for (std::int64_t n = 0; n < batch; ++n)
     for (std::int64_t m = 0; m < out_channels; ++m) {
-      float* p = out + (n * out_channels + m) * plane;
-      const float v = pb[m];
+      T* p = out + (n * out_channels + m) * plane;
+      const T v = pb[m];
       for (std::int64_t i = 0; i < plane; ++i) p[i] += v;
     }
 }
@@ -229,6 +230,53 @@ void check_bias(std::string_view op, const Tensor* bias, const Tensor& x, std::i
 void gemm_rowmajor(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
                    std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
   detail::sgemm(trans_a, false, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+}
+void gemm_rowmajor(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, const double* a,
+                   std::int64_t lda, const double* b, std::int64_t ldb, double* c,
+                   std::int64_t ldc) {
+  detail::dgemm(trans_a, false, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+// f64 convolution (oneDNN has none) as im2col + dgemm per (image, group): col holds, for each
+// tap (c, kd, kh, kw), the input it meets at every output position (0 in the padding).
+Tensor conv_f64(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry& g,
+                std::int64_t m, std::int64_t group) {
+  Tensor out(DType::f64, output_shape(g, m));
+  const std::int64_t mg = m / group, cg = g.channels / group, kdim = cg * g.kernel_size();
+  const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
+  const double* px = x.data<double>();
+  const double* pw = w.data<double>();
+  double* po = out.data<double>();
+  detail::parallel_for(static_cast<std::size_t>(g.batch * group), [&](std::size_t unit) {
+    const auto n = static_cast<std::int64_t>(unit) / group;
+    const auto gi = static_cast<std::int64_t>(unit) % group;
+    std::vector<double> col(static_cast<std::size_t>(kdim * p_out));
+    double* dst = col.data();
+    for (std::int64_t c = 0; c < cg; ++c) {
+      const double* xc = px + (n * g.channels + gi * cg + c) * p_in;
+      for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd)
+        for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh)
+          for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw)
+            for (std::int64_t od = 0; od < g.out[0]; ++od) {
+              const std::int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+              for (std::int64_t oh = 0; oh < g.out[1]; ++oh) {
+                const std::int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+                const bool row_inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
+                for (std::int64_t ow = 0; ow < g.out[2]; ++ow, ++dst) {
+                  const std::int64_t iw = ow * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
+                  *dst = row_inside && iw >= 0 && iw < g.in[2]
+                             ? xc[(id * g.in[1] + ih) * g.in[2] + iw]
+                             : 0.0;
+                }
+              }
+            }
+    }
+    // out_g (M/g x P_out) = W_g (M/g x C/g*k) * col (C/g*k x P_out)
+    detail::dgemm(false, false, mg, p_out, kdim, 1.0, pw + gi * mg * kdim, kdim, col.data(), p_out,
+                  0.0, po + (n * m + gi * mg) * p_out, p_out);
+  });
+  add_bias(bias, m, p_out, g.batch, po);
+  return out;
 }
 
 }  // namespace
@@ -258,6 +306,7 @@ Tensor conv(const Tensor& x_in, const Tensor& w_in, const Tensor* bias, const Co
   read_window("Conv", params, w_in, s, g);
   check_bias("Conv", bias, x_in, m);
   sliding_output("Conv", x_in, g, false);
+  if (x_in.dtype() == DType::f64) return conv_f64(x_in, w_in, bias, g, m, group);
 
   Tensor x_scratch, w_scratch;
   const Tensor& x = detail::f32_ref(x_in, x_scratch);
@@ -345,50 +394,54 @@ Tensor conv_transpose(const Tensor& x_in, const Tensor& w_in, const Tensor* bias
                        detail::list_to_string(params.pads), g.out[ju]);
   }
 
-  Tensor x_scratch, w_scratch;
-  const Tensor& x = detail::f32_ref(x_in, x_scratch);
-  const Tensor& w = detail::f32_ref(w_in, w_scratch);
-  Tensor out(DType::f32, output_shape(g, m));
-  const std::int64_t ks = g.kernel_size(), rows = mg * ks;
-  const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
-  const float* px = x.data<float>();
-  const float* pw = w.data<float>();
-  float* po = out.data<float>();
-  // One unit per (image, group): each scatters only into its own output channels.
-  detail::parallel_for(static_cast<std::size_t>(g.batch * group), [&](std::size_t unit) {
-    const auto n = static_cast<std::int64_t>(unit) / group;
-    const auto gi = static_cast<std::int64_t>(unit) % group;
-    std::vector<float> col(static_cast<std::size_t>(rows * p_in));
-    {
-      // col (M/g*k x P_in) = W_g^T (M/g*k x C/g) * X_g (C/g x P_in)
-      gemm_rowmajor(true, rows, p_in, cg, pw + gi * cg * rows, rows,
-                    px + (n * g.channels + gi * cg) * p_in, p_in, col.data(), p_in);
-      float* og = po + (n * m + gi * mg) * p_out;
-      const float* src = col.data();
-      for (std::int64_t mm = 0; mm < mg; ++mm)
-        for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd)
-          for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh)
-            for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw, src += p_in) {
-              float* om = og + mm * p_out;
-              for (std::int64_t id = 0; id < g.in[0]; ++id) {
-                const std::int64_t od = id * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-                if (od < 0 || od >= g.out[0]) continue;
-                for (std::int64_t ih = 0; ih < g.in[1]; ++ih) {
-                  const std::int64_t oh = ih * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-                  if (oh < 0 || oh >= g.out[1]) continue;
-                  const float* srow = src + (id * g.in[1] + ih) * g.in[2];
-                  float* orow = om + (od * g.out[1] + oh) * g.out[2];
-                  for (std::int64_t iw = 0; iw < g.in[2]; ++iw) {
-                    const std::int64_t ow = iw * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
-                    if (ow >= 0 && ow < g.out[2]) orow[ow] += srow[iw];
+  return detail::with_compute_type(x_in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor x_scratch, w_scratch;
+    const Tensor& x = detail::compute_ref<T>(x_in, x_scratch);
+    const Tensor& w = detail::compute_ref<T>(w_in, w_scratch);
+    Tensor out(detail::compute_dtype<T>(), output_shape(g, m));
+    const std::int64_t ks = g.kernel_size(), rows = mg * ks;
+    const std::int64_t p_in = g.in_plane(), p_out = g.out_plane();
+    const T* px = x.data<T>();
+    const T* pw = w.data<T>();
+    T* po = out.data<T>();
+    // One unit per (image, group): each scatters only into its own output channels.
+    detail::parallel_for(static_cast<std::size_t>(g.batch * group), [&](std::size_t unit) {
+      const auto n = static_cast<std::int64_t>(unit) / group;
+      const auto gi = static_cast<std::int64_t>(unit) % group;
+      std::vector<T> col(static_cast<std::size_t>(rows * p_in));
+      {
+        // col (M/g*k x P_in) = W_g^T (M/g*k x C/g) * X_g (C/g x P_in)
+        gemm_rowmajor(true, rows, p_in, cg, pw + gi * cg * rows, rows,
+                      px + (n * g.channels + gi * cg) * p_in, p_in, col.data(), p_in);
+        T* og = po + (n * m + gi * mg) * p_out;
+        const T* src = col.data();
+        for (std::int64_t mm = 0; mm < mg; ++mm)
+          for (std::int64_t kd = 0; kd < g.kernel[0]; ++kd)
+            for (std::int64_t kh = 0; kh < g.kernel[1]; ++kh)
+              for (std::int64_t kw = 0; kw < g.kernel[2]; ++kw, src += p_in) {
+                T* om = og + mm * p_out;
+                for (std::int64_t id = 0; id < g.in[0]; ++id) {
+                  const std::int64_t od = id * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+                  if (od < 0 || od >= g.out[0]) continue;
+                  for (std::int64_t ih = 0; ih < g.in[1]; ++ih) {
+                    const std::int64_t oh = ih * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+                    if (oh < 0 || oh >= g.out[1]) continue;
+                    const T* srow = src + (id * g.in[1] + ih) * g.in[2];
+                    T* orow = om + (od * g.out[1] + oh) * g.out[2];
+                    for (std::int64_t iw = 0; iw < g.in[2]; ++iw) {
+                      const std::int64_t ow =
+                          iw * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
+                      if (ow >= 0 && ow < g.out[2]) orow[ow] += srow[iw];
+                    }
                   }
                 }
               }
-            }
-    }
+      }
+    });
+    add_bias(bias, m, p_out, g.batch, po);
+    return detail::restore(std::move(out), x_in.dtype());
   });
-  add_bias(bias, m, p_out, g.batch, po);
-  return detail::restore(std::move(out), x_in.dtype());
 }
 
 namespace {
@@ -398,13 +451,13 @@ enum class PoolKind { max, average };
 // One window tap over outputs [lo, hi) of a row, output ow reading src[ow * stride + off]: MaxPool
 // keeps a NaN once met, else takes a larger value (so of equals, -0 and +0, the first stays);
 // AveragePool adds. A stride known at compile time lets the loop vectorise.
-template <PoolKind kind, int kStride>
-[[gnu::always_inline]] inline void pool_tap_body(float* row, const float* src, std::int64_t off,
+template <PoolKind kind, int kStride, typename T>
+[[gnu::always_inline]] inline void pool_tap_body(T* row, const T* src, std::int64_t off,
                                                  std::int64_t lo, std::int64_t hi,
                                                  std::int64_t stride) {
   const std::int64_t s = kStride > 0 ? kStride : stride;
   for (std::int64_t ow = lo; ow < hi; ++ow) {
-    const float v = src[ow * s + off], acc = row[ow];
+    const T v = src[ow * s + off], acc = row[ow];
     if constexpr (kind == PoolKind::max)
       row[ow] = acc == acc && (v > acc || v != v) ? v : acc;
     else
@@ -412,8 +465,8 @@ template <PoolKind kind, int kStride>
   }
 }
 
-template <PoolKind kind>
-[[gnu::always_inline]] inline void pool_tap_any(float* row, const float* src, std::int64_t off,
+template <PoolKind kind, typename T>
+[[gnu::always_inline]] inline void pool_tap_any(T* row, const T* src, std::int64_t off,
                                                 std::int64_t lo, std::int64_t hi,
                                                 std::int64_t stride) {
   if (stride == 1)
@@ -449,10 +502,21 @@ void pool_tap(PoolKind kind, float* row, const float* src, std::int64_t off, std
     pool_tap_any<PoolKind::average>(row, src, off, lo, hi, stride);
 }
 
+// f64 pools are rare: the plain loop, no AVX2 clone.
+void pool_tap(PoolKind kind, double* row, const double* src, std::int64_t off, std::int64_t lo,
+              std::int64_t hi, std::int64_t stride) {
+  if (kind == PoolKind::max)
+    pool_tap_any<PoolKind::max>(row, src, off, lo, hi, stride);
+  else
+    pool_tap_any<PoolKind::average>(row, src, off, lo, hi, stride);
+}
+
 // `indices` (MaxPool only, may be null) receives the flat NCHW index of each selected element,
 // row-major or, with column_major, with the spatial dims reversed (ONNX storage_order 1).
+// T is the compute type: double for f64, float for the other accepted dtypes (exact for each).
+template <typename T>
 Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, PoolKind kind,
-            Tensor* indices = nullptr, bool column_major = false) {
+            Tensor* indices, bool column_major) {
   const bool int8 = x_in.dtype() == DType::i8 || x_in.dtype() == DType::u8;
   if (!(is_floating(x_in.dtype()) || (kind == PoolKind::max && int8)))
     throw_user_error("{}: input has dtype {} but this op takes f32, f16 or bf16{}", op,
@@ -467,10 +531,10 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
   read_pads(op, params.pads, g);
   sliding_output(op, x_in, g, params.ceil_mode);
   Tensor x_scratch;
-  const Tensor& x = detail::f32_ref(x_in, x_scratch);  // exact for every accepted dtype
-  Tensor out(DType::f32, output_shape(g, g.channels));
-  const float* px = x.data<float>();
-  float* po = out.data<float>();
+  const Tensor& x = detail::compute_ref<T>(x_in, x_scratch);
+  Tensor out(detail::compute_dtype<T>(), output_shape(g, g.channels));
+  const T* px = x.data<T>();
+  T* po = out.data<T>();
   const std::int64_t planes = g.batch * g.channels;
   std::int64_t* pi = nullptr;
   if (indices != nullptr) {
@@ -516,8 +580,8 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
   // each output still meets its taps in the order (a, b, c) and the results keep their bits.
   detail::parallel_for(static_cast<std::size_t>(planes), [&](std::size_t plane) {
     const auto p = static_cast<std::int64_t>(plane);
-    const float* xp = px + p * g.in_plane();
-    float* op_out = po + p * g.out_plane();
+    const T* xp = px + p * g.in_plane();
+    T* op_out = po + p * g.out_plane();
     const std::int64_t ow_n = g.out[2];
     std::vector<std::int64_t> best(pi != nullptr ? static_cast<std::size_t>(ow_n) : 0);
     for (std::int64_t od = 0; od < g.out[0]; ++od)
@@ -525,22 +589,22 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
         const Window& wd = windows[0][static_cast<std::size_t>(od)];
         const Window& wh = windows[1][static_cast<std::size_t>(oh)];
         const std::int64_t row_at = (od * g.out[1] + oh) * ow_n;
-        float* row = op_out + row_at;
+        T* row = op_out + row_at;
         std::fill(row, row + ow_n,
-                  kind == PoolKind::max ? -std::numeric_limits<float>::infinity() : 0.0f);
+                  kind == PoolKind::max ? -std::numeric_limits<T>::infinity() : T(0));
         std::fill(best.begin(), best.end(), -1);
         for (std::int64_t a = wd.lo; a < wd.hi; ++a)
           for (std::int64_t b = wh.lo; b < wh.hi; ++b) {
             const std::int64_t id = wd.start + a * g.dilation[0];
             const std::int64_t ih = wh.start + b * g.dilation[1];
-            const float* src = xp + (id * g.in[1] + ih) * g.in[2];
+            const T* src = xp + (id * g.in[1] + ih) * g.in[2];
             for (const RowTap& t : row_taps) {
               const std::int64_t off = t.off, lo = t.lo, hi = t.hi, s = g.stride[2];
               if (pi == nullptr) {
                 pool_tap(kind, row, src, off, lo, hi, s);
               } else {  // pool_tap's MaxPool rule, also taking the first tap (even -inf)
                 for (std::int64_t ow = lo; ow < hi; ++ow) {
-                  const float v = src[ow * s + off], acc = row[ow];
+                  const T v = src[ow * s + off], acc = row[ow];
                   if ((v > acc || v != v || best[static_cast<std::size_t>(ow)] < 0) && acc == acc) {
                     row[ow] = v;
                     best[static_cast<std::size_t>(ow)] =
@@ -557,8 +621,8 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
                 params.count_include_pad
                     ? wd.padded * wh.padded * ww.padded
                     : (wd.hi - wd.lo) * (wh.hi - wh.lo) * (ww.hi - ww.lo);
-            row[ow] = divisor > 0 ? row[ow] / static_cast<float>(divisor)
-                                  : std::numeric_limits<float>::quiet_NaN();
+            row[ow] = divisor > 0 ? row[ow] / static_cast<T>(divisor)
+                                  : std::numeric_limits<T>::quiet_NaN();
           }
         if (pi != nullptr)
           for (std::int64_t ow = 0; ow < ow_n; ++ow) {
@@ -571,31 +635,41 @@ Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, P
   return int8 ? out.astype(x_in.dtype()) : detail::restore(std::move(out), x_in.dtype());
 }
 
+Tensor pool(std::string_view op, const Tensor& x_in, const PoolParams& params, PoolKind kind,
+            Tensor* indices = nullptr, bool column_major = false) {
+  if (x_in.dtype() == DType::f64)
+    return pool<double>(op, x_in, params, kind, indices, column_major);
+  return pool<float>(op, x_in, params, kind, indices, column_major);
+}
+
 Tensor global_pool(std::string_view op, const Tensor& x_in, PoolKind kind) {
   detail::require_float(op, x_in);
   Geometry g;
   read_activation(op, x_in, g);
   for (auto& v : g.out) v = 1;
-  Tensor x_scratch;
-  const Tensor& x = detail::f32_ref(x_in, x_scratch);
-  Tensor out(DType::f32, output_shape(g, g.channels));
-  const float* px = x.data<float>();
-  float* po = out.data<float>();
-  const std::int64_t plane = g.in_plane();
-  for (std::int64_t p = 0; p < g.batch * g.channels; ++p) {
-    const float* xp = px + p * plane;
-    if (kind == PoolKind::max) {
-      float acc = -std::numeric_limits<float>::infinity();
-      for (std::int64_t i = 0; i < plane; ++i)
-        if (xp[i] > acc || std::isnan(xp[i])) acc = std::isnan(acc) ? acc : xp[i];
-      po[p] = acc;
-    } else {
-      double acc = 0.0;  // double keeps large planes accurate
-      for (std::int64_t i = 0; i < plane; ++i) acc += xp[i];
-      po[p] = static_cast<float>(acc / static_cast<double>(plane));
+  return detail::with_compute_type(x_in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor x_scratch;
+    const Tensor& x = detail::compute_ref<T>(x_in, x_scratch);
+    Tensor out(detail::compute_dtype<T>(), output_shape(g, g.channels));
+    const T* px = x.data<T>();
+    T* po = out.data<T>();
+    const std::int64_t plane = g.in_plane();
+    for (std::int64_t p = 0; p < g.batch * g.channels; ++p) {
+      const T* xp = px + p * plane;
+      if (kind == PoolKind::max) {
+        T acc = -std::numeric_limits<T>::infinity();
+        for (std::int64_t i = 0; i < plane; ++i)
+          if (xp[i] > acc || std::isnan(xp[i])) acc = std::isnan(acc) ? acc : xp[i];
+        po[p] = acc;
+      } else {
+        double acc = 0.0;  // double keeps large planes accurate
+        for (std::int64_t i = 0; i < plane; ++i) acc += xp[i];
+        po[p] = static_cast<T>(acc / static_cast<double>(plane));
+      }
     }
-  }
-  return detail::restore(std::move(out), x_in.dtype());
+    return detail::restore(std::move(out), x_in.dtype());
+  });
 }
 
 }  // namespace

@@ -39,29 +39,31 @@ UniqueResult unique(const Tensor& x, std::optional<int> axis_in, bool sorted) {
   const std::int64_t n = src.dim(axis);
   const std::int64_t inner = detail::dims_product(src.shape(), 0, axis);
   const std::int64_t outer = detail::dims_product(src.shape(), axis + 1, src.rank());
-  const std::vector<double> v = src.to_doubles();
-  const auto slice_less = [&](std::int64_t a, std::int64_t b) {
-    for (std::int64_t o = 0; o < outer; ++o)
-      for (std::int64_t i = 0; i < inner; ++i) {
-        const double va = v[static_cast<std::size_t>((o * n + a) * inner + i)];
-        const double vb = v[static_cast<std::size_t>((o * n + b) * inner + i)];
-        if (va != vb) return va < vb;
-      }
-    return false;
-  };
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), std::int64_t{0});
-  std::stable_sort(order.begin(), order.end(), slice_less);
   // Groups of equal slices in sorted order; each group's first member is its first occurrence.
   std::vector<std::int64_t> first, count, inverse(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i == 0 || slice_less(order[i - 1], order[i])) {
-      first.push_back(order[i]);
-      count.push_back(0);
+  const auto group = [&](const auto* v) {
+    const auto slice_less = [&](std::int64_t a, std::int64_t b) {
+      for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t i = 0; i < inner; ++i) {
+          const auto va = v[(o * n + a) * inner + i];
+          const auto vb = v[(o * n + b) * inner + i];
+          if (va != vb) return va < vb;
+        }
+      return false;
+    };
+    std::stable_sort(order.begin(), order.end(), slice_less);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (i == 0 || slice_less(order[i - 1], order[i])) {
+        first.push_back(order[i]);
+        count.push_back(0);
+      }
+      ++count.back();
+      inverse[static_cast<std::size_t>(order[i])] = static_cast<std::int64_t>(first.size()) - 1;
     }
-    ++count.back();
-    inverse[static_cast<std::size_t>(order[i])] = static_cast<std::int64_t>(first.size()) - 1;
-  }
+  };
+  detail::with_ordered_values(src, group);
   std::vector<std::size_t> rank_of(first.size());
   std::iota(rank_of.begin(), rank_of.end(), std::size_t{0});
   if (!sorted) {  // in order of first occurrence

@@ -172,25 +172,21 @@ Tensor compare_op(std::string_view name, const Tensor& a, const Tensor& b, Op op
   return out;
 }
 
-// Unary float op computed in f32 over contiguous data; f64 in f64 when op is generic (takes
-// `auto`), otherwise through f32.
+// Unary float op over contiguous data: f64 in f64, the other floats in f32. op takes `auto`,
+// so no op can quietly compute an f64 input in f32.
 template <typename Op>
 Tensor unary_float(std::string_view name, const Tensor& x, Op op) {
+  static_assert(std::is_same_v<std::invoke_result_t<Op&, double>, double>,
+                "unary_float ops take auto: f64 must compute in f64");
   detail::require_float(name, x);
-  if constexpr (std::is_same_v<std::invoke_result_t<Op&, double>, double>) {
-    if (x.dtype() == DType::f64) {
-      Tensor y = x;
-      double* p = y.data<double>();
-      const std::int64_t n = y.element_count();
-      for (std::int64_t i = 0; i < n; ++i) p[i] = op(p[i]);
-      return y;
-    }
-  }
-  Tensor y = as_f32(x);
-  float* p = y.data<float>();
-  const std::int64_t n = y.element_count();
-  for (std::int64_t i = 0; i < n; ++i) p[i] = op(p[i]);
-  return restore(std::move(y), x.dtype());
+  return detail::with_compute_type(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor y = detail::as_compute<T>(x);
+    T* p = y.data<T>();
+    const std::int64_t n = y.element_count();
+    for (std::int64_t i = 0; i < n; ++i) p[i] = op(p[i]);
+    return restore(std::move(y), x.dtype());
+  });
 }
 
 // Unary op accepting floats (in f32) and signed/unsigned integers (natively); bool rejected.
@@ -262,6 +258,27 @@ bool arithmetic_in_place(std::string_view op, Tensor& a, const Tensor& b) {
   return true;
 }
 
+namespace {
+
+// x^e for a 64-bit integer T by squaring; a negative e or a result past T's range goes through
+// f64 and saturates, as Pow does for the narrower integers.
+template <typename T>
+T exact_pow(T x, std::int64_t e) {
+  const auto through_f64 = [&] {
+    return saturate_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(e)));
+  };
+  if (e < 0) return through_f64();
+  T result = 1, base = x;
+  for (std::int64_t left = e; left > 0;) {
+    if ((left & 1) != 0 && __builtin_mul_overflow(result, base, &result)) return through_f64();
+    left >>= 1;
+    if (left > 0 && __builtin_mul_overflow(base, base, &base)) return through_f64();
+  }
+  return result;
+}
+
+}  // namespace
+
 Tensor pow(const Tensor& a, const Tensor& b) {
   if (a.dtype() == DType::boolean || b.dtype() == DType::boolean)
     throw_user_error(
@@ -280,6 +297,25 @@ Tensor pow(const Tensor& a, const Tensor& b) {
     Tensor out(DType::f32, out_shape);
     binary_loop<float, float>(a32, b32, out, [](float x, float y) { return std::pow(x, y); });
     return restore(std::move(out), a.dtype());
+  }
+  if ((a.dtype() == DType::i64 || a.dtype() == DType::u64) && !is_floating(b.dtype())) {
+    // 64-bit base, integer exponent: exact (through f64 a result beyond 2^53 would round).
+    const std::vector<std::int64_t> ev = b.to_ints();
+    Tensor out(a.dtype(), out_shape);
+    const auto run = [&](const auto* pa, auto* po) {
+      broadcast_rows<2>(out_shape, {&a.shape(), &b.shape()},
+                        [&](std::int64_t o, const std::array<std::int64_t, 2>& in,
+                            const std::array<std::int64_t, 2>& st, std::int64_t n) {
+                          for (std::int64_t i = 0; i < n; ++i)
+                            po[o + i] = exact_pow(pa[in[0] + i * st[0]],
+                                                  ev[static_cast<std::size_t>(in[1] + i * st[1])]);
+                        });
+    };
+    if (a.dtype() == DType::i64)
+      run(a.data<std::int64_t>(), out.data<std::int64_t>());
+    else
+      run(a.data<std::uint64_t>(), out.data<std::uint64_t>());
+    return out;
   }
   // Integer base: computed in f64, then converted to the base's dtype (saturating).
   const std::vector<double> av = a.to_doubles(), bv = b.to_doubles();
@@ -335,14 +371,21 @@ Tensor reciprocal(const Tensor& x) {
   return unary_float("Reciprocal", x, [](auto v) { return decltype(v)(1) / v; });
 }
 Tensor leaky_relu(const Tensor& x, float alpha) {
-  return unary_float("LeakyRelu", x, [alpha](float v) { return v < 0.0f ? alpha * v : v; });
+  return unary_float("LeakyRelu", x, [alpha](auto v) {
+    using T = decltype(v);
+    return v < T(0) ? T(alpha) * v : v;
+  });
 }
 Tensor elu(const Tensor& x, float alpha) {
-  return unary_float("Elu", x, [alpha](float v) { return v < 0.0f ? alpha * std::expm1(v) : v; });
+  return unary_float("Elu", x, [alpha](auto v) {
+    using T = decltype(v);
+    return v < T(0) ? T(alpha) * std::expm1(v) : v;
+  });
 }
 Tensor selu(const Tensor& x, float alpha, float gamma) {
-  return unary_float("Selu", x, [alpha, gamma](float v) {
-    return v > 0.0f ? gamma * v : gamma * alpha * std::expm1(v);
+  return unary_float("Selu", x, [alpha, gamma](auto v) {
+    using T = decltype(v);
+    return v > T(0) ? T(gamma) * v : T(gamma) * T(alpha) * std::expm1(v);
   });
 }
 Tensor sigmoid(const Tensor& x) {
@@ -358,8 +401,8 @@ Tensor tanh(const Tensor& x) {
   return unary_float("Tanh", x, [](auto v) { return std::tanh(v); });
 }
 Tensor softplus(const Tensor& x) {
-  return unary_float("Softplus", x, [](float v) {
-    return v > 0.0f ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+  return unary_float("Softplus", x, [](auto v) {
+    return v > decltype(v)(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
   });
 }
 Tensor erf(const Tensor& x) {
@@ -368,23 +411,26 @@ Tensor erf(const Tensor& x) {
 
 Tensor gelu(const Tensor& x, GeluApproximation approximate) {
   if (approximate == GeluApproximation::tanh) {
-    const float k = std::sqrt(2.0f / static_cast<float>(M_PI));
-    return unary_float("Gelu", x, [k](float v) {
-      return 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+    return unary_float("Gelu", x, [](auto v) {
+      using T = decltype(v);
+      // T(0.044715) is 0.044715f for f32: rounding through double lands on the same float.
+      const T k = std::sqrt(T(2) / static_cast<T>(M_PI));
+      return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
     });
   }
-  return unary_float("Gelu", x, [](float v) {
-    return 0.5f * v * (1.0f + std::erf(v * static_cast<float>(M_SQRT1_2)));
+  return unary_float("Gelu", x, [](auto v) {
+    using T = decltype(v);
+    return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(M_SQRT1_2)));
   });
 }
 
-Tensor clip(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+Tensor clip(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   if (x.dtype() == DType::boolean)
     throw_user_error("Clip: bool input (shape {}) is not accepted; Cast it to a numeric dtype",
                      x.shape().to_string());
   if (is_floating(x.dtype())) {
-    const double lo = min ? *min : -std::numeric_limits<double>::infinity();
-    const double hi = max ? *max : std::numeric_limits<double>::infinity();
+    const double lo = min ? min->as<double>() : -std::numeric_limits<double>::infinity();
+    const double hi = max ? max->as<double>() : std::numeric_limits<double>::infinity();
     // ONNX: min > max leaves every value at max, which min(max(v, lo), hi) gives.
     return unary_float("Clip", x, [lo, hi](auto v) {
       using T = decltype(v);
@@ -396,8 +442,9 @@ Tensor clip(const Tensor& x, std::optional<double> min, std::optional<double> ma
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      const T lo = min ? saturate_cast<T>(*min) : std::numeric_limits<T>::lowest();
-      const T hi = max ? saturate_cast<T>(*max) : std::numeric_limits<T>::max();
+      // Bounds convert straight to T: an int64 bound beyond 2^53 stays exact.
+      const T lo = min ? min->as<T>() : std::numeric_limits<T>::lowest();
+      const T hi = max ? max->as<T>() : std::numeric_limits<T>::max();
       T* p = y.data<T>();
       for (std::int64_t i = 0; i < y.element_count(); ++i) p[i] = std::min(std::max(p[i], lo), hi);
     }
@@ -524,14 +571,17 @@ Tensor prelu(const Tensor& x, const Tensor& slope) {
 }
 
 Tensor hard_sigmoid(const Tensor& x, float alpha, float beta) {
-  return unary_float("HardSigmoid", x, [alpha, beta](float v) {
-    return std::max(0.0f, std::min(1.0f, alpha * v + beta));
+  return unary_float("HardSigmoid", x, [alpha, beta](auto v) {
+    using T = decltype(v);
+    return std::max(T(0), std::min(T(1), T(alpha) * v + T(beta)));
   });
 }
 
 Tensor hard_swish(const Tensor& x) {
-  return unary_float("HardSwish", x,
-                     [](float v) { return v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f)); });
+  return unary_float("HardSwish", x, [](auto v) {
+    using T = decltype(v);
+    return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5)));
+  });
 }
 
 Tensor floor(const Tensor& x) {
@@ -677,13 +727,18 @@ Tensor softsign(const Tensor& x) {
 
 Tensor celu(const Tensor& x, float alpha) {
   if (alpha == 0.0f) throw_user_error("Celu: alpha is 0; it must be nonzero");
-  return unary_float("Celu", x, [alpha](float v) {
-    return std::max(0.0f, v) + std::min(0.0f, alpha * (std::exp(v / alpha) - 1.0f));
+  return unary_float("Celu", x, [alpha](auto v) {
+    using T = decltype(v);
+    const T a = T(alpha);
+    return std::max(T(0), v) + std::min(T(0), a * (std::exp(v / a) - T(1)));
   });
 }
 
 Tensor thresholded_relu(const Tensor& x, float alpha) {
-  return unary_float("ThresholdedRelu", x, [alpha](float v) { return v > alpha ? v : 0.0f; });
+  return unary_float("ThresholdedRelu", x, [alpha](auto v) {
+    using T = decltype(v);
+    return v > T(alpha) ? v : T(0);
+  });
 }
 
 Tensor shrink(const Tensor& x, float lambd, float bias) {

@@ -55,34 +55,72 @@ Tensor tile(const Tensor& x, const std::vector<std::int64_t>& repeats) {
   return out;
 }
 
-Tensor range(double start, double limit, double delta, DType dtype) {
+namespace {
+
+// Integer Range counted and stepped in 64-bit unsigned arithmetic, which is exact for every
+// start, limit and delta of T (int64_t or uint64_t): a trip through double rounds beyond 2^53.
+template <typename T>
+std::vector<T> integer_range(const Scalar& start, const Scalar& limit, const Scalar& delta) {
+  const T s = start.as<T>(), l = limit.as<T>();
+  const bool down = delta.negative();
+  // |delta| without overflow, also for INT64_MIN.
+  const std::uint64_t step =
+      down ? std::uint64_t{0} - static_cast<std::uint64_t>(delta.as<std::int64_t>())
+           : delta.as<std::uint64_t>();
+  if (step == 0) throw_user_error("Range: delta is 0; it must be nonzero");
+  std::uint64_t span = 0;
+  if (!down && l > s) span = static_cast<std::uint64_t>(l) - static_cast<std::uint64_t>(s);
+  if (down && l < s) span = static_cast<std::uint64_t>(s) - static_cast<std::uint64_t>(l);
+  const std::uint64_t count = span / step + (span % step != 0 ? 1 : 0);
+  if (count >= std::uint64_t{1000000000})
+    throw_user_error("Range: start {}, limit {}, delta {} would give {} elements",
+                     start.to_string(), limit.to_string(), delta.to_string(), count);
+  std::vector<T> values(static_cast<std::size_t>(count));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t moved = i * step;  // < span: no wrap
+    values[static_cast<std::size_t>(i)] = static_cast<T>(
+        down ? static_cast<std::uint64_t>(s) - moved : static_cast<std::uint64_t>(s) + moved);
+  }
+  return values;
+}
+
+}  // namespace
+
+Tensor range(const Scalar& start_in, const Scalar& limit_in, const Scalar& delta_in, DType dtype) {
   if (dtype == DType::boolean)
     throw_user_error("Range: dtype bool is not accepted; use a numeric dtype");
+  if (dtype == DType::u64) {
+    const std::vector<std::uint64_t> v = integer_range<std::uint64_t>(start_in, limit_in, delta_in);
+    Tensor out(dtype, Shape{static_cast<std::int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), out.data<std::uint64_t>());
+    return out;
+  }
+  if (!is_floating(dtype)) {
+    const std::vector<std::int64_t> v = integer_range<std::int64_t>(start_in, limit_in, delta_in);
+    return Tensor::from_ints(dtype, Shape{static_cast<std::int64_t>(v.size())}, v);
+  }
+  const double start = start_in.as<double>(), limit = limit_in.as<double>(),
+               delta = delta_in.as<double>();
   if (delta == 0.0) throw_user_error("Range: delta is 0; it must be nonzero");
   const double n = std::ceil((limit - start) / delta);
   if (!(n < 1e9))
     throw_user_error("Range: start {}, limit {}, delta {} would give {} elements", start, limit,
                      delta, n);
   const auto count = static_cast<std::int64_t>(std::max(n, 0.0));
-  std::vector<double> values(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i)
-    values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * delta;
+  // ONNX's function body accumulates delta in the output type.
   if (dtype == DType::f64) {
-    double v = start;  // accumulated in the output type, as for f32 below
+    std::vector<double> values(static_cast<std::size_t>(count));
+    double v = start;
     for (double& x : values) {
       x = v;
       v += delta;
     }
     return Tensor::from_doubles(dtype, Shape{count}, values);
   }
-  if (is_floating(dtype)) {
-    std::vector<float> f(values.size());
-    // ONNX's function body accumulates delta in the output type; integers are exact either way.
-    float v = static_cast<float>(start);
-    for (std::size_t i = 0; i < f.size(); ++i, v += static_cast<float>(delta)) f[i] = v;
-    return Tensor::from_vector(Shape{count}, f, dtype);
-  }
-  return Tensor::from_doubles(dtype, Shape{count}, values);
+  std::vector<float> f(static_cast<std::size_t>(count));
+  float v = static_cast<float>(start);
+  for (std::size_t i = 0; i < f.size(); ++i, v += static_cast<float>(delta)) f[i] = v;
+  return Tensor::from_vector(Shape{count}, f, dtype);
 }
 
 TopKResult top_k(const Tensor& x, std::int64_t k, int axis_in, bool largest, bool sorted) {
@@ -133,14 +171,7 @@ TopKResult top_k(const Tensor& x, std::int64_t k, int axis_in, bool largest, boo
         }
       }
   };
-  // 64-bit integers compare natively (f64 would merge values beyond 2^53); the rest in f64,
-  // which holds each of them exactly.
-  if (x.dtype() == DType::i64)
-    select(x.data<std::int64_t>());
-  else if (x.dtype() == DType::u64)
-    select(x.data<std::uint64_t>());
-  else
-    select(x.to_doubles().data());
+  detail::with_ordered_values(x, select);
   return res;
 }
 
@@ -416,8 +447,10 @@ Tensor stft(const Tensor& signal, std::int64_t frame_step, const Tensor* window,
           framed[static_cast<std::size_t>(((b * frames + f) * fl + k) * comps + c)] =
               v[static_cast<std::size_t>((b * length + f * frame_step + k) * comps + c)] *
               (window ? w[static_cast<std::size_t>(k)] : 1.0);
-  // (batch, frames, frame_length, comps) is Tessera {comps, frame_length, frames, batch}.
-  const Tensor t = Tensor::from_doubles(DType::f32, Shape{comps, fl, frames, batch}, framed);
+  // (batch, frames, frame_length, comps) is Tessera {comps, frame_length, frames, batch}. The
+  // frames round to f32 except for an f64 signal.
+  const DType frame_dtype = signal.dtype() == DType::f64 ? DType::f64 : DType::f32;
+  const Tensor t = Tensor::from_doubles(frame_dtype, Shape{comps, fl, frames, batch}, framed);
   return dft(t, 1, std::nullopt, false, onesided).astype(signal.dtype());
 }
 

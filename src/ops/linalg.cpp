@@ -1,5 +1,6 @@
-// MatMul (NumPy matmul semantics, ONNX MatMul-13) and Gemm (ONNX Gemm-13) through OpenBLAS.
-// A Tessera {K, M} tensor is a row-major M x K matrix, so sgemm runs in CblasRowMajor.
+// MatMul (NumPy matmul semantics, ONNX MatMul-13) and Gemm (ONNX Gemm-13) through OpenBLAS
+// (sgemm, dgemm for f64). A Tessera {K, M} tensor is a row-major M x K matrix, so the GEMMs run
+// in CblasRowMajor.
 #include <cstring>
 #include <map>
 #include <type_traits>
@@ -29,6 +30,11 @@ void int_gemm(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std:
 void sgemm(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n,
            std::int64_t k) {
   detail::sgemm(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+}
+
+void dgemm(const double* a, const double* b, double* c, std::int64_t m, std::int64_t n,
+           std::int64_t k) {
+  detail::dgemm(false, false, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
 }
 
 Shape batch_shape(const Shape& s) {
@@ -72,10 +78,11 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
                      a_in.shape().to_string(), b_in.shape().to_string(), out_dims.size(), kMaxRank);
   Shape out_shape = Shape::from_fastest_first(out_dims);
 
-  const bool floating = is_floating(a.dtype());
-  const Tensor a32 = floating ? detail::as_f32(a) : a;
-  const Tensor b32 = floating ? detail::as_f32(b) : b;
-  Tensor out(floating ? DType::f32 : a.dtype(), out_shape);
+  const bool floating = is_floating(a.dtype()), wide = a.dtype() == DType::f64;
+  // f64 computes in f64, the other floats in f32.
+  const Tensor a32 = floating && !wide ? detail::as_f32(a) : a;
+  const Tensor b32 = floating && !wide ? detail::as_f32(b) : b;
+  Tensor out(floating ? a32.dtype() : a.dtype(), out_shape);
   const std::int64_t a_mat = m * k, b_mat = k * n, c_mat = m * n;
 
   auto run = [&](auto tag) {
@@ -86,6 +93,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     auto mm = [&](const T* x, const T* y, T* z, std::int64_t rows) {
       if constexpr (std::is_same_v<T, float>)
         sgemm(x, y, z, rows, n, k);
+      else if constexpr (std::is_same_v<T, double>)
+        dgemm(x, y, z, rows, n, k);
       else
         int_gemm(x, y, z, rows, n, k);
     };
@@ -108,7 +117,9 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
       mm(pa + units[u][0] * a_mat, pb + units[u][1] * b_mat, pc + units[u][2] * c_mat, m);
     });
   };
-  if (floating) {
+  if (wide) {
+    run(double{});
+  } else if (floating) {
     run(float{});
   } else {
     dispatch_dtype(a.dtype(), [&](auto tag) {
@@ -144,11 +155,6 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, const Tensor* c_in, const Ge
         "(trans_b={}) gives K={}; shapes are listed fastest first",
         a_in.shape().to_string(), params.trans_a, ka, b_in.shape().to_string(), params.trans_b, kb);
   const Shape out_shape{n, m};
-  Tensor a_scratch, b_scratch;
-  const Tensor& a = detail::f32_ref(a_in, a_scratch);
-  const Tensor& b = detail::f32_ref(b_in, b_scratch);
-  Tensor out(DType::f32, out_shape);
-  float beta = 0.0f;
   if (c_in != nullptr && params.beta != 0.0f) {
     detail::require_same_dtype("Gemm", a_in, *c_in);
     Shape bshape;
@@ -160,19 +166,32 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, const Tensor* c_in, const Ge
     if (!(bshape == out_shape))
       throw_user_error("Gemm: C {} does not broadcast to the result shape {} (N={}, M={})",
                        c_in->shape().to_string(), out_shape.to_string(), n, m);
-    out = expand(detail::as_f32(*c_in), out_shape);
-    beta = params.beta;
   }
-  if (m > 0 && n > 0) {
-    if (ka == 0) {
-      float* p = out.data<float>();
-      for (std::int64_t i = 0; i < m * n; ++i) p[i] *= beta;
-    } else {
-      detail::sgemm(params.trans_a, params.trans_b, m, n, ka, params.alpha, a.data<float>(),
-                    a.dim(0), b.data<float>(), b.dim(0), beta, out.data<float>(), n);
+  return detail::with_compute_type(a_in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor a_scratch, b_scratch;
+    const Tensor& a = detail::compute_ref<T>(a_in, a_scratch);
+    const Tensor& b = detail::compute_ref<T>(b_in, b_scratch);
+    Tensor out(detail::compute_dtype<T>(), out_shape);
+    T beta = 0;
+    if (c_in != nullptr && params.beta != 0.0f) {
+      out = expand(detail::as_compute<T>(*c_in), out_shape);
+      beta = static_cast<T>(params.beta);
     }
-  }
-  return detail::restore(std::move(out), a_in.dtype());
+    if (m > 0 && n > 0) {
+      if (ka == 0) {
+        T* p = out.data<T>();
+        for (std::int64_t i = 0; i < m * n; ++i) p[i] *= beta;
+      } else if constexpr (std::is_same_v<T, double>) {
+        detail::dgemm(params.trans_a, params.trans_b, m, n, ka, params.alpha, a.data<T>(), a.dim(0),
+                      b.data<T>(), b.dim(0), beta, out.data<T>(), n);
+      } else {
+        detail::sgemm(params.trans_a, params.trans_b, m, n, ka, params.alpha, a.data<T>(), a.dim(0),
+                      b.data<T>(), b.dim(0), beta, out.data<T>(), n);
+      }
+    }
+    return detail::restore(std::move(out), a_in.dtype());
+  });
 }
 
 }  // namespace tessera::ops

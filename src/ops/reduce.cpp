@@ -161,14 +161,7 @@ Tensor arg_reduce(std::string_view op, const Tensor& x, int axis_in, bool keepdi
         po[o * inner + i] = best;
       }
   };
-  // 64-bit integers compare natively (f64 would merge values beyond 2^53); the rest in f64,
-  // which holds each of them exactly.
-  if (x.dtype() == DType::i64)
-    pick(x.data<std::int64_t>());
-  else if (x.dtype() == DType::u64)
-    pick(x.data<std::uint64_t>());
-  else
-    pick(x.to_doubles().data());
+  detail::with_ordered_values(x, pick);
   return out;
 }
 
@@ -206,23 +199,31 @@ namespace tessera::ops {
 
 namespace {
 
-template <typename Fn>
-Tensor map_float(const Tensor& x, Fn fn) {
-  Tensor y = detail::as_f32(x);
-  float* p = y.data<float>();
+// fn over every element of x, whose storage is T (f32 or f64).
+template <typename T, typename Fn>
+Tensor map_in_place(Tensor y, Fn fn) {
+  T* p = y.data<T>();
   for (std::int64_t i = 0; i < y.element_count(); ++i) p[i] = fn(p[i]);
-  return detail::restore(std::move(y), x.dtype());
+  return y;
 }
 
+// pre and post take any float type: f64 maps in f64, the other floats in f32.
+template <typename Pre, typename Post>
 Tensor reduce_mapped(std::string_view op, const Tensor& x, const ReduceParams& p, bool need_float,
-                     float (*pre)(float), float (*post)(float)) {
+                     Pre pre, Post post) {
+  constexpr bool has_post = !std::is_same_v<Post, std::nullptr_t>;
+  if (x.dtype() == DType::f64) {
+    Tensor s = reduce(op, map_in_place<double>(x, pre), p, ReduceKind::sum);
+    if constexpr (has_post) s = map_in_place<double>(std::move(s), post);
+    return s;
+  }
   if (need_float || is_floating(x.dtype())) {
     detail::require_float(op, x);
     // The map runs in f32 and is summed in f64 as ReduceSum does, without rounding to f16/bf16
     // in between: only the final result is rounded to the input's dtype.
-    const Tensor mapped = map_float(detail::as_f32(x), pre);
+    const Tensor mapped = map_in_place<float>(detail::as_f32(x), pre);
     Tensor s = reduce(op, mapped, p, ReduceKind::sum);
-    if (post) s = map_float(s, post);
+    if constexpr (has_post) s = map_in_place<float>(std::move(s), post);
     return detail::restore(std::move(s), x.dtype());
   }
   // Integers: |x| or x*x natively (wrapping like NumPy), then ReduceSum.
@@ -237,24 +238,24 @@ Tensor reduce_mapped(std::string_view op, const Tensor& x, const ReduceParams& p
 
 Tensor reduce_l1(const Tensor& x, const ReduceParams& p) {
   return reduce_mapped(
-      "ReduceL1", x, p, false, [](float v) { return std::fabs(v); }, nullptr);
+      "ReduceL1", x, p, false, [](auto v) { return std::fabs(v); }, nullptr);
 }
 Tensor reduce_l2(const Tensor& x, const ReduceParams& p) {
   return reduce_mapped(
-      "ReduceL2", x, p, true, [](float v) { return v * v; }, [](float v) { return std::sqrt(v); });
+      "ReduceL2", x, p, true, [](auto v) { return v * v; }, [](auto v) { return std::sqrt(v); });
 }
 Tensor reduce_log_sum(const Tensor& x, const ReduceParams& p) {
   return reduce_mapped(
-      "ReduceLogSum", x, p, true, [](float v) { return v; }, [](float v) { return std::log(v); });
+      "ReduceLogSum", x, p, true, [](auto v) { return v; }, [](auto v) { return std::log(v); });
 }
 Tensor reduce_log_sum_exp(const Tensor& x, const ReduceParams& p) {
   return reduce_mapped(
-      "ReduceLogSumExp", x, p, true, [](float v) { return std::exp(v); },
-      [](float v) { return std::log(v); });
+      "ReduceLogSumExp", x, p, true, [](auto v) { return std::exp(v); },
+      [](auto v) { return std::log(v); });
 }
 Tensor reduce_sum_square(const Tensor& x, const ReduceParams& p) {
   return reduce_mapped(
-      "ReduceSumSquare", x, p, false, [](float v) { return v * v; }, nullptr);
+      "ReduceSumSquare", x, p, false, [](auto v) { return v * v; }, nullptr);
 }
 
 Tensor hardmax(const Tensor& x, int axis_in) {

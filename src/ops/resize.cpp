@@ -47,7 +47,7 @@ namespace {
 
 struct Taps {
   std::vector<std::int64_t> index;  // taps_per_out entries per output position
-  std::vector<float> weight;
+  std::vector<double> weight;       // the f32 pass rounds each to float
   std::vector<bool> extrapolate;  // per output position (tf_crop_and_resize only)
   int per_out = 1;
 };
@@ -127,14 +127,14 @@ Taps make_taps(const ResizeParams& p, std::int64_t in_len, std::int64_t out_len,
     }
     if (p.mode == ResizeMode::nearest) {
       t.index[base] = clamp(nearest_index(p.nearest_mode, x));
-      t.weight[base] = 1.0f;
+      t.weight[base] = 1.0;
     } else if (p.mode == ResizeMode::linear) {
       const double f = std::floor(x), frac = x - f;
       const auto i0 = static_cast<std::int64_t>(f);
       t.index[base] = clamp(i0);
       t.index[base + 1] = clamp(i0 + 1);
-      t.weight[base] = static_cast<float>(1.0 - frac);
-      t.weight[base + 1] = static_cast<float>(frac);
+      t.weight[base] = 1.0 - frac;
+      t.weight[base + 1] = frac;
     } else {
       const double f = std::floor(x), frac = x - f;
       const auto i0 = static_cast<std::int64_t>(f);
@@ -151,8 +151,7 @@ Taps make_taps(const ResizeParams& p, std::int64_t in_len, std::int64_t out_len,
       }
       for (int k = 0; k < 4; ++k) {
         t.index[base + static_cast<std::size_t>(k)] = clamp(i0 - 1 + k);
-        t.weight[base + static_cast<std::size_t>(k)] =
-            static_cast<float>(c[static_cast<std::size_t>(k)]);
+        t.weight[base + static_cast<std::size_t>(k)] = c[static_cast<std::size_t>(k)];
       }
     }
   }
@@ -187,28 +186,29 @@ Tensor nearest_pass(const Tensor& x, int d, std::int64_t out_len, const Taps& t,
   return y;
 }
 
-// Weighted pass on f32 data.
+// Weighted pass on T (float or double) data.
+template <typename T>
 Tensor weighted_pass(const Tensor& x, int d, std::int64_t out_len, const Taps& t, float fill) {
   Shape shape = x.shape();
   shape[d] = out_len;
-  Tensor y(DType::f32, shape);
+  Tensor y(x.dtype(), shape);
   const std::int64_t inner = detail::dims_product(x.shape(), 0, d);
   const std::int64_t in_len = x.dim(d);
   const std::int64_t outer = detail::dims_product(x.shape(), d + 1, x.rank());
-  const float* src = x.data<float>();
-  float* dst = y.data<float>();
+  const T* src = x.data<T>();
+  T* dst = y.data<T>();
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t j = 0; j < out_len; ++j) {
-      float* out = dst + (o * out_len + j) * inner;
+      T* out = dst + (o * out_len + j) * inner;
       if (t.extrapolate[static_cast<std::size_t>(j)]) {
-        std::fill(out, out + inner, fill);
+        std::fill(out, out + inner, static_cast<T>(fill));
         continue;
       }
-      std::fill(out, out + inner, 0.0f);
+      std::fill(out, out + inner, T(0));
       for (int k = 0; k < t.per_out; ++k) {
         const auto tap = static_cast<std::size_t>(j * t.per_out + k);
-        const float w = t.weight[tap];
-        const float* in = src + (o * in_len + t.index[tap]) * inner;
+        const T w = static_cast<T>(t.weight[tap]);
+        const T* in = src + (o * in_len + t.index[tap]) * inner;
         for (std::int64_t i = 0; i < inner; ++i) out[i] += w * in[i];
       }
     }
@@ -264,7 +264,9 @@ Tensor resize(const Tensor& x, const ResizeParams& p) {
                        x.shape().to_string(), out_len[d]);
   }
   const bool nearest = p.mode == ResizeMode::nearest;
-  Tensor cur = nearest ? x : x.astype(DType::f32);
+  // Interpolation runs in f64 for f64 and the 64-bit integers, in f32 for the rest.
+  const bool wide = is_64bit(x.dtype());
+  Tensor cur = nearest ? x : x.astype(wide ? DType::f64 : DType::f32);
   const Tensor fill = Tensor::full(x.dtype(), Shape{}, p.extrapolation_value);
   for (std::size_t d = 0; d < n; ++d) {
     const std::int64_t in_len = cur.dim(static_cast<int>(d));
@@ -278,9 +280,11 @@ Tensor resize(const Tensor& x, const ResizeParams& p) {
     }
     const Taps taps = make_taps(p, in_len, out_len[d], scale[d], crop ? p.roi[d] : 0.0,
                                 crop ? p.roi[n + d] : 1.0);
-    cur = nearest
-              ? nearest_pass(cur, static_cast<int>(d), out_len[d], taps, fill)
-              : weighted_pass(cur, static_cast<int>(d), out_len[d], taps, p.extrapolation_value);
+    cur = nearest ? nearest_pass(cur, static_cast<int>(d), out_len[d], taps, fill)
+          : wide  ? weighted_pass<double>(cur, static_cast<int>(d), out_len[d], taps,
+                                         p.extrapolation_value)
+                  : weighted_pass<float>(cur, static_cast<int>(d), out_len[d], taps,
+                                        p.extrapolation_value);
   }
   if (nearest) return cur;
   if (is_floating(x.dtype())) return detail::restore(std::move(cur), x.dtype());
@@ -354,58 +358,62 @@ Tensor grid_sample(const Tensor& x_in, const Tensor& grid_in, GridSampleMode mod
         "GridSample: X must be (N, C, H, W) and grid (N, H_out, W_out, 2), i.e. Tessera {{W, H, "
         "C, N}} and {{2, W_out, H_out, N}}; got X {} and grid {}",
         x_in.shape().to_string(), grid_in.shape().to_string());
-  const Tensor x = detail::as_f32(x_in), grid = detail::as_f32(grid_in);
-  const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
-  const std::int64_t wo = grid.dim(1), ho = grid.dim(2);
-  Tensor out(DType::f32, Shape::nchw(n, c, ho, wo));
-  const float* px = x.data<float>();
-  const float* pg = grid.data<float>();
-  float* po = out.data<float>();
-  for (std::int64_t b = 0; b < n; ++b)
-    for (std::int64_t i = 0; i < ho; ++i)
-      for (std::int64_t j = 0; j < wo; ++j) {
-        const float* g = pg + ((b * ho + i) * wo + j) * 2;
-        double gx = gs_unnormalize(g[0], w, align_corners);
-        double gy = gs_unnormalize(g[1], h, align_corners);
-        const auto value = [&](std::int64_t ch, std::int64_t yy, std::int64_t xx) -> double {
-          if (xx < 0 || xx >= w || yy < 0 || yy >= h) return 0.0;
-          return px[((b * c + ch) * h + yy) * w + xx];
-        };
-        for (std::int64_t ch = 0; ch < c; ++ch) {
-          double v = 0.0;
-          if (mode == GridSampleMode::bicubic) {
-            // Taps are padded one by one.
-            const double fx = std::floor(gx), fy = std::floor(gy);
-            const double tx = gx - fx, ty = gy - fy;
-            for (int ky = 0; ky < 4; ++ky) {
-              double row = 0.0;
-              for (int kx = 0; kx < 4; ++kx) {
-                double xx = fx - 1 + kx, yy = fy - 1 + ky;
-                xx = gs_pad_coordinate(xx, w, padding, align_corners);
-                yy = gs_pad_coordinate(yy, h, padding, align_corners);
-                row += gs_cubic(tx, kx) *
-                       value(ch, static_cast<std::int64_t>(yy), static_cast<std::int64_t>(xx));
+  // Sampling runs in double; X and grid are read as T (double for f64, else float).
+  return detail::with_compute_type(x_in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const Tensor x = detail::as_compute<T>(x_in), grid = detail::as_compute<T>(grid_in);
+    const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
+    const std::int64_t wo = grid.dim(1), ho = grid.dim(2);
+    Tensor out(x.dtype(), Shape::nchw(n, c, ho, wo));
+    const T* px = x.data<T>();
+    const T* pg = grid.data<T>();
+    T* po = out.data<T>();
+    for (std::int64_t b = 0; b < n; ++b)
+      for (std::int64_t i = 0; i < ho; ++i)
+        for (std::int64_t j = 0; j < wo; ++j) {
+          const T* g = pg + ((b * ho + i) * wo + j) * 2;
+          double gx = gs_unnormalize(g[0], w, align_corners);
+          double gy = gs_unnormalize(g[1], h, align_corners);
+          const auto value = [&](std::int64_t ch, std::int64_t yy, std::int64_t xx) -> double {
+            if (xx < 0 || xx >= w || yy < 0 || yy >= h) return 0.0;
+            return px[((b * c + ch) * h + yy) * w + xx];
+          };
+          for (std::int64_t ch = 0; ch < c; ++ch) {
+            double v = 0.0;
+            if (mode == GridSampleMode::bicubic) {
+              // Taps are padded one by one.
+              const double fx = std::floor(gx), fy = std::floor(gy);
+              const double tx = gx - fx, ty = gy - fy;
+              for (int ky = 0; ky < 4; ++ky) {
+                double row = 0.0;
+                for (int kx = 0; kx < 4; ++kx) {
+                  double xx = fx - 1 + kx, yy = fy - 1 + ky;
+                  xx = gs_pad_coordinate(xx, w, padding, align_corners);
+                  yy = gs_pad_coordinate(yy, h, padding, align_corners);
+                  row += gs_cubic(tx, kx) *
+                         value(ch, static_cast<std::int64_t>(yy), static_cast<std::int64_t>(xx));
+                }
+                v += gs_cubic(ty, ky) * row;
               }
-              v += gs_cubic(ty, ky) * row;
-            }
-          } else {
-            const double px_ = gs_pad_coordinate(gx, w, padding, align_corners);
-            const double py_ = gs_pad_coordinate(gy, h, padding, align_corners);
-            if (mode == GridSampleMode::nearest) {
-              v = value(ch, static_cast<std::int64_t>(std::nearbyint(py_)),
-                        static_cast<std::int64_t>(std::nearbyint(px_)));
             } else {
-              const double x0 = std::floor(px_), y0 = std::floor(py_);
-              const double ax = px_ - x0, ay = py_ - y0;
-              const auto xi = static_cast<std::int64_t>(x0), yi = static_cast<std::int64_t>(y0);
-              v = (1 - ay) * ((1 - ax) * value(ch, yi, xi) + ax * value(ch, yi, xi + 1)) +
-                  ay * ((1 - ax) * value(ch, yi + 1, xi) + ax * value(ch, yi + 1, xi + 1));
+              const double px_ = gs_pad_coordinate(gx, w, padding, align_corners);
+              const double py_ = gs_pad_coordinate(gy, h, padding, align_corners);
+              if (mode == GridSampleMode::nearest) {
+                v = value(ch, static_cast<std::int64_t>(std::nearbyint(py_)),
+                          static_cast<std::int64_t>(std::nearbyint(px_)));
+              } else {
+                const double x0 = std::floor(px_), y0 = std::floor(py_);
+                const double ax = px_ - x0, ay = py_ - y0;
+                const auto xi = static_cast<std::int64_t>(x0), yi = static_cast<std::int64_t>(y0);
+                v = (1 - ay) * ((1 - ax) * value(ch, yi, xi) + ax * value(ch, yi, xi + 1)) +
+                    ay * ((1 - ax) * value(ch, yi + 1, xi) + ax * value(ch, yi + 1, xi + 1));
+              }
             }
+            po[((b * c + ch) * ho + i) * wo + j] = static_cast<T>(v);
           }
-          po[((b * c + ch) * ho + i) * wo + j] = static_cast<float>(v);
         }
-      }
-  return detail::restore(std::move(out), x_in.dtype());
+    return detail::restore(std::move(out), x_in.dtype());
+  });
 }
 
 }  // namespace tessera::ops
@@ -429,75 +437,81 @@ Tensor roi_align(const Tensor& x_in, const Tensor& rois_in, const Tensor& batch_
         "RoiAlign: output_height {} and output_width {} must be >= 1, "
         "sampling_ratio {} >= 0",
         p.output_height, p.output_width, p.sampling_ratio);
-  const Tensor x = detail::as_f32(x_in);
-  const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
-  const std::int64_t rois = rois_in.dim(1), oh = p.output_height, ow = p.output_width;
-  const std::vector<double> r = rois_in.to_doubles();
-  const std::vector<std::int64_t> bi = batch_indices.to_ints();
-  const float* px = x.data<float>();
-  Tensor out(DType::f32, Shape::nchw(rois, c, oh, ow));
-  float* po = out.data<float>();
-  const double offset = p.half_pixel ? 0.5 : 0.0;
-  for (std::int64_t k = 0; k < rois; ++k) {
-    const std::int64_t b = bi[static_cast<std::size_t>(k)];
-    if (b < 0 || b >= n)
-      throw_user_error("RoiAlign: batch_indices[{}] = {} is outside [0, {})", k, b, n);
-    const double* roi = r.data() + k * 4;
-    const double x1 = roi[0] * p.spatial_scale - offset, y1 = roi[1] * p.spatial_scale - offset;
-    double rw = roi[2] * p.spatial_scale - offset - x1, rh = roi[3] * p.spatial_scale - offset - y1;
-    if (!p.half_pixel) {
-      rw = std::max(rw, 1.0);
-      rh = std::max(rh, 1.0);
-    }
-    const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
-    const std::int64_t gh =
-        p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<std::int64_t>(std::ceil(rh / oh));
-    const std::int64_t gw =
-        p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<std::int64_t>(std::ceil(rw / ow));
-    const double count = static_cast<double>(std::max<std::int64_t>(gh * gw, 1));
-    for (std::int64_t ch = 0; ch < c; ++ch) {
-      const float* plane = px + (b * c + ch) * h * w;
-      for (std::int64_t i = 0; i < oh; ++i)
-        for (std::int64_t j = 0; j < ow; ++j) {
-          double acc = 0.0;
-          bool first = true;
-          for (std::int64_t iy = 0; iy < gh; ++iy) {
-            double yy = y1 + i * bin_h + (iy + 0.5) * bin_h / static_cast<double>(gh);
-            for (std::int64_t ix = 0; ix < gw; ++ix) {
-              double xx = x1 + j * bin_w + (ix + 0.5) * bin_w / static_cast<double>(gw);
-              double v = 0.0;
-              if (!(yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 ||
-                    xx > static_cast<double>(w))) {
-                double y = std::max(yy, 0.0), xv = std::max(xx, 0.0);
-                auto y0 = static_cast<std::int64_t>(y), x0 = static_cast<std::int64_t>(xv);
-                std::int64_t y1i = y0 + 1, x1i = x0 + 1;
-                if (y0 >= h - 1) {
-                  y0 = y1i = h - 1;
-                  y = static_cast<double>(y0);
+  // Sampling runs in double; X is read as T (double for f64, else float).
+  return detail::with_compute_type(x_in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const Tensor x = detail::as_compute<T>(x_in);
+    const std::int64_t w = x.dim(0), h = x.dim(1), c = x.dim(2), n = x.dim(3);
+    const std::int64_t rois = rois_in.dim(1), oh = p.output_height, ow = p.output_width;
+    const std::vector<double> r = rois_in.to_doubles();
+    const std::vector<std::int64_t> bi = batch_indices.to_ints();
+    const T* px = x.data<T>();
+    Tensor out(x.dtype(), Shape::nchw(rois, c, oh, ow));
+    T* po = out.data<T>();
+    const double offset = p.half_pixel ? 0.5 : 0.0;
+    for (std::int64_t k = 0; k < rois; ++k) {
+      const std::int64_t b = bi[static_cast<std::size_t>(k)];
+      if (b < 0 || b >= n)
+        throw_user_error("RoiAlign: batch_indices[{}] = {} is outside [0, {})", k, b, n);
+      const double* roi = r.data() + k * 4;
+      const double x1 = roi[0] * p.spatial_scale - offset, y1 = roi[1] * p.spatial_scale - offset;
+      double rw = roi[2] * p.spatial_scale - offset - x1,
+             rh = roi[3] * p.spatial_scale - offset - y1;
+      if (!p.half_pixel) {
+        rw = std::max(rw, 1.0);
+        rh = std::max(rh, 1.0);
+      }
+      const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
+      const std::int64_t gh =
+          p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<std::int64_t>(std::ceil(rh / oh));
+      const std::int64_t gw =
+          p.sampling_ratio > 0 ? p.sampling_ratio : static_cast<std::int64_t>(std::ceil(rw / ow));
+      const double count = static_cast<double>(std::max<std::int64_t>(gh * gw, 1));
+      for (std::int64_t ch = 0; ch < c; ++ch) {
+        const T* plane = px + (b * c + ch) * h * w;
+        for (std::int64_t i = 0; i < oh; ++i)
+          for (std::int64_t j = 0; j < ow; ++j) {
+            double acc = 0.0;
+            bool first = true;
+            for (std::int64_t iy = 0; iy < gh; ++iy) {
+              double yy = y1 + i * bin_h + (iy + 0.5) * bin_h / static_cast<double>(gh);
+              for (std::int64_t ix = 0; ix < gw; ++ix) {
+                double xx = x1 + j * bin_w + (ix + 0.5) * bin_w / static_cast<double>(gw);
+                double v = 0.0;
+                if (!(yy < -1.0 || yy > static_cast<double>(h) || xx < -1.0 ||
+                      xx > static_cast<double>(w))) {
+                  double y = std::max(yy, 0.0), xv = std::max(xx, 0.0);
+                  auto y0 = static_cast<std::int64_t>(y), x0 = static_cast<std::int64_t>(xv);
+                  std::int64_t y1i = y0 + 1, x1i = x0 + 1;
+                  if (y0 >= h - 1) {
+                    y0 = y1i = h - 1;
+                    y = static_cast<double>(y0);
+                  }
+                  if (x0 >= w - 1) {
+                    x0 = x1i = w - 1;
+                    xv = static_cast<double>(x0);
+                  }
+                  const double ly = y - y0, lx = xv - x0, hy = 1.0 - ly, hx = 1.0 - lx;
+                  const double v1 = hy * hx * plane[y0 * w + x0],
+                               v2 = hy * lx * plane[y0 * w + x1i],
+                               v3 = ly * hx * plane[y1i * w + x0],
+                               v4 = ly * lx * plane[y1i * w + x1i];
+                  v = p.max_mode ? std::max(std::max(v1, v2), std::max(v3, v4)) : v1 + v2 + v3 + v4;
                 }
-                if (x0 >= w - 1) {
-                  x0 = x1i = w - 1;
-                  xv = static_cast<double>(x0);
+                if (p.max_mode) {
+                  acc = first ? v : std::max(acc, v);
+                  first = false;
+                } else {
+                  acc += v;
                 }
-                const double ly = y - y0, lx = xv - x0, hy = 1.0 - ly, hx = 1.0 - lx;
-                const double v1 = hy * hx * plane[y0 * w + x0], v2 = hy * lx * plane[y0 * w + x1i],
-                             v3 = ly * hx * plane[y1i * w + x0],
-                             v4 = ly * lx * plane[y1i * w + x1i];
-                v = p.max_mode ? std::max(std::max(v1, v2), std::max(v3, v4)) : v1 + v2 + v3 + v4;
-              }
-              if (p.max_mode) {
-                acc = first ? v : std::max(acc, v);
-                first = false;
-              } else {
-                acc += v;
               }
             }
+            po[((k * c + ch) * oh + i) * ow + j] = static_cast<T>(p.max_mode ? acc : acc / count);
           }
-          po[((k * c + ch) * oh + i) * ow + j] = static_cast<float>(p.max_mode ? acc : acc / count);
-        }
+      }
     }
-  }
-  return detail::restore(std::move(out), x_in.dtype());
+    return detail::restore(std::move(out), x_in.dtype());
+  });
 }
 
 }  // namespace tessera::ops

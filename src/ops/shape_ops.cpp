@@ -479,7 +479,7 @@ Tensor pad(const Tensor& x, const PadParams& params) {
   }
   const Shape out_shape = Shape::from_fastest_first(dims);
   Tensor out(x.dtype(), out_shape);
-  const Tensor fill = Tensor::full(x.dtype(), Shape{}, params.value);
+  const Tensor fill = params.value.to_tensor(x.dtype());
   const Dims5 in_st = dense_strides(x.shape());
   auto run = [&](auto e) {
     using E = decltype(e);

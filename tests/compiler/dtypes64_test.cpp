@@ -167,5 +167,30 @@ TEST(Dtypes64, ScatterAndTopKOfInt64BeyondTwoToThe53AreExact) {
   EXPECT_EQ(ops::range(0.0, 2.0, 1.0 + 0x1p-40, DType::f64).at<double>(1), 1.0 + 0x1p-40);
 }
 
+// Range's inputs, Clip's bounds and Pad's constant reach the ops without a trip through double:
+// 2^53 + 1 is not a double, so each output would be off by one if it were. (Range's inputs set
+// its shape, so they are constants and Range is folded at compile time.)
+TEST(Dtypes64, RangeClipAndPadScalarsOfInt64AreExact) {
+  const std::int64_t b = std::int64_t{1} << 53;
+  const auto scalar = [](std::int64_t v) { return Tensor::from_ints(DType::i64, Shape{}, {v}); };
+  const auto bytes = make_model({{"x", {"3"}, kInt64}},
+                                {{"start", scalar(b + 1)},
+                                 {"limit", scalar(b + 7)},
+                                 {"delta", scalar(2)},
+                                 {"lo", scalar(b + 1)},
+                                 {"hi", scalar(b + 3)},
+                                 {"pads", Tensor::from_ints(DType::i64, Shape{2}, {1, 1})},
+                                 {"value", scalar(b + 1)}},
+                                {{"Range", {"start", "limit", "delta"}, {"r"}},
+                                 {"Clip", {"x", "lo", "hi"}, {"c"}},
+                                 {"Pad", {"x", "pads", "value"}, {"p"}}},
+                                {{"r", {"3"}, kInt64}, {"c", {"3"}, kInt64}, {"p", {"5"}, kInt64}});
+  const auto out =
+      run_reference(bytes, {{"x", Tensor::from_ints(DType::i64, Shape{3}, {b, b + 2, b + 5})}});
+  EXPECT_EQ(out.at("r").to_ints(), (std::vector<std::int64_t>{b + 1, b + 3, b + 5}));
+  EXPECT_EQ(out.at("c").to_ints(), (std::vector<std::int64_t>{b + 1, b + 2, b + 3}));
+  EXPECT_EQ(out.at("p").to_ints(), (std::vector<std::int64_t>{b + 1, b, b + 2, b + 5, b + 1}));
+}
+
 }  // namespace
 }  // namespace tessera::compiler

@@ -18,9 +18,9 @@
 //   NonZero, Unique, MaxPool's Indices, NonMaxSuppression) is i64; index inputs (Gather...) take
 //   any integer dtype. Shape's output lists dims outermost first as ONNX does.
 // - Floats compute in f32; f16/bf16 inputs are widened to f32 and the result rounded back (RNE).
-//   f64 computes in f64 in the elementwise ops, Cast, reductions' sums and the data movement ops
-//   (which copy bytes); the others (conv, gemm, normalisations, ...) compute in f32 and round
-//   back to f64, as docs/ops.md lists.
+//   f64 computes in f64 (the ops that still go through f32 are listed in docs/ops.md). Scalar
+//   operands (Clip's bounds, Pad's value, Range's inputs) are `Scalar`s, so 64-bit integers
+//   stay exact.
 //   Integer dtypes are accepted where ONNX accepts them; bool results for compares and Where.
 // - Bad input (shape mismatch, bad axis/perm, wrong dtype) raises UserError naming the op, the
 //   shapes/values involved and what is expected.
@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tessera/core/tensor.h"
@@ -38,6 +39,56 @@
 namespace tessera::ops {
 
 class HostConvWeights;  // tessera/ops/host_conv.h
+
+// A scalar operand held exactly: integers as 64-bit integers, floats as double, so an int64
+// bound or fill value beyond 2^53 does not round on its way to the op.
+class Scalar {
+ public:
+  Scalar() = default;
+  template <typename T>
+    requires std::is_arithmetic_v<T>
+  Scalar(T value) {  // NOLINT(google-explicit-constructor): scalars read as numbers
+    if constexpr (std::is_floating_point_v<T>) {
+      kind_ = Kind::floating;
+      f_ = static_cast<double>(value);
+    } else if constexpr (std::is_signed_v<T>) {
+      kind_ = Kind::signed_int;
+      i_ = value;
+    } else {
+      kind_ = Kind::unsigned_int;
+      u_ = value;
+    }
+  }
+  // Element `index` of t, exactly (f16/bf16 widen to double, bool is 0 or 1).
+  static Scalar of(const Tensor& t, std::int64_t index = 0);
+
+  // The value converted as Tensor::astype converts an element (RNE, saturating, NaN -> 0).
+  template <typename T>
+  T as() const {
+    switch (kind_) {
+      case Kind::signed_int:
+        return convert_value<T>(i_);
+      case Kind::unsigned_int:
+        return convert_value<T>(u_);
+      case Kind::floating:
+        break;
+    }
+    return convert_value<T>(f_);
+  }
+  bool negative() const {
+    return kind_ == Kind::floating ? f_ < 0.0 : kind_ == Kind::signed_int && i_ < 0;
+  }
+  // A rank-0 tensor of `dtype` holding the value.
+  Tensor to_tensor(DType dtype) const;
+  std::string to_string() const;
+
+ private:
+  enum class Kind : std::uint8_t { floating, signed_int, unsigned_int };
+  Kind kind_ = Kind::floating;
+  double f_ = 0.0;
+  std::int64_t i_ = 0;
+  std::uint64_t u_ = 0;
+};
 
 // ---- Elementwise binary, NumPy (multidirectional) broadcasting; inputs of one dtype ----
 Tensor add(const Tensor& a, const Tensor& b);
@@ -68,7 +119,7 @@ Tensor sigmoid(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor softplus(const Tensor& x);
 // Bounds absent mean unbounded; min > max gives max everywhere (as ONNX).
-Tensor clip(const Tensor& x, std::optional<double> min, std::optional<double> max);
+Tensor clip(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
 Tensor erf(const Tensor& x);
 enum class GeluApproximation { none, tanh };
 Tensor gelu(const Tensor& x, GeluApproximation approximate = GeluApproximation::none);
@@ -196,7 +247,7 @@ enum class PadMode { constant, reflect, edge };
 struct PadParams {
   std::vector<std::int64_t> pads;  // 2 * rank: begins for dims 0..r-1, then ends (Tessera order)
   PadMode mode = PadMode::constant;
-  double value = 0.0;  // constant mode
+  Scalar value = 0.0;  // constant mode
 };
 // Negative pads crop. Reflect pads wider than the dim reflect repeatedly (NumPy 'reflect').
 Tensor pad(const Tensor& x, const PadParams& params);
@@ -261,7 +312,8 @@ Tensor mod(const Tensor& a, const Tensor& b, bool fmod = false);
 // Repeats per Tessera dim.
 Tensor tile(const Tensor& x, const std::vector<std::int64_t>& repeats);
 // 1-D [start, limit) by delta in `dtype` (ONNX Range takes the dtype of its scalar inputs).
-Tensor range(double start, double limit, double delta, DType dtype);
+// Integer dtypes count exactly in 64 bits.
+Tensor range(const Scalar& start, const Scalar& limit, const Scalar& delta, DType dtype);
 // The k largest (or smallest) along axis, sorted, ties by lower index; indices are i64.
 struct TopKResult {
   Tensor values;

@@ -1748,6 +1748,24 @@ void check_constant_expansion(const Graph& graph, const std::string& name) {
   }
 }
 
+// libonnx's shape inference as import runs it: strict, else lenient (what strict said is
+// returned, for messages about shapes it then left unknown; empty when strict passed).
+std::string infer_shapes(onnx::ModelProto& model, const std::string& name) {
+  try {
+    onnx::ShapeInferenceOptions strict(false, 1, true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+    return {};
+  } catch (const std::exception& e) {
+    try {
+      onnx::ShapeInferenceOptions lenient(false, 0, true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
+    } catch (const std::exception& e2) {
+      throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
+    }
+    return e.what();
+  }
+}
+
 // Tessera's guards, then libonnx's checker: what libonnx's converter and inference need first.
 void guard_and_check(onnx::ModelProto& model, const std::string& name) {
   detail::guard_tensor_sizes(model, name);
@@ -1830,20 +1848,7 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
   // libonnx's checker and shape inference trust what they index by; Tessera checks first.
   guard_and_check(model, name);
   std::string inference_error;
-  const auto infer = [&] {
-    try {
-      onnx::ShapeInferenceOptions strict(false, 1, true);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
-    } catch (const std::exception& e) {
-      inference_error = e.what();
-      try {
-        onnx::ShapeInferenceOptions lenient(false, 0, true);
-        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
-      } catch (const std::exception& e2) {
-        throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
-      }
-    }
-  };
+  const auto infer = [&] { inference_error = infer_shapes(model, name); };
   infer();
   // Shapes ONNX's data propagation cannot follow (a Reshape fed by arithmetic on Shape, as the
   // expanded function bodies write them) come from evaluating the static part of the graph.
@@ -2313,19 +2318,7 @@ void detail::check_derived_types(const Graph& graph, const std::string& file) {
 
   // The importer's guards, then its shape inference: strict, else lenient with what strict said.
   detail::guard_graph(model, file);
-  std::string inference_error;
-  try {
-    onnx::ShapeInferenceOptions strict(false, 1, true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
-  } catch (const std::exception& e) {
-    inference_error = e.what();
-    try {
-      onnx::ShapeInferenceOptions lenient(false, 0, true);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
-    } catch (const std::exception& e2) {
-      corrupt_model_file(file, fmt::format("ONNX shape inference failed: {}", e2.what()));
-    }
-  }
+  const std::string inference_error = infer_shapes(model, file);
   std::map<std::string, const onnx::TypeProto*> types;
   for (const auto& vi : g->value_info()) types[vi.name()] = &vi.type();
   for (const auto& vi : g->output())

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "onnx_guard.h"
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
 #include "tessera/core/limits.h"
@@ -553,6 +554,8 @@ ModelFile decode_model(std::span<const std::byte> bytes, const std::string& name
     g.outputs = ids(j.at("outputs"), false);
     validate_graph(g, name);
     g.reindex();
+    // Kernels size their buffers by the stored shapes: each must be what the node computes.
+    detail::check_derived_types(g, name);
   } catch (const json::exception& e) {
     corrupt(name, fmt::format("metadata: {}", e.what()));
   } catch (const InternalError& e) {

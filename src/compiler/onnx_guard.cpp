@@ -377,9 +377,9 @@ class GraphGuard {
     const Info x = input(0);
     const int r = x.rank;
     static const std::set<std::string> unary = {
-        "Abs",       "Neg",     "Exp",  "Log",      "Sqrt", "Reciprocal",
-        "Relu",      "Sigmoid", "Tanh", "Softplus", "Erf",  "Identity",
-        "LeakyRelu", "Elu",     "Selu", "Cast",     "Clip", "Dropout"};
+        "Abs",     "Neg",  "Exp",      "Log",     "Sqrt",           "Reciprocal",      "Relu",
+        "Sigmoid", "Tanh", "Softplus", "Erf",     "Identity",       "LeakyRelu",       "Elu",
+        "Selu",    "Cast", "Clip",     "Dropout", "QuantizeLinear", "DequantizeLinear"};
     static const std::set<std::string> broadcast = {"Add",   "Sub",   "Mul",  "Div",
                                                     "Pow",   "Sum",   "Max",  "Min",
                                                     "Where", "Equal", "Less", "Greater"};

@@ -11,6 +11,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "tessera/compiler/ir.h"
+
 namespace tessera::compiler::detail {
 
 // Declared sizes: every initializer, Constant value and graph input (after --dim) must fit the
@@ -25,6 +27,13 @@ void guard_tensor_sizes(const onnx::ModelProto& model, const std::string& file);
 // be known before inference is refused. Clears value_info (libonnx re-infers it) and checks the
 // declared graph outputs against the propagated ranks.
 void guard_graph(onnx::ModelProto& model, const std::string& file);
+
+// Re-derives the element type and shape of every node output of a compiled graph (as a model
+// file stores it: after the passes, in the backend's layouts, with Int8* nodes and narrowed
+// values) from its inputs and attributes, with guard_graph and ONNX shape inference as import
+// runs them. A stored output that differs from what its node computes is a UserError naming
+// `file`, the node, the value, and the stored and the derived type and shape.
+void check_derived_types(const Graph& graph, const std::string& file);
 
 // The UserError for an op outside `supported`, at `where`: ops that draw random numbers say so,
 // others list what is supported.

@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 #include <onnx/checker.h>
@@ -20,6 +21,7 @@
 
 #include "onnx_guard.h"
 #include "tessera/compiler/passes.h"
+#include "tessera/compiler/quantize.h"
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
 #include "tessera/core/limits.h"
@@ -71,6 +73,40 @@ std::optional<DType> map_elem_type(int elem_type) {
     default:
       return std::nullopt;
   }
+}
+
+// The ONNX element type for a Tessera dtype.
+int onnx_elem_type(DType dtype) {
+  using TP = onnx::TensorProto;
+  switch (dtype) {
+    case DType::f32:
+      return TP::FLOAT;
+    case DType::f16:
+      return TP::FLOAT16;
+    case DType::bf16:
+      return TP::BFLOAT16;
+    case DType::i32:
+      return TP::INT32;
+    case DType::u32:
+      return TP::UINT32;
+    case DType::i16:
+      return TP::INT16;
+    case DType::u16:
+      return TP::UINT16;
+    case DType::i8:
+      return TP::INT8;
+    case DType::u8:
+      return TP::UINT8;
+    case DType::boolean:
+      return TP::BOOL;
+    case DType::i64:
+      return TP::INT64;
+    case DType::u64:
+      return TP::UINT64;
+    case DType::f64:
+      return TP::DOUBLE;
+  }
+  return TP::UNDEFINED;
 }
 
 std::string elem_type_name(int elem_type) {
@@ -259,6 +295,40 @@ Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& wh
       throw_user_error("{}: attribute '{}' has a kind ({}) Tessera does not support", where,
                        a.name(), static_cast<int>(a.type()));
   }
+}
+
+// The inverse of convert_attribute.
+void attribute_to_proto(const std::string& name, const Attribute& attribute,
+                        onnx::AttributeProto* a) {
+  using AP = onnx::AttributeProto;
+  a->set_name(name);
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          a->set_type(AP::INT);
+          a->set_i(v);
+        } else if constexpr (std::is_same_v<T, float>) {
+          a->set_type(AP::FLOAT);
+          a->set_f(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          a->set_type(AP::STRING);
+          a->set_s(v);
+        } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
+          a->set_type(AP::INTS);
+          for (auto e : v) a->add_ints(e);
+        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+          a->set_type(AP::FLOATS);
+          for (auto e : v) a->add_floats(e);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          a->set_type(AP::STRINGS);
+          for (const auto& e : v) a->add_strings(e);
+        } else {
+          a->set_type(AP::TENSOR);
+          tensor_to_proto(v, onnx_elem_type(v.dtype()), a->mutable_t());
+        }
+      },
+      attribute);
 }
 
 Tensor constant_node_value(const onnx::NodeProto& node, const std::string& where) {
@@ -619,40 +689,6 @@ onnx::ModelProto convert_opset(const onnx::ModelProto& model, std::int64_t from,
         name, from, kMinOpset, kMaxOpset, to, ops.empty() ? "" : "; ops that change: ", ops,
         e.what());
   }
-}
-
-// The ONNX element type for a Tessera dtype.
-int onnx_elem_type(DType dtype) {
-  using TP = onnx::TensorProto;
-  switch (dtype) {
-    case DType::f32:
-      return TP::FLOAT;
-    case DType::f16:
-      return TP::FLOAT16;
-    case DType::bf16:
-      return TP::BFLOAT16;
-    case DType::i32:
-      return TP::INT32;
-    case DType::u32:
-      return TP::UINT32;
-    case DType::i16:
-      return TP::INT16;
-    case DType::u16:
-      return TP::UINT16;
-    case DType::i8:
-      return TP::INT8;
-    case DType::u8:
-      return TP::UINT8;
-    case DType::boolean:
-      return TP::BOOL;
-    case DType::i64:
-      return TP::INT64;
-    case DType::u64:
-      return TP::UINT64;
-    case DType::f64:
-      return TP::DOUBLE;
-  }
-  return TP::UNDEFINED;
 }
 
 // Import-time folding evaluates what the file says; a hostile file could ask for a huge
@@ -1712,6 +1748,24 @@ void check_constant_expansion(const Graph& graph, const std::string& name) {
   }
 }
 
+// libonnx's shape inference as import runs it: strict, else lenient (what strict said is
+// returned, for messages about shapes it then left unknown; empty when strict passed).
+std::string infer_shapes(onnx::ModelProto& model, const std::string& name) {
+  try {
+    onnx::ShapeInferenceOptions strict(false, 1, true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+    return {};
+  } catch (const std::exception& e) {
+    try {
+      onnx::ShapeInferenceOptions lenient(false, 0, true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
+    } catch (const std::exception& e2) {
+      throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
+    }
+    return e.what();
+  }
+}
+
 // Tessera's guards, then libonnx's checker: what libonnx's converter and inference need first.
 void guard_and_check(onnx::ModelProto& model, const std::string& name) {
   detail::guard_tensor_sizes(model, name);
@@ -1794,20 +1848,7 @@ Graph build_graph(onnx::ModelProto& model, const std::string& name, const Import
   // libonnx's checker and shape inference trust what they index by; Tessera checks first.
   guard_and_check(model, name);
   std::string inference_error;
-  const auto infer = [&] {
-    try {
-      onnx::ShapeInferenceOptions strict(false, 1, true);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
-    } catch (const std::exception& e) {
-      inference_error = e.what();
-      try {
-        onnx::ShapeInferenceOptions lenient(false, 0, true);
-        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lenient);
-      } catch (const std::exception& e2) {
-        throw_user_error("{}: ONNX shape inference failed: {}", name, e2.what());
-      }
-    }
-  };
+  const auto infer = [&] { inference_error = infer_shapes(model, name); };
   infer();
   // Shapes ONNX's data propagation cannot follow (a Reshape fed by arithmetic on Shape, as the
   // expanded function bodies write them) come from evaluating the static part of the graph.
@@ -2108,6 +2149,221 @@ Tensor load_tensor_file(const std::string& path) {
   if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return load_npy(path);
   throw_user_error(
       "input file '{}': unknown format; use a .npy (NumPy) or .pb (onnx.TensorProto) file", path);
+}
+
+namespace {
+
+// Constants up to this many elements reach shape inference with their data (shape operands,
+// scales, pads, Compress's condition); larger ones (weights) only with their type, which is all
+// inference reads of them.
+constexpr std::int64_t kMaxInferenceData = std::int64_t{1} << 16;
+
+// The ONNX op a compiled node derives its output type as: Int8* nodes compute as their float op
+// (Int8Gemm's weights are (K, N), a MatMul's) and Int8Relu / Int8Clip keep the input's type.
+// The quantize pass's QuantizeLinear / DequantizeLinear in a graph of an opset before 10, where
+// ONNX has neither, convert like a Cast.
+std::string onnx_op_of(const Node& n, std::int64_t opset) {
+  if (is_int8_op(n.op)) {
+    const std::string op = n.op.substr(4);
+    if (op == "Gemm") return "MatMul";
+    if (op == "Relu" || op == "Clip") return "Identity";
+    return op;
+  }
+  if ((n.op == "QuantizeLinear" || n.op == "DequantizeLinear") && opset < 10) return "Cast";
+  return n.op;
+}
+
+[[noreturn]] void corrupt_model_file(const std::string& file, const std::string& what) {
+  throw_user_error("{}: corrupt Tessera model file ({}); recompile it with `tessera compile`", file,
+                   what);
+}
+
+}  // namespace
+
+void detail::check_derived_types(const Graph& graph, const std::string& file) {
+  if (graph.opset < kMinOpset || graph.opset > kMaxOpset)
+    corrupt_model_file(
+        file, fmt::format("opset {} is outside {}-{}, the opsets Tessera compiles to", graph.opset,
+                          kMinOpset, kMaxOpset));
+  // Values are named by index: the names a file stores may repeat or be empty.
+  const auto id_name = [](ValueId v) { return fmt::format("v{}", v); };
+  const auto onnx_dtype = [](const Value& v) { return v.narrowed_from.value_or(v.dtype); };
+
+  onnx::ModelProto model;
+  model.set_ir_version(onnx::IR_VERSION);
+  auto* opset_import = model.add_opset_import();
+  opset_import->set_domain("");
+  opset_import->set_version(graph.opset);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name(graph.name);
+  const auto declare = [&](ValueId id) {
+    const Value& v = graph.value(id);
+    auto* vi = g->add_input();
+    vi->set_name(id_name(id));
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx_elem_type(onnx_dtype(v)));
+    auto* shape = tt->mutable_shape();
+    for (auto d : v.shape.outer_first()) shape->add_dim()->set_dim_value(d);
+  };
+  for (std::size_t i = 0; i < graph.values.size(); ++i) {
+    const Value& v = graph.values[i];
+    const auto id = static_cast<ValueId>(i);
+    if (!v.constant) continue;
+    if (v.constant->element_count() > kMaxInferenceData) {
+      declare(id);
+      continue;
+    }
+    auto* init = g->add_initializer();
+    init->set_name(id_name(id));
+    tensor_to_proto(*v.constant, onnx_elem_type(onnx_dtype(v)), init);
+  }
+  for (ValueId id : graph.inputs) declare(id);
+  for (ValueId id : graph.outputs) g->add_output()->set_name(id_name(id));
+
+  onnx::checker::CheckerContext checker;
+  checker.set_ir_version(static_cast<int>(model.ir_version()));
+  checker.set_opset_imports({{"", static_cast<int>(graph.opset)}});
+  const onnx::checker::LexicalScopeContext scope;
+  const auto add_node = [&](onnx::NodeProto node) {
+    try {
+      onnx::checker::check_node(node, checker, scope);
+    } catch (const std::exception& e) {
+      corrupt_model_file(file,
+                         fmt::format("node '{}' ({}): {}", node.name(), node.op_type(), e.what()));
+    }
+    *g->add_node() = std::move(node);
+  };
+  const auto transpose = [&](const std::string& from, const std::string& to,
+                             const std::vector<std::int64_t>& perm) {
+    onnx::NodeProto t;
+    t.set_op_type("Transpose");
+    t.set_name(to);
+    t.add_input(from);
+    t.add_output(to);
+    attribute_to_proto("perm", perm, t.add_attribute());
+    add_node(std::move(t));
+  };
+  for (const Node& n : graph.nodes) {
+    // As reference_exec runs them: a node in a backend's layout reads its activations of the
+    // layout's rank permuted by layout.perm and writes output 0 so, and convolution weights a
+    // backend reordered carry the ONNX perm it applied (files from before it was recorded only
+    // "hwio"). ONNX's op sees all of them transposed back.
+    const bool laid_out =
+        !n.layout.is_default() && !n.inputs.empty() && n.inputs[0] != kNoValue &&
+        graph.value(n.inputs[0]).shape.rank() == static_cast<int>(n.layout.perm.size()) &&
+        !n.outputs.empty() && n.outputs[0] != kNoValue;
+    std::vector<std::int64_t> to_onnx, weights_to_onnx;
+    try {
+      if (laid_out) to_onnx = inverse_permutation(n.layout.perm);
+      if (n.has_attr("tessera.weights_perm"))
+        weights_to_onnx = inverse_permutation(n.attr_ints("tessera.weights_perm"));
+      else if (n.attr_string("tessera.weights_layout", "") == "hwio")
+        weights_to_onnx = inverse_permutation(kHwioOnnxPerm);
+    } catch (const UserError& e) {
+      corrupt_model_file(file, fmt::format("{}: {}", n.describe(), e.what()));
+    }
+    onnx::NodeProto np;
+    np.set_name(n.name);
+    np.set_op_type(onnx_op_of(n, graph.opset));
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const ValueId v = n.inputs[i];
+      if (v == kNoValue) {
+        np.add_input("");
+        continue;
+      }
+      std::string in = id_name(v);
+      const Value& value = graph.value(v);
+      const bool weights = i == 1 && (n.op == "Conv" || n.op == "ConvTranspose");
+      // Named per node and input: one value may feed several laid-out nodes.
+      const std::string onnx_order = fmt::format("{}.onnx.{}.{}", in, g->node_size(), i);
+      if (!to_onnx.empty() && !weights && value.shape.rank() == static_cast<int>(to_onnx.size())) {
+        transpose(in, onnx_order, to_onnx);
+        in = onnx_order;
+      }
+      if (i == 1 && !weights_to_onnx.empty()) {
+        transpose(in, onnx_order + ".weights", weights_to_onnx);
+        in = onnx_order + ".weights";
+      }
+      np.add_input(in);
+    }
+    for (std::size_t o = 0; o < n.outputs.size(); ++o)
+      np.add_output(n.outputs[o] == kNoValue     ? std::string()
+                    : o == 0 && !to_onnx.empty() ? id_name(n.outputs[o]) + ".onnx"
+                                                 : id_name(n.outputs[o]));
+    // What the op's schema defines; Tessera's own attributes (int8 parameters, tessera.*) only
+    // tune the kernels.
+    const auto* schema =
+        onnx::OpSchemaRegistry::Schema(np.op_type(), static_cast<int>(graph.opset));
+    if (!schema)
+      corrupt_model_file(file, fmt::format("{}: op {} does not exist in opset {}", n.describe(),
+                                           n.op, graph.opset));
+    for (const auto& [key, a] : n.attrs)
+      if (schema->attributes().count(key)) attribute_to_proto(key, a, np.add_attribute());
+    // An Int8Gemm's 16-bit bias has no place in a MatMul; it does not change the output type.
+    if (is_int8_op(n.op) && np.input_size() > schema->max_input())
+      np.mutable_input()->DeleteSubrange(schema->max_input(),
+                                         np.input_size() - schema->max_input());
+    if (np.op_type() == "Cast" && n.op != "Cast") {
+      const bool quantize = n.op == "QuantizeLinear";
+      const DType to = quantize ? (n.inputs.size() > 2 && n.inputs[2] != kNoValue
+                                       ? onnx_dtype(graph.value(n.inputs[2]))
+                                       : DType::u8)
+                                : DType::f32;
+      attribute_to_proto("to", std::int64_t{onnx_elem_type(to)}, np.add_attribute());
+      np.mutable_input()->DeleteSubrange(1, np.input_size() - 1);
+    }
+    add_node(std::move(np));
+    if (laid_out) transpose(id_name(n.outputs[0]) + ".onnx", id_name(n.outputs[0]), n.layout.perm);
+  }
+
+  // The importer's guards, then its shape inference: strict, else lenient with what strict said.
+  detail::guard_graph(model, file);
+  const std::string inference_error = infer_shapes(model, file);
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : g->value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : g->output())
+    if (vi.has_type()) types[vi.name()] = &vi.type();
+
+  const auto shape_text = [](std::vector<std::int64_t> outer_first) {
+    std::reverse(outer_first.begin(), outer_first.end());
+    return fmt::format("({})", fmt::join(outer_first, ", "));
+  };
+  for (const Node& n : graph.nodes)
+    for (ValueId v : n.outputs) {
+      if (v == kNoValue) continue;
+      const Value& value = graph.value(v);
+      const auto it = types.find(id_name(v));
+      const int elem_type = it == types.end() || !it->second->has_tensor_type()
+                                ? onnx::TensorProto::UNDEFINED
+                                : it->second->tensor_type().elem_type();
+      if (!map_elem_type(elem_type) || !it->second->tensor_type().has_shape())
+        corrupt_model_file(
+            file, fmt::format("{}: the type of output '{}' cannot be derived from its inputs and "
+                              "attributes{}{}",
+                              n.describe(), value.name,
+                              inference_error.empty() ? "" : "; ONNX shape inference said: ",
+                              inference_error));
+      // A dim libonnx leaves unknown (Einsum's in 1.12) is the stored one, as import takes the
+      // declared output's: the rank and every known dim are checked.
+      const auto& derived_shape = it->second->tensor_type().shape();
+      std::vector<std::int64_t> dims = value.shape.outer_first();
+      bool same = derived_shape.dim_size() == static_cast<int>(dims.size());
+      if (!same) dims.assign(static_cast<std::size_t>(derived_shape.dim_size()), -1);
+      for (int d = 0; d < derived_shape.dim_size(); ++d)
+        if (derived_shape.dim(d).has_dim_value()) {
+          same = same && derived_shape.dim(d).dim_value() == dims[static_cast<std::size_t>(d)];
+          dims[static_cast<std::size_t>(d)] = derived_shape.dim(d).dim_value();
+        }
+      const DType stored = onnx_dtype(value);
+      // value_or: GCC 12 cannot see the check above and warns of an uninitialised optional.
+      const DType derived = map_elem_type(elem_type).value_or(stored);
+      if (!same || derived != stored)
+        corrupt_model_file(
+            file, fmt::format("{}: output '{}' is stored as {} {}, but its inputs and attributes "
+                              "give {} {}",
+                              n.describe(), value.name, dtype_name(stored), value.shape.to_string(),
+                              dtype_name(derived), shape_text(dims)));
+    }
 }
 
 }  // namespace tessera::compiler

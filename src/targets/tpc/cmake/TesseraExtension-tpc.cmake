@@ -2,8 +2,9 @@
 #
 # Brings TPC-C kernel files into a kernel library, as Habana's build compiles them with tpc-clang
 # and objcopy (spec 000 §2.7.2): each file is compiled as C++ with the TPC-C built-ins
-# (tessera/targets/tpc/compat/tpc-c.h) included first, its `void main(...)` is renamed after the
-# file's stem, and the symbols _binary___<stem>_o_start / _end bracket the kernel's image, so
+# (tessera/targets/tpc/compat/tpc-c.h) included first, its `void main(...)` becomes the kernel
+# named after the file's stem (the function itself keeps a name no kernel file uses, as a file
+# may define a helper of its stem's name), and the symbols _binary___<stem>_o_start / _end bracket the kernel's image, so
 # Habana-style glue copies it into kernelElf unchanged. The file's program-scope `__local__`
 # objects go to a section of their own, which the runtime keeps per core. <name> is created as a MODULE library
 # (a plug-in for TESSERA_KERNEL_PATH) unless it exists; add the glue sources to it.
@@ -107,12 +108,12 @@ function(tessera_add_tpc_kernels)
 #define TESSERA_TPC_LOCAL_SECTION \"tessera_tpc_local_${stem}\"
 #define TESSERA_TPC_LOCAL_SIZE_SECTION \"tessera_tpc_localsize_${stem}\"
 #include \"tessera/targets/tpc/compat/tpc-c.h\"
-#define main ${stem}
+#define main tessera_tpc_main
 namespace tessera_tpc_kernel_${stem} {
 #include \"${copy}\"
 }  // namespace tessera_tpc_kernel_${stem}
 #undef main
-TESSERA_TPC_KERNEL_BINARY(tessera_tpc_kernel_${stem}, ${stem});
+TESSERA_TPC_KERNEL_BINARY(tessera_tpc_kernel_${stem}, tessera_tpc_main, ${stem});
 " @ONLY)
     target_sources(${ARG_TARGET} PRIVATE "${unit}")
     # TPC-C idioms that are extensions in C++: compound literals, unknown pragmas

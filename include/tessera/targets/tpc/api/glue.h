@@ -165,11 +165,13 @@ const KernelImage* kernel_image(const void* elf, unsigned size);
 
 }  // namespace tessera::tpc
 
-// Defines the image of kernel function `fn` of namespace `ns` and the _binary___<fn>_o_start/_end
-// symbols around it, as objcopy does for a TPC ELF; used by tessera_add_tpc_kernels, which puts
+// Defines the image of kernel `fn`, the entry `entry` of namespace `ns`, and the
+// _binary___<fn>_o_start/_end symbols around it, as objcopy does for a TPC ELF. The entry keeps a
+// name of its own (the file's `main`), as a file may also define a function named after its
+// stem (Habana's sin_f32.c has `float64 sin_f32(float64)`). Used by tessera_add_tpc_kernels, which puts
 // the file's program-scope `__local__` objects in the section tessera_tpc_local_<fn> (the linker's
 // __start_/__stop_ symbols bound it; weak and hidden, so a file without any gets an empty range).
-#define TESSERA_TPC_KERNEL_BINARY(ns, fn)                                                     \
+#define TESSERA_TPC_KERNEL_BINARY(ns, entry, fn)                                              \
   extern "C" {                                                                                \
   extern char __start_tessera_tpc_local_##fn[] __attribute__((weak, visibility("hidden")));   \
   extern char __stop_tessera_tpc_local_##fn[] __attribute__((weak, visibility("hidden")));    \
@@ -181,7 +183,7 @@ const KernelImage* kernel_image(const void* elf, unsigned size);
   const ::tessera::tpc::KernelImage tessera_tpc_image_##fn = {                                \
       "tessera-tpc-elf",                                                                      \
       ::tessera::tpc::with_file_locals(                                                       \
-          ::tessera::tpc::tpc_kernel<&ns::fn>(), __start_tessera_tpc_local_##fn,              \
+          ::tessera::tpc::tpc_kernel<&ns::entry>(), __start_tessera_tpc_local_##fn,           \
           __stop_tessera_tpc_local_##fn, __start_tessera_tpc_localsize_##fn,                  \
           __stop_tessera_tpc_localsize_##fn),                                                 \
       #fn};                                                                                   \

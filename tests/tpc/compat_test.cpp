@@ -235,7 +235,8 @@ TEST(TpcCompat, Sel2ReturnsTheSelectedAndTheComparedLanes) {
   }
   const int64_float64 lt = v_i32_sel2_less_f32_b(a, b, c, d);
   const int64_float64 ge = v_i32_sel2_geq_f32_b(a, b, c, d);
-  const int64_float64 legacy = v_sel2_grt_v_v_v_v(a, b, c, d);
+  // tpc-defs.h's legacy spelling names the compared type first.
+  const int64_float64 legacy = v_f32_i32_sel2_grt_v_v_v_v(a, b, c, d);
   for (int i = 0; i < 64; ++i) {
     const bool less = a[i] < b[i];
     EXPECT_EQ(lt.v1[i], less ? c[i] : d[i]) << i;
@@ -263,6 +264,143 @@ TEST(TpcCompat, Sel2ReturnsTheSelectedAndTheComparedLanes) {
                             short128_bfloat128{short128(3), bfloat128(4.0f)}, false);
   EXPECT_EQ(off.v1[0], 3);
   EXPECT_EQ(static_cast<float>(off.v2[0]), 4.0f);
+}
+
+// The 8-bit SEL2 forms (tpc-intrinsics.h: char512 v_i8_sel2_<cmp>_i8_b, char256_uchar256
+// v_i8_sel2_<cmp>_u8_b, uchar256_char256 v_u8_sel2_<cmp>_i8_b, uchar512 v_u8_sel2_<cmp>_u8_b) and
+// their tpc-defs.h spellings v_<compared>_<selected>_sel2_<cmp>_v_v_v_v, against a plain loop.
+TEST(TpcCompat, Sel2EightBitFormsMatchAPlainLoop) {
+  char256 a, b, c, d;
+  uchar256 ua, ub, uc, ud;
+  for (int i = 0; i < 256; ++i) {
+    a[i] = static_cast<std::int8_t>((i * 37) % 256 - 128);
+    b[i] = static_cast<std::int8_t>((i * 11 + 5) % 256 - 128);
+    c[i] = static_cast<std::int8_t>(i % 100);
+    d[i] = static_cast<std::int8_t>(-(i % 100));
+    ua[i] = static_cast<std::uint8_t>((i * 37) % 256);
+    ub[i] = static_cast<std::uint8_t>((i * 11 + 5) % 256);
+    uc[i] = static_cast<std::uint8_t>(i);
+    ud[i] = static_cast<std::uint8_t>(255 - i);
+  }
+  b[7] = a[7];  // one equal lane: LEQ/GEQ take (c, a), LESS/GRT (d, b)
+  ub[9] = ua[9];
+  const char512 ii_less = v_i8_sel2_less_i8_b(a, b, c, d);
+  const char512 ii_geq = v_i8_sel2_geq_i8_b(a, b, c, d);
+  const char256_uchar256 iu_leq = v_i8_sel2_leq_u8_b(ua, ub, c, d);
+  const uchar256_char256 ui_grt = v_u8_sel2_grt_i8_b(a, b, uc, ud);
+  const uchar512 uu_less = v_u8_sel2_less_u8_b(ua, ub, uc, ud);
+  const char512 legacy_ii = v_i8_i8_sel2_grt_v_v_v_v(a, b, c, d);
+  const uchar256_char256 legacy_iu = v_i8_u8_sel2_leq_v_v_v_v(a, b, uc, ud);
+  for (int i = 0; i < 256; ++i) {
+    const bool lt = a[i] < b[i], ult = ua[i] < ub[i];
+    EXPECT_EQ(ii_less.v1[i], lt ? c[i] : d[i]) << i;
+    EXPECT_EQ(ii_less.v2[i], lt ? a[i] : b[i]) << i;
+    EXPECT_EQ(ii_geq.v1[i], !lt ? c[i] : d[i]) << i;
+    EXPECT_EQ(ii_geq.v2[i], !lt ? a[i] : b[i]) << i;
+    EXPECT_EQ(iu_leq.v1[i], ua[i] <= ub[i] ? c[i] : d[i]) << i;
+    EXPECT_EQ(iu_leq.v2[i], ua[i] <= ub[i] ? ua[i] : ub[i]) << i;
+    EXPECT_EQ(ui_grt.v1[i], a[i] > b[i] ? uc[i] : ud[i]) << i;
+    EXPECT_EQ(ui_grt.v2[i], a[i] > b[i] ? a[i] : b[i]) << i;
+    EXPECT_EQ(uu_less.v1[i], ult ? uc[i] : ud[i]) << i;
+    EXPECT_EQ(uu_less.v2[i], ult ? ua[i] : ub[i]) << i;
+    EXPECT_EQ(legacy_ii.v1[i], a[i] > b[i] ? c[i] : d[i]) << i;
+    EXPECT_EQ(legacy_iu.v1[i], a[i] <= b[i] ? uc[i] : ud[i]) << i;
+  }
+  // Vector predicate: lanes whose bit is clear keep the income pair.
+  bool256 low;
+  for (int i = 0; i < 256; ++i) low.set(i, i < 100);
+  const uchar512 income{uchar256(static_cast<std::uint8_t>(1)), uchar256(static_cast<std::uint8_t>(2))};
+  const uchar512 p = v_u8_sel2_less_u8_vb(ua, ub, uc, ud, 0, income, low);
+  for (int i = 0; i < 256; ++i) {
+    EXPECT_EQ(p.v1[i], i < 100 ? uu_less.v1[i] : 1) << i;
+    EXPECT_EQ(p.v2[i], i < 100 ? uu_less.v2[i] : 2) << i;
+  }
+  EXPECT_THROW((void)v_i8_sel2_less_i8_b(a, b, c, d, SW_SAT), UserError);
+}
+
+// SHUFFLE after tpc-intrinsics.h's table: bits 0-4 the source element, bit 5 the source group,
+// bit 7 the write enable, within the destination's dual group; the f32 control of element i is
+// byte 4i (Habana's bitonic sort repeats it over the element's four bytes).
+TEST(TpcCompat, ShuffleReadsEachElementsControlByte) {
+  float64 a;
+  for (int i = 0; i < 64; ++i) a[i] = static_cast<float>(i);
+  uchar256 swap_pairs;  // element n of each dual group takes n ^ 1 (the bitonic sort's table)
+  for (int i = 0; i < 64; ++i) {
+    const int n = (i % 16) ^ 1;
+    for (int k = 0; k < 4; ++k)
+      swap_pairs[4 * i + k] = static_cast<std::uint8_t>(n | ((n > 7) << 5) | 0x80);
+  }
+  const float64 r = v_f32_shuffle_b(a, swap_pairs, 0, float64(-1.0f));
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(r[i], static_cast<float>(i ^ 1)) << i;
+  // 8-bit: element 3 of group 1 into every lane of group 0 of dual group 2; bit 7 clear keeps
+  // the income.
+  uchar256 bytes;
+  for (int i = 0; i < 256; ++i) bytes[i] = static_cast<std::uint8_t>(i);
+  uchar256 ctl;
+  for (int i = 0; i < 256; ++i) ctl[i] = (i / 32 == 4) ? static_cast<std::uint8_t>(0x80 | 0x20 | 3) : 0;
+  const uchar256 s = v_u8_shuffle_b(bytes, ctl, 0, uchar256(static_cast<std::uint8_t>(7)));
+  for (int i = 0; i < 256; ++i) EXPECT_EQ(s[i], i / 32 == 4 ? 128 + 32 + 3 : 7) << i;
+}
+
+// ST_TNSR's SW_PACK lays the lanes out in an order the public headers do not give: refused with
+// the switch named.
+static void packing_store(tensor in, tensor out) {
+  v_bf16_st_tnsr(int5{}, out, v_bf16_ld_tnsr_b(int5{}, in), SW_PACK);
+}
+
+TEST_F(CompatFixture, PackingStoreIsAUserErrorNamingTheSwitch) {
+  add_one_member("pack_bf16", tpc_kernel<&packing_store>());
+  Runtime rt(*dev, options());
+  auto in = make_device_tensor(*dev, DType::bf16, Shape{128});
+  auto out = make_device_tensor(*dev, DType::bf16, Shape{128});
+  try {
+    rt.launch("pack_bf16", {in}, {out});
+    FAIL() << "SW_PACK was accepted";
+  } catch (const UserError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("SW_PACK"), std::string::npos) << m;
+    EXPECT_NE(m.find("v_bf16_st_tnsr"), std::string::npos) << m;
+  }
+}
+
+// The legacy convert aliases exactly as tpc-defs.h spells them (argument order included).
+TEST(TpcCompat, LegacyConvertAliasesTakeTpcDefsArguments) {
+  float64 x;
+  for (int i = 0; i < 64; ++i) x[i] = -2.5f + 0.25f * static_cast<float>(i);
+  const int64 income(7);
+  // v_convert_f32_to_i32_v_b(a, i, rm, p, o): a false predicate keeps the income.
+  const int64 rd = v_convert_f32_to_i32_v_b(x, income, e_round_down, true, false);
+  const int64 off = v_convert_f32_to_i32_v_b(x, income, e_round_down, false, false);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(rd[i], static_cast<int>(std::floor(x[i]))) << i;
+    EXPECT_EQ(off[i], 7) << i;
+  }
+  EXPECT_THROW((void)v_convert_f32_to_i32_v_b(x, income, SW_RD, true, false), UserError);
+  // Widening ones take no mode: v_convert_i8_to_f32_v_b(a, i, p, o).
+  char256 c;
+  for (int i = 0; i < 256; ++i) c[i] = static_cast<std::int8_t>(i - 128);
+  const float64 f = v_convert_i8_to_f32_v_b(c, float64(0.0f), true, false);
+  EXPECT_EQ(f[0], static_cast<float>(v_convert_i8_to_f32_v(c)[0]));
+  // v_convert_i16_to_u8_v(a, i, l): no mode; lane 1 writes the odd lanes.
+  short128 h;
+  for (int i = 0; i < 128; ++i) h[i] = static_cast<std::int16_t>(i * 3 - 50);
+  const uchar256 u = v_convert_i16_to_u8_v(h, uchar256(static_cast<std::uint8_t>(9)), 1);
+  for (int i = 0; i < 128; ++i) {
+    EXPECT_EQ(u[2 * i + 1], std::clamp(i * 3 - 50, 0, 255)) << i;
+    EXPECT_EQ(u[2 * i], 9) << i;
+  }
+  // v_convert_f32_to_i16_v_b(a, i, rm, l, p, o).
+  const short128 s = v_convert_f32_to_i16_v_b(x, short128(5), e_round_up, 0, true, false);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(s[2 * i], static_cast<int>(std::ceil(x[i]))) << i;
+  // The all-lanes pair with a vector predicate: lanes whose predicate is clear keep the income.
+  float128 xx{x, x};
+  bool256 none;
+  const bfloat128 kept = v_convert_f32_to_bf16_av_vb(xx, bfloat128(3.0f), e_round_half_ne, none, false);
+  EXPECT_EQ(static_cast<float>(kept[5]), 3.0f);
+  const float128 wide = av_convert_bf16_to_f32_v_vb(v_convert_f32_to_bf16_av(xx, 0), float128{},
+                                                    bool256(0xff), false);
+  EXPECT_EQ(wide.v1[4], x[4]);
+  EXPECT_EQ(wide.v2[4], x[4]);
 }
 
 TEST(TpcCompat, AddAndSubSaturateOnlyWithSwSat) {

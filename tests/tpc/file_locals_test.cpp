@@ -10,6 +10,7 @@ extern "C" const tessera::tpc::KernelImage tessera_tpc_image_file_local_counter;
 extern "C" const tessera::tpc::KernelImage tessera_tpc_image_file_local_too_big;
 extern "C" const tessera::tpc::KernelImage tessera_tpc_image_global_pointer;
 extern "C" const tessera::tpc::KernelImage tessera_tpc_image_header_pointer;
+extern "C" const tessera::tpc::KernelImage tessera_tpc_image_file_local_modeled_size;
 
 namespace {
 
@@ -29,6 +30,8 @@ class FileLocals : public ::testing::Test {
                                         {.inputs = 1, .type = gcapi::DATA_I32}));
     lib->add("header_pointer", glue_for(tessera_tpc_image_header_pointer.function,
                                         {.inputs = 1, .type = gcapi::DATA_I32}));
+    lib->add("file_local_modeled_size",
+             glue_for(tessera_tpc_image_file_local_modeled_size.function, {.inputs = 0}));
     registry.add_path_library(lib);
   }
   RuntimeOptions options(sim::WorkScheduler* pool = nullptr) {
@@ -87,6 +90,17 @@ TEST_F(FileLocals, MoreThanTheCoresLocalMemoryIsADeviceFault) {
     EXPECT_NE(msg.find("program-scope __local__"), std::string::npos) << msg;
     EXPECT_NE(msg.find("file_local_too_big"), std::string::npos) << msg;
   }
+}
+
+// Local memory holds a vector in 256 bytes and a bool256 in 32 (spec 000 §2.5.1), whatever the
+// host objects carry beside their lanes: the build step records each declaration's TPC size.
+TEST_F(FileLocals, ObjectsTakeTheirTpcSizeInLocalMemory) {
+  Runtime rt(*dev, options());
+  auto out = make_device_tensor(*dev, DType::f32, Shape{64});
+  const auto& record = rt.launch("file_local_modeled_size", {}, {out});
+  EXPECT_EQ(download<float>(*dev, out)[5], 2.0f);
+  EXPECT_EQ(record.metrics.at("local.vlm.high_water_bytes"), 300.0 * 256 + 8 * 512 + 4 * 32);
+  EXPECT_GT(sizeof(float64) * 300, 81920u);  // the host objects would not fit
 }
 
 // tessera_add_tpc_kernels writes `__global__ T*` as global_ptr<T>: each access through the

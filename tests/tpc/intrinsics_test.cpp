@@ -120,13 +120,17 @@ TEST(TpcIntrinsics, LogicAndShifts) {
     EXPECT_EQ(v_i32_or_v_s(a, 0x100)[i], a[i] | 0x100);
     EXPECT_EQ(v_i32_xor_v_v(a, a)[i], 0);
     EXPECT_EQ(v_i32_not_v(a)[i], ~a[i]);
-    EXPECT_EQ(v_i32_shr_v_s(a, 2)[i], a[i] >> 2);  // arithmetic for signed lanes
+    // SHR is logical on signed lanes too (Habana's tpc-special.h log_f32 relies on it)
+    EXPECT_EQ(v_i32_shr_v_s(a, 2)[i],
+              static_cast<std::int32_t>(static_cast<std::uint32_t>(a[i]) >> 2));
+    EXPECT_EQ(v_i32_shr_b(a, 31)[i], a[i] < 0 ? 1 : 0);
+    EXPECT_EQ((a >> 31)[i], a[i] < 0 ? -1 : 0);  // the C operator is arithmetic
     EXPECT_EQ(v_i32_shl_v_s(a, 3)[i],
               static_cast<std::int32_t>(static_cast<std::uint32_t>(a[i]) << 3));
   }
   EXPECT_EQ(v_u32_shr_v_s(uint64(0x80000000u), 31)[0], 1u);
   EXPECT_EQ(v_u8_shl_v_s(uchar256(static_cast<std::uint8_t>(0x81)), 1)[9], 0x02);
-  EXPECT_EQ(v_i16_shr_v_s(short128(static_cast<std::int16_t>(-256)), 4)[0], -16);
+  EXPECT_EQ(v_i16_shr_v_s(short128(static_cast<std::int16_t>(-256)), 4)[0], 0x0FF0);
   EXPECT_EQ(v_u16_xor_v_s(ushort128(static_cast<std::uint16_t>(0xF0F0)), 0xFFFF)[0], 0x0F0F);
   EXPECT_EQ(v_i8_not_v(char256(static_cast<std::int8_t>(0)))[0], -1);
   EXPECT_EQ(v_u8_and_v_v(uchar256(static_cast<std::uint8_t>(0x3C)),

@@ -24,6 +24,7 @@ KERNEL_BINARY(gather_fwd_dim1_i32)
 KERNEL_BINARY(avg_pool_2d_fwd_f32)
 KERNEL_BINARY(batch_norm_fwd_f32)
 KERNEL_BINARY(filter_fwd_2d_f32)
+KERNEL_BINARY(bitonic_sort_f32)
 
 namespace {
 
@@ -339,6 +340,67 @@ gcapi::GlueCodeReturn_t filter_2d(gcapi::HabanaKernelParams_t* in,
                      &_binary___filter_fwd_2d_f32_o_end);
 }
 
+// Bitonic sort of every row: f32 data in, sorted f32 data and i32 original positions out (same
+// sizes); node parameter: 0 ascending, 1 descending. The auxiliary tensor holds the SHUFFLE
+// tables that swap lanes 1, 2 and 4 apart inside each 16-element dual group: element n reads
+// element n ^ dist, written as tpc-intrinsics.h's SHUFFLE encodes a source (bits 0-4 the
+// element, bit 5 its group, bit 7 enable), four bytes per f32 element as Habana's tables do.
+struct SortParam {
+  int descending;
+};
+gcapi::GlueCodeReturn_t bitonic_sort(gcapi::HabanaKernelParams_t* in,
+                                     gcapi::HabanaKernelInstantiation_t* out) {
+  gcapi::GlueCodeReturn_t rc = check_counts(in, 1, 2);
+  if (rc != gcapi::GLUE_SUCCESS) return rc;
+  if (in->NodeParams == nullptr || in->NodeParamsSize != sizeof(SortParam))
+    return gcapi::GLUE_MISSING_PRIVATE_STRUCTURE;
+  const SortParam* p = static_cast<const SortParam*>(in->NodeParams);
+  if (in->inputTensors[0].dataType != gcapi::DATA_F32 ||
+      in->outputTensors[0].dataType != gcapi::DATA_F32 ||
+      in->outputTensors[1].dataType != gcapi::DATA_I32) {
+    in->inputTensors[0].dataType = gcapi::DATA_F32;
+    in->outputTensors[0].dataType = gcapi::DATA_F32;
+    in->outputTensors[1].dataType = gcapi::DATA_I32;
+    return gcapi::GLUE_INCOMPATIBLE_DATA_TYPE;
+  }
+  const gcapi::TensorGeometry_t& g = in->inputTensors[0].geometry;
+  for (unsigned o = 0; o < 2; ++o)
+    if (std::memcmp(in->outputTensors[o].geometry.sizes, g.sizes, sizeof g.sizes) != 0)
+      return gcapi::GLUE_INCOMPATIBLE_OUTPUT_SIZE;
+  if (g.sizes[0] == 0 || g.sizes[0] > 8192) return gcapi::GLUE_INCOMPATIBLE_INPUT_SIZE;
+  int row_exp = 6;
+  while ((1u << row_exp) < g.sizes[0]) ++row_exp;
+  // One member per row; dims 1..4 as the tensor's.
+  out->indexSpaceGeometry.dims = 5;
+  out->indexSpaceGeometry.sizes[0] = 1;
+  for (unsigned d = 1; d < 5; ++d)
+    out->indexSpaceGeometry.sizes[d] = d < g.dims ? g.sizes[d] : 1;
+  out->inputTensorAccessPattern[0].allRequired = 1;
+  const float steps[gcapi::MAX_TENSOR_DIM] = {static_cast<float>(1u << row_exp), 1, 1, 1, 1};
+  map_linear(out->outputTensorAccessPattern, 2, 5, steps);
+  out->inputPadValues[0].fValue = p->descending ? -INFINITY : INFINITY;
+  gcapi::AuxTensor_t& aux = out->auxiliaryTensors[0];
+  out->auxiliaryTensorCount = 1;
+  aux.dataType = gcapi::DATA_U8;
+  aux.geometry.dims = 1;
+  aux.geometry.sizes[0] = 3 * 256;
+  if (aux.pData == nullptr || aux.bufferSize < 3 * 256) {
+    aux.bufferSize = 3 * 256;
+    return gcapi::GLUE_INSUFICIENT_AUX_BUFFER_SIZE;
+  }
+  unsigned char* tables = static_cast<unsigned char*>(aux.pData);
+  for (unsigned t = 0; t < 3; ++t)
+    for (unsigned i = 0; i < 64; ++i) {
+      const unsigned n = (i % 16) ^ (1u << t);
+      const unsigned char ctl = static_cast<unsigned char>(n | ((n > 7) << 5) | 0x80);
+      std::memset(tables + t * 256 + 4 * i, ctl, 4);
+    }
+  const int params[2] = {p->descending, row_exp};
+  out->kernel.paramsNr = 2;
+  std::memcpy(out->kernel.scalarParams, params, sizeof params);
+  return copy_binary(out, &_binary___bitonic_sort_f32_o_start, &_binary___bitonic_sort_f32_o_end);
+}
+
 struct Entry {
   const char* name;
   gcapi::GlueCodeReturn_t (*glue)(gcapi::HabanaKernelParams_t*,
@@ -358,6 +420,7 @@ const Entry kKernels[] = {
     {"custom_avg_pool_2d_fwd_f32", avg_pool},
     {"custom_batch_norm_fwd_f32", batch_norm},
     {"custom_filter_fwd_2d_f32", filter_2d},
+    {"custom_bitonic_sort_f32", bitonic_sort},
 };
 constexpr unsigned kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
 

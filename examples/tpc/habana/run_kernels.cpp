@@ -3,8 +3,10 @@
 // reference. Usage: tpc_habana_run <path of the kernel library>. Exit code 0 when all match.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -267,6 +269,43 @@ int main(int argc, char** argv) {
             }
       check(close(download<float>(d, out), want, 1e-5f), "filter_fwd_2d_f32");
     }
+    // Bitonic sort of every row, both directions, rows of several lengths (powers of two and
+    // not), against std::sort; the indices must point each output at its input element.
+    for (const int n : {64, 100, 1000, 4096, 8192})
+      for (const int descending : {0, 1}) {
+        const int rows = 3;
+        const Shape s{n, rows};
+        auto x = random_floats(static_cast<std::size_t>(n * rows), -50, 50, static_cast<unsigned>(20 + n));
+        for (std::size_t i = 0; i < x.size(); i += 7) x[i] = std::round(x[i]);  // some equal keys
+        const auto in = make_device_tensor(d, DType::f32, s, x.data());
+        const auto data = make_device_tensor(d, DType::f32, s);
+        const auto idx = make_device_tensor(d, DType::i32, s);
+        const struct { int descending; } param{descending};
+        rt.launch("custom_bitonic_sort_f32", {in}, {data, idx}, param);
+        const auto got = download<float>(d, data);
+        const auto pos = download<std::int32_t>(d, idx);
+        bool ok = true;
+        for (int r = 0; r < rows && ok; ++r) {
+          std::vector<float> want(x.begin() + r * n, x.begin() + (r + 1) * n);
+          if (descending)
+            std::sort(want.begin(), want.end(), std::greater<float>());
+          else
+            std::sort(want.begin(), want.end());
+          std::vector<bool> seen(static_cast<std::size_t>(n), false);
+          for (int i = 0; i < n && ok; ++i) {
+            const int k = pos[static_cast<std::size_t>(r * n + i)];
+            ok = got[static_cast<std::size_t>(r * n + i)] == want[static_cast<std::size_t>(i)] &&
+                 k >= 0 && k < n && !seen[static_cast<std::size_t>(k)] &&
+                 x[static_cast<std::size_t>(r * n + k)] == want[static_cast<std::size_t>(i)];
+            if (ok) seen[static_cast<std::size_t>(k)] = true;
+            if (!ok) std::printf("  row %d element %d: got %g (from %d), want %g\n", r, i,
+                                 got[static_cast<std::size_t>(r * n + i)], k,
+                                 want[static_cast<std::size_t>(i)]);
+          }
+        }
+        check(ok, "bitonic_sort_f32 rows of " + std::to_string(n) +
+                      (descending ? " descending" : " ascending"));
+      }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

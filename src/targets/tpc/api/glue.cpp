@@ -8,6 +8,20 @@
 
 namespace tessera::tpc {
 
+std::uint64_t file_locals_modeled_bytes(const KernelFunction& kernel) {
+  if (kernel.file_locals_begin == nullptr) return 0;
+  const auto section = static_cast<std::uint64_t>(kernel.file_locals_end - kernel.file_locals_begin);
+  std::uint64_t host = 0, modeled = 0, gaps = 0;
+  for (const FileLocalSize* r = kernel.file_local_sizes_begin;
+       r != nullptr && r != kernel.file_local_sizes_end; ++r) {
+    host += r->host_bytes;
+    modeled += r->modeled_bytes;
+    gaps += r->host_alignment - 1;
+  }
+  const std::uint64_t rest = section > host ? section - host : 0;  // unrecorded objects and gaps
+  return modeled + (rest > gaps ? rest - gaps : 0);
+}
+
 const KernelImage* kernel_image(const void* elf, unsigned size) {
   if (elf == nullptr || size < sizeof(KernelImage)) return nullptr;
   const auto* image = static_cast<const KernelImage*>(elf);

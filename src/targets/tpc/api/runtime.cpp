@@ -340,13 +340,15 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
   // instances. The instances then run on this thread in index order, so what a core's instance
   // leaves for the next does not depend on the host threads.
   FileLocals locals(launch.kernel, m.cores);
-  if (locals.bytes() > vlm_limit)
+  // They take their modeled size in the core's memory (a vector is 256 bytes there).
+  const std::uint64_t locals_modeled = file_locals_modeled_bytes(launch.kernel);
+  if (locals_modeled > vlm_limit)
     throw DeviceFault(
         fmt::format("tpc kernel {}", launch.name),
         fmt::format("the kernel file's program-scope __local__ objects take {} bytes but a core's "
                     "vector local memory holds {}{} (spec 000 §2.3.3); declare less __local__ "
                     "data or keep it in tensors",
-                    locals.bytes(), vlm_limit,
+                    locals_modeled, vlm_limit,
                     launch.special_functions ? " when the program calls special functions" : ""));
   auto run_instance = [&](std::size_t unit) {
     const std::size_t index = order[unit];
@@ -355,7 +357,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     const std::string core_name = fmt::format("tpc{} kernel {}", core, launch.name);
     detail::LocalMemory slm(*m.slm, core_name, static_cast<std::uint64_t>(-1));
     detail::LocalMemory vlm(*m.vlm, core_name, vlm_limit);
-    if (locals.bytes() > 0) (void)vlm.stack.allocate(locals.bytes());
+    if (locals_modeled > 0) (void)vlm.stack.allocate(locals_modeled);
     auto ctx = std::make_unique<detail::InstanceContext>();
     detail::InstanceContext& c = *ctx;
     for (std::size_t i = 0; i < table.size(); ++i) c.tensors[i] = table[i];

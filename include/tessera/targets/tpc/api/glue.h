@@ -26,6 +26,19 @@ struct KernelArgs {
   unsigned scalar_dwords = 0;
 };
 
+// One program-scope `__local__` object of a kernel file: its host bytes and the bytes it takes in
+// the modeled local memory (a 2048-bit vector is 256 bytes there, whatever the host object holds
+// beside its lanes).
+// Records sit back to back in their section: a size of a power of two, with that alignment, so
+// the compiler leaves no gap between them that the runtime would misread.
+struct alignas(32) FileLocalSize {
+  std::uint64_t host_bytes;
+  std::uint64_t modeled_bytes;
+  std::uint64_t host_alignment;  // the gap it may leave before it in the host section, plus one
+  std::uint64_t reserved;
+};
+static_assert(sizeof(FileLocalSize) == 32);
+
 // A kernel as the runtime calls it, with the shape of its C++ signature.
 struct KernelFunction {
   void (*invoke)(const KernelArgs&) = nullptr;
@@ -36,6 +49,10 @@ struct KernelFunction {
   // copy of and counts against the core's local memory. Empty for kernels without any.
   char* file_locals_begin = nullptr;
   char* file_locals_end = nullptr;
+  // What those objects take in the core's local memory, recorded beside them by
+  // tessera_add_tpc_kernels for each declaration it recognises (FileLocalSize records).
+  const struct FileLocalSize* file_local_sizes_begin = nullptr;
+  const struct FileLocalSize* file_local_sizes_end = nullptr;
   explicit operator bool() const { return invoke != nullptr; }
 };
 
@@ -123,36 +140,52 @@ constexpr KernelFunction tpc_kernel() {
 struct alignas(16) KernelImage {
   char magic[16];  // kKernelImageMagic
   KernelFunction function;
-  char name[80];  // the kernel function's name (the TPC-C file's stem)
+  char name[64];  // the kernel function's name (the TPC-C file's stem), as gcapi's MAX_NODE_NAME
 };
 static_assert(sizeof(KernelImage) == 128,
               "the image size is spelled out in TESSERA_TPC_KERNEL_BINARY");
 inline constexpr char kKernelImageMagic[16] = "tessera-tpc-elf";
-// `kernel` with the program-scope `__local__` section [begin, end) of its file.
-constexpr KernelFunction with_file_locals(KernelFunction kernel, char* begin, char* end) {
+// `kernel` with the program-scope `__local__` section [begin, end) of its file and the size
+// records [sizes_begin, sizes_end) of the objects in it.
+constexpr KernelFunction with_file_locals(KernelFunction kernel, char* begin, char* end,
+                                          const FileLocalSize* sizes_begin = nullptr,
+                                          const FileLocalSize* sizes_end = nullptr) {
   kernel.file_locals_begin = begin;
   kernel.file_locals_end = begin == nullptr ? nullptr : end;
+  kernel.file_local_sizes_begin = sizes_begin;
+  kernel.file_local_sizes_end = sizes_begin == nullptr ? nullptr : sizes_end;
   return kernel;
 }
+// Bytes the file's `__local__` objects take in the core's vector local memory: the modeled size
+// of each recorded object, and the host size of any the build step did not record (section bytes
+// beyond the recorded objects and the alignment gaps they may leave).
+std::uint64_t file_locals_modeled_bytes(const KernelFunction& kernel);
 // The image in a kernelElf buffer of `size` bytes, or null when it holds none.
 const KernelImage* kernel_image(const void* elf, unsigned size);
 
 }  // namespace tessera::tpc
 
-// Defines the image of kernel function `fn` of namespace `ns` and the _binary___<fn>_o_start/_end
-// symbols around it, as objcopy does for a TPC ELF; used by tessera_add_tpc_kernels, which puts
+// Defines the image of kernel `fn`, the entry `entry` of namespace `ns`, and the
+// _binary___<fn>_o_start/_end symbols around it, as objcopy does for a TPC ELF. The entry keeps a
+// name of its own (the file's `main`), as a file may also define a function named after its
+// stem (Habana's sin_f32.c has `float64 sin_f32(float64)`). Used by tessera_add_tpc_kernels, which puts
 // the file's program-scope `__local__` objects in the section tessera_tpc_local_<fn> (the linker's
 // __start_/__stop_ symbols bound it; weak and hidden, so a file without any gets an empty range).
-#define TESSERA_TPC_KERNEL_BINARY(ns, fn)                                                     \
+#define TESSERA_TPC_KERNEL_BINARY(ns, entry, fn)                                              \
   extern "C" {                                                                                \
   extern char __start_tessera_tpc_local_##fn[] __attribute__((weak, visibility("hidden")));   \
   extern char __stop_tessera_tpc_local_##fn[] __attribute__((weak, visibility("hidden")));    \
+  extern const ::tessera::tpc::FileLocalSize __start_tessera_tpc_localsize_##fn[]             \
+      __attribute__((weak, visibility("hidden")));                                            \
+  extern const ::tessera::tpc::FileLocalSize __stop_tessera_tpc_localsize_##fn[]              \
+      __attribute__((weak, visibility("hidden")));                                            \
   extern const ::tessera::tpc::KernelImage tessera_tpc_image_##fn;                            \
   const ::tessera::tpc::KernelImage tessera_tpc_image_##fn = {                                \
       "tessera-tpc-elf",                                                                      \
-      ::tessera::tpc::with_file_locals(::tessera::tpc::tpc_kernel<&ns::fn>(),                 \
-                                       __start_tessera_tpc_local_##fn,                        \
-                                       __stop_tessera_tpc_local_##fn),                        \
+      ::tessera::tpc::with_file_locals(                                                       \
+          ::tessera::tpc::tpc_kernel<&ns::entry>(), __start_tessera_tpc_local_##fn,           \
+          __stop_tessera_tpc_local_##fn, __start_tessera_tpc_localsize_##fn,                  \
+          __stop_tessera_tpc_localsize_##fn),                                                 \
       #fn};                                                                                   \
   }                                                                                           \
   __asm__(".globl _binary___" #fn "_o_start\n.set _binary___" #fn                             \

@@ -159,11 +159,16 @@ struct op_shl {
     return static_cast<X>(static_cast<U>(static_cast<U>(a) << s));
   }
 };
-struct op_shr {  // arithmetic for signed lanes, logical for unsigned
+// SHR is a logical shift on every integer type: Habana's own log_f32 (tpc_llvm,
+// clang/lib/Headers/tpc-special.h) takes `v_i32_shr_b(bits, 31)` of a negative number as 1, not
+// -1. (The arithmetic shift is another instruction, ASH; TPC-C's `>>` operator on a signed vector
+// shifts arithmetically, as C does.)
+struct op_shr {
   template <typename X>
   X operator()(X a, X b) const {
+    using U = std::make_unsigned_t<X>;
     const unsigned s = static_cast<unsigned>(b) % (sizeof(X) * 8);
-    return static_cast<X>(a >> s);
+    return static_cast<X>(static_cast<U>(static_cast<U>(a) >> s));
   }
 };
 

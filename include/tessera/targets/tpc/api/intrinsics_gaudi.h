@@ -66,6 +66,22 @@ struct ushort128_pair_t {
   ushort128 v1, v2;
 };
 using ushort256 = ushort128_pair_t;
+struct char256_pair_t {
+  char256 v1, v2;
+};
+using char512 = char256_pair_t;
+struct uchar256_pair_t {
+  uchar256 v1, v2;
+};
+using uchar512 = uchar256_pair_t;
+// tpc-defs.h's other names of the same-type pairs (`(char256_pair_t){0}` in its SEL2 aliases).
+using int64_int64_pair_t = int64_pair_t;
+using uint64_uint64_pair_t = uint64_pair_t;
+using bfloat128_bfloat128_pair_t = bfloat128_pair_t;
+using short128_short128_pair_t = short128_pair_t;
+using ushort128_ushort128_pair_t = ushort128_pair_t;
+using char256_char256_pair_t = char256_pair_t;
+using uchar256_uchar256_pair_t = uchar256_pair_t;
 using uint64_float64 = uint64_float64_pair_t;
 using uint64_int64 = uint64_int64_pair_t;
 // Pairs of two lane types of one width (tpc-intrinsics.h `typedef struct _int64_float64_pair_t
@@ -86,6 +102,8 @@ TESSERA_TPC_G_PAIR(short128, bfloat128)
 TESSERA_TPC_G_PAIR(short128, ushort128)
 TESSERA_TPC_G_PAIR(ushort128, bfloat128)
 TESSERA_TPC_G_PAIR(ushort128, short128)
+TESSERA_TPC_G_PAIR(char256, uchar256)
+TESSERA_TPC_G_PAIR(uchar256, char256)
 #undef TESSERA_TPC_G_PAIR
 
 // ---- switches (Habana's tpc-defs.h encodings) ----
@@ -146,6 +164,11 @@ enum : int {
   RMW_SET = 0x1 << 6,  // Gaudi's position (tpc-defs.h)
   SW_COUNT_ZEROS = 0x0 << 0,  // POPCNT
   SW_COUNT_ONES = 0x1 << 0,
+  SW_PACK = 0x1 << 2,  // ST_TNSR: the store pipe packs (not simulated, see check_store_switches)
+  SW_PCK_32_TO_16 = 0x0 << 4,
+  SW_PCK_16_TO_8 = 0x1 << 4,
+  SW_PCK_32_TO_8 = 0x2 << 4,
+  SW_PCK_8_TO_4 = 0x3 << 4,
 };
 enum e_group_source : int { e_group_0 = 0, e_group_1 = 1 };
 enum e_element_stride : int { e_every_second_element = 0, e_every_forth_element = 1 };
@@ -294,13 +317,37 @@ inline V unpack(const V& a, int sw, const char* name) {
   return r;
 }
 
-// SHUFFLE: lane i takes lane (b[i] & 31) of its 32-lane group when bit 7 of b[i] is set.
+// SHUFFLE (tpc-intrinsics.h "Shuffle": per destination element, bits 0-4 of b name the source
+// element, bit 5 the source group, bit 7 enables the write; DEST[i] = a[b[i]]). The source is in
+// the destination's own dual group (64 bytes), in group bit 5 (32 bytes), element bits 0-4 modulo
+// the group's element count; elements whose bit 7 is clear keep income. Element i's control is
+// the low byte of its own place in b (byte i * element size), as Habana's bitonic sort tables
+// write it (each f32 element's four bytes hold the same control).
 template <typename V>
 inline V shuffle(const V& a, const uchar256& b, const V& income) {
+  constexpr int bytes = static_cast<int>(sizeof(lane_t<V>));
+  constexpr int per_group = 32 / bytes;
   V r = income;
-  for (int i = 0; i < V::lanes; ++i)
-    if (b.v[i] & 0x80) r.v[i] = a.v[(i & ~31) + (b.v[i] & 31)];
+  for (int i = 0; i < V::lanes; ++i) {
+    const unsigned ctl = b.v[i * bytes];
+    if (!(ctl & 0x80u)) continue;
+    const int dual_group = i / (2 * per_group);
+    const int group = static_cast<int>((ctl >> 5) & 1u);
+    const int element = static_cast<int>(ctl & 31u) % per_group;
+    r.v[i] = a.v[(2 * dual_group + group) * per_group + element];
+  }
   return r;
+}
+
+// ST_TNSR's SW_PACK: the store pipe packs the register before writing (tpc-intrinsics.h
+// "ST_TNSR"), but the order in which it lays the lanes out is not in Habana's public headers, so
+// Tessera refuses it rather than guess (a UserError naming the switch); other switches are
+// refused as everywhere.
+[[noreturn]] void bad_pack(const char* intrinsic);
+inline void check_store_switches(int switches, const char* intrinsic) {
+  if (switches & SW_PACK) [[unlikely]]
+    bad_pack(intrinsic);
+  check_switches(switches, 0, intrinsic);
 }
 
 // FCLASS: the class bit of each lane (tpc-intrinsics.h table: -inf, -normal, -denormal, -0,
@@ -675,7 +722,7 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
   }                                                                                                \
   inline void v_##D##_st_tnsr(const int5& ndx, tensor t, const V& value, int switches = 0,         \
                               bool predicate = true, bool polarity = false) {                      \
-    detail::check_switches(switches, 0, "v_" #D "_st_tnsr");                                       \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr");                                       \
     if (!detail::enabled(predicate, polarity)) {                                                   \
       detail::issue(detail::kStore, value.ready);                                                  \
       return;                                                                                      \
@@ -719,7 +766,7 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
   inline void v_##D##_st_tnsr_partial(const int5& ndx, tensor t, const V& value, int size,         \
                                       int offset, int switches = 0, bool predicate = true,         \
                                       bool polarity = false) {                                     \
-    detail::check_switches(switches, 0, "v_" #D "_st_tnsr_partial");                               \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr_partial");                               \
     if (!detail::enabled(predicate, polarity)) {                                                   \
       detail::issue(detail::kStore, value.ready);                                                  \
       return;                                                                                      \
@@ -806,7 +853,7 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
   inline void v_##D##_st_tnsr_rmw(const int5& ndx, tensor t, const V& value, int rmw,             \
                                   int switches = 0, bool predicate = true,                        \
                                   bool polarity = false) {                                        \
-    detail::check_switches(switches, 0, "v_" #D "_st_tnsr_rmw");                                  \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr_rmw");                                  \
     if ((rmw & 0xf) != RDT || (rmw & ~(0xf | (0x7 << 4) | RMW_SET)) != 0 || ((rmw >> 4) & 7) > 3) \
       detail::bad_rmw("v_" #D "_st_tnsr_rmw", rmw, RDT);                                          \
     if (!detail::enabled(predicate, polarity)) {                                                  \
@@ -1051,6 +1098,50 @@ inline P timed_pair_on_vpu(P r, const Ops&... ops) {
     r.v1 = detail::blend(r.v1, income.v1, predicate, polarity);                                  \
     r.v2 = detail::blend(r.v2, income.v2, predicate, polarity);                                  \
     return detail::timed_pair_on_vpu(r, a, b, c, d, income.v1, income.v2, predicate);            \
+  }                                                                                              \
+  /* tpc-defs.h's legacy spelling puts the compared type first: v_<A>_<C>_sel2_<cmp>_v_v_v_v */  \
+  inline P v_##A##_##C##_sel2_##NAME##_v_v_v_v_b(const AV& a, const AV& b, const CV& c,          \
+                                                 const CV& d, const P& income, bool predicate,   \
+                                                 bool polarity) {                                \
+    return v_##C##_sel2_##NAME##_##A##_b(a, b, c, d, 0, income, predicate, polarity);            \
+  }                                                                                              \
+  inline P v_##A##_##C##_sel2_##NAME##_v_v_v_v_vb(const AV& a, const AV& b, const CV& c,         \
+                                                  const CV& d, const P& income,                  \
+                                                  const bool256& predicate, bool polarity) {     \
+    return v_##C##_sel2_##NAME##_##A##_vb(a, b, c, d, 0, income, B(predicate), polarity);        \
+  }                                                                                              \
+  inline P v_##A##_##C##_sel2_##NAME##_v_v_v_v(const AV& a, const AV& b, const CV& c,            \
+                                               const CV& d) {                                    \
+    return v_##C##_sel2_##NAME##_##A##_b(a, b, c, d);                                            \
+  }                                                                                              \
+  /* the _v_s_v_v / _v_v_v_s spellings take a scalar b or d, which converts to a vector here */   \
+  inline P v_##A##_##C##_sel2_##NAME##_v_s_v_v(const AV& a, const AV& b, const CV& c,            \
+                                               const CV& d) {                                    \
+    return v_##C##_sel2_##NAME##_##A##_b(a, b, c, d);                                            \
+  }                                                                                              \
+  inline P v_##A##_##C##_sel2_##NAME##_v_v_v_s(const AV& a, const AV& b, const CV& c,            \
+                                               const CV& d) {                                    \
+    return v_##C##_sel2_##NAME##_##A##_b(a, b, c, d);                                            \
+  }                                                                                              \
+  inline P v_##A##_##C##_sel2_##NAME##_v_s_v_v_b(const AV& a, const AV& b, const CV& c,          \
+                                                 const CV& d, const P& income, bool predicate,   \
+                                                 bool polarity) {                                \
+    return v_##C##_sel2_##NAME##_##A##_b(a, b, c, d, 0, income, predicate, polarity);            \
+  }                                                                                              \
+  inline P v_##A##_##C##_sel2_##NAME##_v_v_v_s_b(const AV& a, const AV& b, const CV& c,          \
+                                                 const CV& d, const P& income, bool predicate,   \
+                                                 bool polarity) {                                \
+    return v_##C##_sel2_##NAME##_##A##_b(a, b, c, d, 0, income, predicate, polarity);            \
+  }                                                                                              \
+  inline P v_##A##_##C##_sel2_##NAME##_v_s_v_v_vb(const AV& a, const AV& b, const CV& c,         \
+                                                  const CV& d, const P& income,                  \
+                                                  const bool256& predicate, bool polarity) {     \
+    return v_##C##_sel2_##NAME##_##A##_vb(a, b, c, d, 0, income, B(predicate), polarity);        \
+  }                                                                                              \
+  inline P v_##A##_##C##_sel2_##NAME##_v_v_v_s_vb(const AV& a, const AV& b, const CV& c,         \
+                                                  const CV& d, const P& income,                  \
+                                                  const bool256& predicate, bool polarity) {     \
+    return v_##C##_sel2_##NAME##_##A##_vb(a, b, c, d, 0, income, B(predicate), polarity);        \
   }
 #define TESSERA_TPC_G_SEL2(C, CV, A, AV, B, P)     \
   TESSERA_TPC_G_SEL2_CMP(C, CV, A, AV, B, P, less) \
@@ -1075,26 +1166,12 @@ TESSERA_TPC_G_SEL2(i16, short128, u16, ushort128, bool128, short128_ushort128)
 TESSERA_TPC_G_SEL2(u16, ushort128, bf16, bfloat128, bool128, ushort128_bfloat128)
 TESSERA_TPC_G_SEL2(u16, ushort128, i16, short128, bool128, ushort128_short128)
 TESSERA_TPC_G_SEL2(u16, ushort128, u16, ushort128, bool128, ushort256)
+TESSERA_TPC_G_SEL2(i8, char256, i8, char256, bool256, char512)
+TESSERA_TPC_G_SEL2(i8, char256, u8, uchar256, bool256, char256_uchar256)
+TESSERA_TPC_G_SEL2(u8, uchar256, i8, char256, bool256, uchar256_char256)
+TESSERA_TPC_G_SEL2(u8, uchar256, u8, uchar256, bool256, uchar512)
 #undef TESSERA_TPC_G_SEL2
 #undef TESSERA_TPC_G_SEL2_CMP
-// tpc-defs.h's legacy spelling: `v_sel2_less_v_v_v_v(data, shuffData, idx, shuffIdx)` is
-// v_i32_sel2_less_f32_b (f32 data compared, i32 indices selected), as bitonic sort calls it.
-#define TESSERA_TPC_G_SEL2_LEGACY(NAME)                                                           \
-  inline int64_float64 v_sel2_##NAME##_v_v_v_v(const float64& a, const float64& b,               \
-                                               const int64& c, const int64& d) {                 \
-    return v_i32_sel2_##NAME##_f32_b(a, b, c, d);                                                \
-  }                                                                                              \
-  inline int64_float64 v_sel2_##NAME##_v_v_v_v_vb(const float64& a, const float64& b,            \
-                                                  const int64& c, const int64& d,                \
-                                                  const int64_float64& income,                   \
-                                                  const bool256& predicate, bool polarity) {     \
-    return v_i32_sel2_##NAME##_f32_vb(a, b, c, d, 0, income, bool64(predicate), polarity);       \
-  }
-TESSERA_TPC_G_SEL2_LEGACY(less)
-TESSERA_TPC_G_SEL2_LEGACY(leq)
-TESSERA_TPC_G_SEL2_LEGACY(grt)
-TESSERA_TPC_G_SEL2_LEGACY(geq)
-#undef TESSERA_TPC_G_SEL2_LEGACY
 #undef TESSERA_TPC_G_SEL
 #undef TESSERA_TPC_G_SEL_CMP
 #undef TESSERA_TPC_G_FLOAT
@@ -1134,8 +1211,7 @@ TESSERA_TPC_G_CONVERT(u8, uchar256, i32, int64, bool64)
 #undef TESSERA_TPC_G_CONVERT
 
 // Down-converts (tpc-intrinsics.h): `lane` picks which of every 2 (4) result lanes are written,
-// 0 = the even ones; the other lanes keep income. The legacy form of tpc-defs.h takes
-// (a, income, e_round_* mode, lane).
+// 0 = the even ones; the other lanes keep income.
 #define TESSERA_TPC_G_CONVERT_DOWN(FD, FV, TD, TV, TB)                                             \
   inline TV v_convert_##FD##_to_##TD##_b(const FV& a, const int lane, int switches,                \
                                          const TV& income, bool predicate = true,                  \
@@ -1152,10 +1228,6 @@ TESSERA_TPC_G_CONVERT(u8, uchar256, i32, int64, bool64)
     return detail::predicated_v(                                                                   \
         v_convert_##FD##_to_##TD##_v(a, switches & detail::kRoundingBits, lane, income), income,   \
         predicate, polarity, a);                                                                   \
-  }                                                                                                \
-  inline TV v_convert_##FD##_to_##TD##_v(const FV& a, const TV& income, int rm, int lane) {        \
-    return v_convert_##FD##_to_##TD##_b(                                                           \
-        a, lane, detail::legacy_rounding(rm, "v_convert_" #FD "_to_" #TD "_v"), income);           \
   }
 TESSERA_TPC_G_CONVERT_DOWN(f32, float64, i16, short128, bool128)
 TESSERA_TPC_G_CONVERT_DOWN(f32, float64, i8, char256, bool256)
@@ -1164,6 +1236,90 @@ TESSERA_TPC_G_CONVERT_DOWN(i32, int64, i16, short128, bool128)
 TESSERA_TPC_G_CONVERT_DOWN(i16, short128, u8, uchar256, bool128)
 TESSERA_TPC_G_CONVERT_DOWN(i16, short128, i8, char256, bool128)
 #undef TESSERA_TPC_G_CONVERT_DOWN
+
+// The legacy convert aliases of tpc-defs.h (HabanaAI/tpc_llvm, clang/lib/Headers/tpc-defs.h,
+// "CONVERT"), argument for argument: `rm` is an e_round_* mode the alias shifts into the switches
+// (rm << 16), `i` the income, `l` the lane. Widening converts take no mode:
+// v_convert_i8_to_f32_v(a), _v_b(a, i, p, o), _v_vb(a, i, p, o).
+#define TESSERA_TPC_G_LEGACY_CONVERT_WIDE(FD, FV, TD, TV)                                         \
+  inline TV v_convert_##FD##_to_##TD##_v_b(const FV& a, const TV& income, bool predicate,        \
+                                           bool polarity) {                                      \
+    return detail::predicated(v_convert_##FD##_to_##TD##_v(a, SW_RHNE, 0, income), income,       \
+                              predicate, polarity, a);                                           \
+  }                                                                                              \
+  inline TV v_convert_##FD##_to_##TD##_v_vb(const FV& a, const TV& income,                       \
+                                            const bool256& predicate, bool polarity) {           \
+    return detail::predicated_v(v_convert_##FD##_to_##TD##_v(a, SW_RHNE, 0, income), income,     \
+                                predicate, polarity, a);                                         \
+  }
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i8, char256, f32, float64)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i8, char256, i32, int64)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i8, char256, u32, uint64)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i8, char256, i16, short128)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i8, char256, u16, ushort128)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i8, char256, u8, uchar256)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i16, short128, f32, float64)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i16, short128, i32, int64)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i16, short128, u32, uint64)
+TESSERA_TPC_G_LEGACY_CONVERT_WIDE(i16, short128, u16, ushort128)
+#undef TESSERA_TPC_G_LEGACY_CONVERT_WIDE
+// Same lane count, with a mode: v_convert_f32_to_i32_v(a, rm), _v_b(a, i, rm, p, o), _v_vb.
+// (The `_v(a, rm)` spelling is the generic v_convert_<from>_to_<to>_v of intrinsics.h, which
+// takes the bare mode.)
+#define TESSERA_TPC_G_LEGACY_CONVERT_RM(FD, FV, TD, TV)                                           \
+  inline TV v_convert_##FD##_to_##TD##_v_b(const FV& a, const TV& income, int rm,                \
+                                           bool predicate, bool polarity) {                      \
+    const int sw = detail::legacy_rounding(rm, "v_convert_" #FD "_to_" #TD "_v_b");              \
+    return detail::predicated(v_convert_##FD##_to_##TD##_v(a, sw, 0, income), income, predicate, \
+                              polarity, a);                                                      \
+  }                                                                                              \
+  inline TV v_convert_##FD##_to_##TD##_v_vb(const FV& a, const TV& income, int rm,               \
+                                            const bool256& predicate, bool polarity) {           \
+    const int sw = detail::legacy_rounding(rm, "v_convert_" #FD "_to_" #TD "_v_vb");             \
+    return detail::predicated_v(v_convert_##FD##_to_##TD##_v(a, sw, 0, income), income,          \
+                                predicate, polarity, a);                                         \
+  }
+TESSERA_TPC_G_LEGACY_CONVERT_RM(i32, int64, f32, float64)
+TESSERA_TPC_G_LEGACY_CONVERT_RM(i32, int64, u32, uint64)
+TESSERA_TPC_G_LEGACY_CONVERT_RM(f32, float64, i32, int64)
+TESSERA_TPC_G_LEGACY_CONVERT_RM(bf16, bfloat128, i16, short128)
+TESSERA_TPC_G_LEGACY_CONVERT_RM(i16, short128, bf16, bfloat128)
+TESSERA_TPC_G_LEGACY_CONVERT_RM(u16, ushort128, bf16, bfloat128)
+#undef TESSERA_TPC_G_LEGACY_CONVERT_RM
+// Narrowing with a mode and a lane: v_convert_f32_to_i16_v(a, i, rm, l), _v_b(a, i, rm, l, p, o),
+// _v_vb(a, i, rm, l, p, o), over the current v_convert_f32_to_i16_b(a, l, rm << 16, i, p, o).
+#define TESSERA_TPC_G_LEGACY_CONVERT_DOWN(FD, FV, TD, TV, TB)                                     \
+  inline TV v_convert_##FD##_to_##TD##_v_b(const FV& a, const TV& income, int rm, int lane,      \
+                                           bool predicate, bool polarity) {                      \
+    return v_convert_##FD##_to_##TD##_b(                                                         \
+        a, lane, detail::legacy_rounding(rm, "v_convert_" #FD "_to_" #TD "_v_b"), income,        \
+        predicate, polarity);                                                                    \
+  }                                                                                              \
+  inline TV v_convert_##FD##_to_##TD##_v_vb(const FV& a, const TV& income, int rm, int lane,     \
+                                            const bool256& predicate, bool polarity) {           \
+    return v_convert_##FD##_to_##TD##_vb(                                                        \
+        a, lane, detail::legacy_rounding(rm, "v_convert_" #FD "_to_" #TD "_v_vb"), income,       \
+        TB(predicate), polarity);                                                                \
+  }                                                                                              \
+  inline TV v_convert_##FD##_to_##TD##_v(const FV& a, const TV& income, int rm, int lane) {      \
+    return v_convert_##FD##_to_##TD##_v_b(a, income, rm, lane, true, false);                     \
+  }
+TESSERA_TPC_G_LEGACY_CONVERT_DOWN(f32, float64, i16, short128, bool128)
+TESSERA_TPC_G_LEGACY_CONVERT_DOWN(f32, float64, i8, char256, bool256)
+TESSERA_TPC_G_LEGACY_CONVERT_DOWN(i32, int64, bf16, bfloat128, bool64)
+#undef TESSERA_TPC_G_LEGACY_CONVERT_DOWN
+// i16 -> u8 takes no mode: v_convert_i16_to_u8_v(a, i, l), _v_b(a, i, l, p, o), _v_vb.
+inline uchar256 v_convert_i16_to_u8_v_b(const short128& a, const uchar256& income, int lane,
+                                        bool predicate, bool polarity) {
+  return v_convert_i16_to_u8_b(a, lane, 0, income, predicate, polarity);
+}
+inline uchar256 v_convert_i16_to_u8_v_vb(const short128& a, const uchar256& income, int lane,
+                                         const bool256& predicate, bool polarity) {
+  return v_convert_i16_to_u8_vb(a, lane, 0, income, bool128(predicate), polarity);
+}
+inline uchar256 v_convert_i16_to_u8_v(const short128& a, const uchar256& income, int lane) {
+  return v_convert_i16_to_u8_v_b(a, income, lane, true, false);
+}
 
 // CONVERT_INT32 / CONVERT_UINT32 / CONVERT_INT16 / CONVERT_UINT16 (tpc-intrinsics.h, Goya and
 // Gaudi): shift, round, saturate into lane `lane` of the narrower vector (detail::convert_shift).
@@ -1323,6 +1479,35 @@ inline bfloat128 v_convert_f32_to_bf16_av_b(const float128& a, const bfloat128& 
 inline bfloat128 v_convert_f32_to_bf16_av(const float128& a, int rm) {
   return v_convert_f32_to_bf16_av_b(a, bfloat128(), rm, true, false);
 }
+// The vector-predicated all-lanes converts: tpc-defs.h defines the f32 -> bf16 one as the convert
+// followed by a predicated MOV, which is what this does (one more VPU issue).
+inline bfloat128 v_convert_f32_to_bf16_all_vb(const float128& src, int switches,
+                                              const bfloat128& income, const bool128& predicate,
+                                              bool polarity = false) {
+  return v_bf16_mov_vb(v_convert_f32_to_bf16_all_b(src, switches, income), 0, income, predicate,
+                       polarity);
+}
+inline float128 v_convert_bf16_to_f32_all_vb(const bfloat128& src, int switches,
+                                             const float128& income, const bool128& predicate,
+                                             bool polarity = false) {
+  float128 r = v_convert_bf16_to_f32_all_b(src, switches, income);
+  for (int i = 0; i < 64; ++i) {  // bf16 lane 2i predicates v1's lane i, 2i + 1 v2's
+    if (!detail::enabled(predicate.lane<128>(2 * i), polarity)) r.v1.v[i] = income.v1.v[i];
+    if (!detail::enabled(predicate.lane<128>(2 * i + 1), polarity)) r.v2.v[i] = income.v2.v[i];
+  }
+  r.v1.ready = r.v2.ready = std::max({r.v1.ready, predicate.ready, income.v1.ready});
+  return r;
+}
+inline bfloat128 v_convert_f32_to_bf16_av_vb(const float128& a, const bfloat128& income, int rm,
+                                             const bool256& predicate, bool polarity) {
+  return v_convert_f32_to_bf16_all_vb(
+      a, detail::legacy_rounding(rm, "v_convert_f32_to_bf16_av_vb"), income, bool128(predicate),
+      polarity);
+}
+inline float128 av_convert_bf16_to_f32_v_vb(const bfloat128& a, const float128& income,
+                                            const bool256& predicate, bool polarity) {
+  return v_convert_bf16_to_f32_all_vb(a, 0, income, bool128(predicate), polarity);
+}
 inline float128 av_convert_bf16_to_f32_v_b(const bfloat128& a, const float128& income,
                                            bool predicate, bool polarity) {
   return v_convert_bf16_to_f32_all_b(a, 0, income, predicate, polarity);
@@ -1414,6 +1599,203 @@ inline float64 v_f32_calc_fp_special_b(const float64& src1, const float64& src2,
       r.v[i] = out;
   }
   return detail::predicated(r, income, predicate, polarity, src1, src2);
+}
+
+// EXTRACT_EXP (tpc-intrinsics.h): the exponent of each element, non-biased (signed) by default,
+// the raw biased field with SW_BIASED.
+enum : int { SW_BIASED = 0x1 << 0 };
+namespace detail {
+template <typename F>
+inline int extract_exp(F x, int switches) {
+  std::uint32_t bits;
+  if constexpr (std::is_same_v<F, float>)
+    bits = std::bit_cast<std::uint32_t>(x);
+  else
+    bits = static_cast<std::uint32_t>(static_cast<const tessera::bf16&>(x).bits) << 16;
+  const int field = static_cast<int>((bits >> 23) & 0xffu);
+  return (switches & SW_BIASED) ? field : field - 127;
+}
+}  // namespace detail
+#define TESSERA_TPC_G_EXTRACT_EXP(D, V, IV, B, S, IS)                                             \
+  inline IV v_##D##_extract_exp_b(const V& a, int switches = 0, const IV& income = IV(),          \
+                                  bool predicate = true, bool polarity = false) {                 \
+    detail::check_switches(switches, SW_BIASED, "v_" #D "_extract_exp_b");                        \
+    IV r(detail::no_init_t{});                                                                    \
+    for (int i = 0; i < V::lanes; ++i)                                                            \
+      r.v[i] = static_cast<IS>(detail::extract_exp(a.v[i], switches));                            \
+    return detail::predicated(r, income, predicate, polarity, a);                                 \
+  }                                                                                               \
+  inline IV v_##D##_extract_exp_vb(const V& a, int switches, const IV& income, const B& predicate, \
+                                   bool polarity = false) {                                       \
+    detail::check_switches(switches, SW_BIASED, "v_" #D "_extract_exp_vb");                       \
+    IV r(detail::no_init_t{});                                                                    \
+    for (int i = 0; i < V::lanes; ++i)                                                            \
+      r.v[i] = static_cast<IS>(detail::extract_exp(a.v[i], switches));                            \
+    return detail::predicated_v(r, income, predicate, polarity, a);                               \
+  }                                                                                               \
+  inline IS s_##D##_extract_exp(S a, int switches = 0, IS income = IS(), bool predicate = true,   \
+                                bool polarity = false) {                                          \
+    detail::check_switches(switches, SW_BIASED, "s_" #D "_extract_exp");                          \
+    detail::issue(detail::kSpu);                                                                  \
+    return detail::enabled(predicate, polarity) ? static_cast<IS>(detail::extract_exp(a, switches)) \
+                                                : income;                                         \
+  }
+TESSERA_TPC_G_EXTRACT_EXP(f32, float64, int64, bool64, float, std::int32_t)
+TESSERA_TPC_G_EXTRACT_EXP(bf16, bfloat128, short128, bool128, bf16, std::int16_t)
+#undef TESSERA_TPC_G_EXTRACT_EXP
+
+// Scalar CONVERT on the SPU (tpc-intrinsics.h `float s_convert_i32_to_f32(int32_t src, int
+// switches=0, float income={}, bool predicate=1, bool polarity=0)`): the lane conversion of the
+// vector forms, rounding by the switches' mode, integers saturating. The pairs are those
+// tpc-defs.h aliases; its legacy spellings follow: `s_convert_f32_to_i32_s(src, rm)` and
+// `_s_b(src, income, rm, p, o)` shift an e_round_* mode into the switches, the exact ones
+// (`s_convert_i8_to_f32_s(src)`, `_s_b(src, income, p, o)`) take none.
+#define TESSERA_TPC_G_S_CONVERT(FD, FS, TD, TS)                                                    \
+  inline TS s_convert_##FD##_to_##TD(FS src, int switches = 0, TS income = TS(),                   \
+                                     bool predicate = true, bool polarity = false) {               \
+    detail::check_switches(switches, detail::kConvertSwitches, "s_convert_" #FD "_to_" #TD);       \
+    const int rm = detail::rounding_of(switches, "s_convert_" #FD "_to_" #TD);                     \
+    detail::issue(detail::kSpu);                                                                   \
+    if (!detail::enabled(predicate, polarity)) return income;                                      \
+    return TS(detail::convert_lane<detail::lane_t<detail::vector_of_t<TS>>>(                       \
+        static_cast<double>(static_cast<detail::lane_math_of_t<FS>>(src)), rm));                   \
+  }
+#define TESSERA_TPC_G_S_CONVERT_EXACT(FD, FS, TD, TS)                                              \
+  TESSERA_TPC_G_S_CONVERT(FD, FS, TD, TS)                                                          \
+  inline TS s_convert_##FD##_to_##TD##_s_b(FS src, TS income, bool predicate, bool polarity) {    \
+    return s_convert_##FD##_to_##TD(src, 0, income, predicate, polarity);                         \
+  }                                                                                                \
+  inline TS s_convert_##FD##_to_##TD##_s(FS src) {                                                 \
+    return s_convert_##FD##_to_##TD(src);                                                          \
+  }
+#define TESSERA_TPC_G_S_CONVERT_RM(FD, FS, TD, TS)                                                 \
+  TESSERA_TPC_G_S_CONVERT(FD, FS, TD, TS)                                                          \
+  inline TS s_convert_##FD##_to_##TD##_s_b(FS src, TS income, int rm, bool predicate,            \
+                                           bool polarity) {                                        \
+    return s_convert_##FD##_to_##TD(                                                               \
+        src, detail::legacy_rounding(rm, "s_convert_" #FD "_to_" #TD "_s_b"), income, predicate,   \
+        polarity);                                                                                 \
+  }                                                                                                \
+  inline TS s_convert_##FD##_to_##TD##_s(FS src, int rm) {                                         \
+    return s_convert_##FD##_to_##TD##_s_b(src, TS(), rm, true, false);                             \
+  }
+namespace detail {
+template <typename S> struct vector_of;
+template <> struct vector_of<float> { using type = float64; };
+template <> struct vector_of<bf16> { using type = bfloat128; };
+template <> struct vector_of<std::int32_t> { using type = int64; };
+template <> struct vector_of<std::uint32_t> { using type = uint64; };
+template <> struct vector_of<std::int16_t> { using type = short128; };
+template <> struct vector_of<std::uint16_t> { using type = ushort128; };
+template <> struct vector_of<std::int8_t> { using type = char256; };
+template <> struct vector_of<std::uint8_t> { using type = uchar256; };
+template <typename S> using vector_of_t = typename vector_of<S>::type;
+template <typename S> using lane_math_of_t = std::conditional_t<std::is_same_v<S, bf16>, float, S>;
+}  // namespace detail
+TESSERA_TPC_G_S_CONVERT_EXACT(i8, std::int8_t, f32, float)
+TESSERA_TPC_G_S_CONVERT_EXACT(i8, std::int8_t, bf16, bf16)
+TESSERA_TPC_G_S_CONVERT_EXACT(i8, std::int8_t, i32, std::int32_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i8, std::int8_t, u32, std::uint32_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i8, std::int8_t, i16, std::int16_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i8, std::int8_t, u16, std::uint16_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i8, std::int8_t, u8, std::uint8_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(u8, std::uint8_t, f32, float)
+TESSERA_TPC_G_S_CONVERT_EXACT(u8, std::uint8_t, bf16, bf16)
+TESSERA_TPC_G_S_CONVERT_EXACT(u8, std::uint8_t, i32, std::int32_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(u8, std::uint8_t, u32, std::uint32_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(u8, std::uint8_t, i16, std::int16_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(u8, std::uint8_t, u16, std::uint16_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(u8, std::uint8_t, i8, std::int8_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i16, std::int16_t, f32, float)
+TESSERA_TPC_G_S_CONVERT_RM(i16, std::int16_t, bf16, bf16)
+TESSERA_TPC_G_S_CONVERT_EXACT(i16, std::int16_t, i32, std::int32_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i16, std::int16_t, u32, std::uint32_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i16, std::int16_t, u16, std::uint16_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i16, std::int16_t, i8, std::int8_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(i16, std::int16_t, u8, std::uint8_t)
+TESSERA_TPC_G_S_CONVERT_RM(u16, std::uint16_t, bf16, bf16)
+TESSERA_TPC_G_S_CONVERT_RM(i32, std::int32_t, f32, float)
+TESSERA_TPC_G_S_CONVERT_RM(i32, std::int32_t, bf16, bf16)
+TESSERA_TPC_G_S_CONVERT_RM(i32, std::int32_t, u32, std::uint32_t)
+TESSERA_TPC_G_S_CONVERT_EXACT(bf16, bf16, f32, float)
+TESSERA_TPC_G_S_CONVERT_RM(bf16, bf16, i16, std::int16_t)
+TESSERA_TPC_G_S_CONVERT_RM(bf16, bf16, i8, std::int8_t)
+TESSERA_TPC_G_S_CONVERT_RM(f32, float, bf16, bf16)
+TESSERA_TPC_G_S_CONVERT_RM(f32, float, i32, std::int32_t)
+TESSERA_TPC_G_S_CONVERT_RM(f32, float, i16, std::int16_t)
+TESSERA_TPC_G_S_CONVERT_RM(f32, float, i8, std::int8_t)
+#undef TESSERA_TPC_G_S_CONVERT_RM
+#undef TESSERA_TPC_G_S_CONVERT_EXACT
+#undef TESSERA_TPC_G_S_CONVERT
+
+// ---- special-function tables (GET_LUT_ENTRY_AND_INTERVAL_START, LOOKUP_1C / LOOKUP_2C) ----
+// The function ids, variants and lookup types of tpc-special.h / tpc-defs.h, so kernels that use
+// them build. What these instructions return comes from Habana's special-function lookup tables
+// (interval numbering and polynomial coefficients per function), which are not public: running
+// one is a UserError naming the intrinsic and the table, pointing at the special functions of
+// spec 000 §2.6.2 (v_sin_f32, ...) that compute the same functions.
+enum e_function_id : int {
+  e_fp32_tanh = 0, e_fp32_rsqrt = 1, e_fp32_log2 = 2, e_i8_sqrt = 3, e_u16_sqrt = 4,
+  e_u32_power4 = 5, e_i8_sqrt_c0 = 6, e_u16_sqrt_c0 = 7, e_fp32_sqrt = 128, e_fp32_rcp = 129,
+  e_fp32_sin_cos = 130, e_bf16_rcp_scalar_m7 = 131, e_bf16_sin_cos_scalar_m7 = 132,
+  e_bf16_sin_cos_linear_m6 = 133, e_bf16_sin_cos_poly2_m6_c2c1 = 134,
+  e_bf16_sin_cos_poly2_m6_c0 = 135, e_bf16_log2_linear_interleaved_m5 = 136, e_fp32_pow2 = 256,
+  e_bf16_tanh = 257, e_i16_tanh = 258, e_i16_sigmoid = 259, e_i16_exp_neg = 260, e_i16_rcp = 261,
+  e_bf16_rsqrt = 384, e_bf16_log2 = 385, e_bf16_sqrt = 386, e_bf16_rcp = 387,
+  e_bf16_sin_cos = 388, e_bf16_pow2 = 389, e_i8_tanh = 390
+};
+enum e_func_variant : int {
+  e_func_variant_default = 0,
+  e_func_variant_tanh = 1,
+  e_func_variant_sqrt_rsqrt = 2,
+  e_func_variant_sin_cos = 3
+};
+enum e_lookup_data_type : int { e_lookup_fp32 = 0, e_lookup_bv16 = 1 };
+enum : int {
+  SW_LUT_TANH = 0x1 << (5 + 8),
+  SW_LUT_SQRT_RSQRT = 0x2 << (5 + 8),
+  SW_LUT_SIN_COS = 0x3 << (5 + 8),
+  SW_LUT_LOG = 0x4 << (5 + 8),
+  SW_BV32 = 0x0 << 0,
+  SW_BV16 = 0x1 << 0,
+  SW_BV8_0 = 0x2 << 0,
+  SW_BV8_1 = 0x3 << 0,
+  SW_UPPER_HALF = 0x1 << 2,
+};
+namespace detail {
+[[noreturn]] void lookup_table_not_public(const char* intrinsic, int function_or_switches);
+}  // namespace detail
+inline uint64_float64 v_f32_get_lut_entry_and_interval_start_b(
+    const float64&, const std::int8_t, int switches = 0, const uint64_float64& = {},
+    bool = true, bool = false) {
+  detail::lookup_table_not_public("v_f32_get_lut_entry_and_interval_start_b", switches);
+}
+inline uint64_float64 v_f32_get_lut_entry_and_interval_start_vb(const float64&, const std::int8_t,
+                                                                int switches,
+                                                                const uint64_float64&,
+                                                                const bool64&, bool = false) {
+  detail::lookup_table_not_public("v_f32_get_lut_entry_and_interval_start_vb", switches);
+}
+inline ushort128_bfloat128 v_bf16_get_lut_entry_and_interval_start_b(
+    const bfloat128&, const std::int8_t, int switches = 0, const ushort128_bfloat128& = {},
+    bool = true, bool = false) {
+  detail::lookup_table_not_public("v_bf16_get_lut_entry_and_interval_start_b", switches);
+}
+inline float64 v_f32_lookup_1c(const uint64&, int fid, int, const float64&, bool = true,
+                               bool = false) {
+  detail::lookup_table_not_public("v_f32_lookup_1c", fid);
+}
+inline float64_pair_t v_f32_lookup_2c(const uint64&, int fid, int, const float64_pair_t&,
+                                      bool = true, bool = false) {
+  detail::lookup_table_not_public("v_f32_lookup_2c", fid);
+}
+inline bfloat128 v_bf16_lookup_1c(const ushort128&, int fid, int, const bfloat128&, bool = true,
+                                  bool = false) {
+  detail::lookup_table_not_public("v_bf16_lookup_1c", fid);
+}
+inline bfloat128_pair_t v_bf16_lookup_2c(const ushort128&, int fid, int, const bfloat128_pair_t&,
+                                         bool = true, bool = false) {
+  detail::lookup_table_not_public("v_bf16_lookup_2c", fid);
 }
 
 // ---- index registers (i_*): int5 arithmetic on the dimensions `dimmask` selects ----

@@ -21,14 +21,27 @@ inline constexpr bool is_vector_v = requires {
 
 // Bytes an element takes in the modeled local memory: a vector is 2048 bits and a bool256 256
 // bits, whatever its host object holds beside (the ready cycle).
+// Pairs of registers (float128, int64_float64_pair_t, ...) take both halves. Arrays take their
+// elements.
 template <typename T>
 constexpr std::size_t modeled_size() {
-  if constexpr (std::is_same_v<T, bool256>)
+  if constexpr (std::is_array_v<T>)
+    return std::extent_v<T> * modeled_size<std::remove_extent_t<T>>();
+  else if constexpr (std::is_base_of_v<bool256, T>)
     return 32;
   else if constexpr (requires { T::lanes; })
     return sizeof(T::v);
-  else
+  else if constexpr (requires(T x) {
+                       x.v1;
+                       x.v2;
+                     }) {
+    if constexpr (sizeof(T) == sizeof(T::v1) + sizeof(T::v2))
+      return modeled_size<decltype(T::v1)>() + modeled_size<decltype(T::v2)>();
+    else
+      return sizeof(T);
+  } else {
     return sizeof(T);
+  }
 }
 // Allocate / release an array in the instance's scalar (vector=false) or vector local memory:
 // `modeled_bytes` of the core's memory (capacity faults), `host_bytes` of host storage.

@@ -127,12 +127,25 @@ struct alignas(64) vec {
   friend vec operator^(const vec& a, const vec& b) requires std::is_integral_v<T> {
     return zip(a, b, [](auto x, auto y) { return x ^ y; });
   }
+  // Shifts as OpenCL vectors shift: the count is taken modulo the lane width (well defined for
+  // every count); `>>` is arithmetic on signed lanes.
+  friend vec operator<<(const vec& a, const vec& b) requires std::is_integral_v<T> {
+    return zip(a, b, [](auto x, auto y) {
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(static_cast<U>(x) << (y & (8 * sizeof(T) - 1))));
+    });
+  }
+  friend vec operator>>(const vec& a, const vec& b) requires std::is_integral_v<T> {
+    return zip(a, b, [](auto x, auto y) { return static_cast<T>(x >> (y & (8 * sizeof(T) - 1))); });
+  }
   friend vec operator~(const vec& a) requires std::is_integral_v<T> {
     return zip(a, a, [](auto x, auto) { return ~x; });
   }
   vec& operator+=(const vec& b) { return *this = *this + b; }
   vec& operator-=(const vec& b) { return *this = *this - b; }
   vec& operator*=(const vec& b) { return *this = *this * b; }
+  vec& operator&=(const vec& b) requires std::is_integral_v<T> { return *this = *this & b; }
+  vec& operator|=(const vec& b) requires std::is_integral_v<T> { return *this = *this | b; }
 
   template <typename X>
   static X wrap_add(X x, X y) {

@@ -25,6 +25,17 @@ using namespace tessera::tpc;  // NOLINT(google-global-names-in-headers): TPC-C'
 #define __local__ thread_local
 #endif
 #define __local __local__
+// tessera_add_tpc_kernels follows each program-scope `__local__ T name[...];` it recognises with
+// this record of the object's host and modeled sizes (section TESSERA_TPC_LOCAL_SIZE_SECTION),
+// so the object takes its modeled size in the core's local memory.
+#ifdef TESSERA_TPC_LOCAL_SIZE_SECTION
+#define TESSERA_TPC_MODELED_LOCAL(type, name)                                                   \
+  __attribute__((section(TESSERA_TPC_LOCAL_SIZE_SECTION), used)) static const                 \
+      ::tessera::tpc::FileLocalSize tessera_tpc_local_size_##name = {                          \
+          sizeof(name), ::tessera::tpc::detail::modeled_size<decltype(name)>(), alignof(decltype(name)), 0};
+#else
+#define TESSERA_TPC_MODELED_LOCAL(type, name)
+#endif
 
 // printf is TPC-C's (spec 000 §2.7.3; `#pragma tpc_printf(enable)` needs nothing else here), as
 // tpc-special.h makes it a macro over the built-in.

@@ -51,6 +51,7 @@ using TileToTensorMapping = std::vector<std::vector<Interval>>;
 
 class Graph {
  public:
+  using TileToTensorMapping = poplar::TileToTensorMapping;  // Poplar spells it Graph::...
   explicit Graph(const Target& target, replication_factor r = replication_factor(1));
   explicit Graph(const Device& device, replication_factor r = replication_factor(1));
   ~Graph();
@@ -132,6 +133,8 @@ class Graph {
   void setFieldSize(FieldRef field, std::size_t size);
   std::size_t getFieldSize(FieldRef field) const;
   void setPerfEstimate(const VertexRef& v, std::uint64_t cycles, std::uint64_t flops = 0);
+  // Poplar's earlier name for setPerfEstimate (graphcore/examples' tut7 still calls it).
+  void setCycleEstimate(const VertexRef& v, std::uint64_t cycles) { setPerfEstimate(v, cycles); }
   void registerPerfEstimator(StringRef vertexTypeName, PerfEstimateFunc f);
 
   // Compiles a codelet source with the host C++ compiler (or loads a popc .gp file) when the

@@ -19,6 +19,7 @@
 #include "builtin_vertices.h"
 #include "codelets.h"
 #include "engine_state.h"
+#include "pva_report.h"
 #include "tessera/core/log.h"
 #include "tessera/profile/profile.h"
 #include "tessera/sim/cost_model.h"
@@ -405,6 +406,8 @@ class Compiler {
     // No estimator: the bytes the fields touch at the preset's per-worker rate.
     std::uint64_t overhead = param("ipu.vertex_overhead_cycles");
     std::uint64_t bpc = param("ipu.vertex_bytes_per_cycle");
+    // A MultiVertex's workers share the work; a supervisor issues every cycle, so its estimate
+    // at one worker's rate is already tile cycles.
     std::uint64_t share = type.desc.multi_vertex ? e_.target->workers : 1;
     return overhead + ceil_div(touched, bpc * share);
   }
@@ -445,7 +448,8 @@ class Compiler {
 
   // Vertices to worker contexts (spec 001 §7.1.1): a Vertex takes the least-loaded worker; a
   // MultiVertex runs on every worker. A worker issues every `workers`-th cycle, so the tile's
-  // compute is workers x the busiest worker's cycles.
+  // compute is workers x the busiest worker's cycles. A SupervisorVertex holds every slot while
+  // it runs, so its estimate is tile cycles: a 1/workers share of it on each slot.
   void schedule_workers(CompiledComputeSet& cs) {
     unsigned workers = e_.target->workers;
     std::map<unsigned, std::vector<std::size_t>> by_tile;
@@ -455,9 +459,10 @@ class Compiler {
       std::vector<std::uint64_t> load(workers, 0);
       for (std::size_t i : list) {
         const auto& cv = cs.vertices[i];
-        if (cv.type->desc.multi_vertex) {
+        if (cv.type->desc.multi_vertex || cv.type->desc.supervisor) {
           std::uint64_t start = *std::max_element(load.begin(), load.end());
-          std::fill(load.begin(), load.end(), start + cv.cycles);
+          std::uint64_t slot = cv.type->desc.supervisor ? ceil_div(cv.cycles, workers) : cv.cycles;
+          std::fill(load.begin(), load.end(), start + slot);
         } else {
           *std::min_element(load.begin(), load.end()) += cv.cycles;
         }
@@ -1586,6 +1591,8 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
                                 "debug.instrumentCompute",
                                 "debug.instrumentExternalExchange",
                                 "debug.computeInstrumentationLevel",
+                                // Tessera always keeps debug names (the summary prints them).
+                                "debug.retainDebugInformation",
                                 "autoReport.all",
                                 "autoReport.directory",
                                 "autoReport.outputGraphProfile",
@@ -1626,8 +1633,11 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
   detail::Runner runner(e);
   for (const auto& p : e.programs) runner.prepare(*p.tesseraNode());
   compiler.add_builtin_vertices_and_layout();
-  if (auto_report(e, "autoReport.outputGraphProfile"))
-    save_profile(e, "graph.json", detail::graph_profile(e));
+  if (auto_report(e, "autoReport.outputGraphProfile")) {
+    auto profile = detail::graph_profile(e);
+    save_profile(e, "graph.json", profile);
+    save_profile(e, "profile.pop", pva::detail::report_json(profile, nlohmann::json()));
+  }
   tessera::log(tessera::LogLevel::info, "ipu", "Engine: {} vertices in {} compute sets on {} tiles",
                e.graph->vertices.size(), e.compute_sets.size(), e.tiles);
 }
@@ -1672,8 +1682,11 @@ void Engine::run(unsigned prog, const std::string&) {
   detail::Runner(e).run(e.programs[prog]);
   ++e.runs;
   e.device->synchronize();
-  if (auto_report(e, "autoReport.outputExecutionProfile"))
-    save_profile(e, "execution.json", detail::execution_profile(e));
+  if (auto_report(e, "autoReport.outputExecutionProfile")) {
+    auto exec = detail::execution_profile(e);
+    save_profile(e, "execution.json", exec);
+    save_profile(e, "profile.pop", pva::detail::report_json(detail::graph_profile(e), exec));
+  }
 }
 
 namespace {
@@ -1876,6 +1889,12 @@ void Engine::resetExecutionProfile() {
 }
 void Engine::printProfileSummary(std::ostream& out, const OptionFlags& opts) const {
   detail::print_profile_summary(*state_, out, opts);
+}
+
+pva::Report Engine::getReport(bool reportExecution) const {
+  auto exec = reportExecution ? detail::execution_profile(*state_) : nlohmann::json();
+  return pva::Report(pva::detail::report_from_json(
+      pva::detail::report_json(detail::graph_profile(*state_), exec), "the Engine's report"));
 }
 
 ProfileValue Engine::getGraphProfile() const {

@@ -207,7 +207,8 @@ void Executable::serialize(std::ostream& out) const {
                  {"exchangeBytesPerCycle", t.exchange_bytes_per_cycle},
                  {"syncCycles", t.sync_cycles},
                  {"hostSyncCycles", t.host_sync_cycles},
-                 {"clockHz", t.clock_hz}};
+                 {"clockHz", t.clock_hz},
+                 {"type", static_cast<int>(t.type)}};
   j["replication"] = {{"factor", g.replication_factor},
                       {"replicaTiles", g.replica_tiles},
                       {"topLevel", g.replicated_top_level}};
@@ -314,6 +315,12 @@ std::shared_ptr<detail::TargetState> target_from_json(const json& t) {
   s->sync_cycles = t.at("syncCycles").get<unsigned>();
   s->host_sync_cycles = t.at("hostSyncCycles").get<unsigned>();
   s->clock_hz = t.at("clockHz").get<double>();
+  int type = t.value("type", static_cast<int>(TargetType::IPU_MODEL));
+  if (type < static_cast<int>(TargetType::IPU) || type > static_cast<int>(TargetType::CPU))
+    throw parse_error(fmt::format("executable: target type {} is none of IPU (0), IPU_MODEL (1), "
+                                  "CPU (2); the file is damaged",
+                                  type));
+  s->type = static_cast<TargetType>(type);
   spec->core_count.value = s->tiles_per_ipu;
   spec->clock_hz.value = s->clock_hz;
   for (auto& m : spec->memories)

@@ -25,6 +25,7 @@ struct TargetState {
   std::shared_ptr<const tessera::arch::MachineSpec> spec;
   std::string arch;    // "ipu1", "ipu2" (or the preset name)
   std::string preset;  // the preset name or JSON path it was loaded from
+  TargetType type = TargetType::IPU_MODEL;
   unsigned num_ipus = 1;
   unsigned tiles_per_ipu = 0;
   unsigned num_tiles = 0;  // all IPUs, or a virtual graph's tiles

@@ -339,6 +339,47 @@ void reduceWithOutput(poplar::Graph& graph, const Tensor& in, const Tensor& out,
   reduce_into(graph, in, out, dims, params, prog, dc);
 }
 
+namespace {
+// The compute sets of a program made only of Sequences and Executes, in run order.
+void append_compute_sets(const poplar::program::Program& p, std::vector<poplar::ComputeSet>& out) {
+  const auto& n = *p.tesseraNode();
+  if (n.kind == poplar::program::NodeKind::sequence) {
+    for (const auto& c : n.children) append_compute_sets(c, out);
+  } else if (n.kind == poplar::program::NodeKind::execute) {
+    out.push_back(poplar::ComputeSet(n.compute_set));
+  } else {
+    throw poputil::poplibs_error(
+        "popops::reduce with a vector of compute sets: this reduction also needs programs other "
+        "than compute sets (a copy or a cast of the scale tensor); pass a Sequence instead");
+  }
+}
+}  // namespace
+
+Tensor reduce(poplar::Graph& graph, const Tensor& in, const poplar::Type& outType,
+              const std::vector<std::size_t>& dims, ReduceParams params,
+              std::vector<poplar::ComputeSet>& css, const poplar::DebugContext& dc,
+              const poplar::OptionFlags& options) {
+  poplar::program::Sequence seq;
+  Tensor out = reduce(graph, in, outType, dims, std::move(params), seq, dc, options);
+  append_compute_sets(seq, css);
+  return out;
+}
+
+Tensor reduce(poplar::Graph& graph, const Tensor& in, const std::vector<std::size_t>& dims,
+              ReduceParams params, std::vector<poplar::ComputeSet>& css,
+              const poplar::DebugContext& dc, const poplar::OptionFlags& options) {
+  return reduce(graph, in, in.elementType(), dims, std::move(params), css, dc, options);
+}
+
+void reduceWithOutput(poplar::Graph& graph, const Tensor& in, const Tensor& out,
+                      const std::vector<std::size_t>& dims, ReduceParams params,
+                      std::vector<poplar::ComputeSet>& css, const poplar::DebugContext& dc,
+                      const poplar::OptionFlags& options) {
+  poplar::program::Sequence seq;
+  reduceWithOutput(graph, in, out, dims, std::move(params), seq, dc, options);
+  append_compute_sets(seq, css);
+}
+
 void reduceMany(poplar::Graph& graph, const std::vector<SingleReduceOp>& reductions,
                 std::vector<Tensor>& outputs, poplar::program::Sequence& prog,
                 const poplar::DebugContext& dc, const poplar::OptionFlags& options) {

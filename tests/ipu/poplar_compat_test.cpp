@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 #include <fstream>
 #include <vector>
 
@@ -392,6 +394,28 @@ TEST(PoplarCompat, ScaledAddAndSubtractWithScaleTensors) {
   EXPECT_EQ(read_floats(engine, "out", 12),
             (std::vector<float>{7, 14, 21, 28, -4, -9, -14, -19, 9, 8, 7, 6}));
   EXPECT_THROW(popops::scaledSubtractFrom(g, c, b, b, prog), poputil::poplibs_error);
+}
+
+TEST(PoplarCompat, StreamCopyStepsReportTheBytesTheyMove) {
+  // A host stream moves each byte once: the step's "Total Data" is the stream's size.
+  Device dev = ipu_test::model_device(4);
+  Graph g(dev.getTarget());
+  Tensor x = g.addVariable(FLOAT, {300}, VariableMappingMethod::LINEAR);
+  Tensor y = g.addVariable(FLOAT, {300}, VariableMappingMethod::LINEAR);
+  DataStream in = g.addHostToDeviceFIFO("in", FLOAT, 300);
+  Sequence prog(Copy(in, x), Copy(x, y.reverse(0)));
+  Engine engine(g, prog);
+  engine.load(dev);
+  std::vector<float> h(300, 1.0f);
+  engine.connectStream(in, h.data());
+  engine.run();
+  std::ostringstream out;
+  engine.printProfileSummary(out, {{"showExecutionSteps", "true"}, {"colours", "false"}});
+  std::smatch m;
+  std::string text = out.str();
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(StreamCopy[^\n]*\n(?:[^\n]*\n)*?\s*Total Data:\s*([0-9,]+))")))
+      << text;
+  EXPECT_EQ(m[1].str(), "1,200");
 }
 
 }  // namespace

@@ -814,9 +814,11 @@ class Runner {
         "exchange", std::accumulate(exchange.begin(), exchange.end(), std::uint64_t{0}) / 2);
   }
 
+  // `exchange` counts a byte that crosses tiles on both of them (both_ends) or, for host and
+  // Streaming Memory copies, once on the tile that sends or receives it.
   void account(const program::Node* n, std::uint64_t cycles, std::uint64_t start,
                std::span<const std::uint64_t> compute, std::span<const std::uint64_t> exchange,
-               const TypeStats* cs) {
+               const TypeStats* cs, bool both_ends = true) {
     auto& s = e_.steps[e_.step_index.at(n)];
     if (s.executions++ == 0) {
       s.first_start = start;
@@ -834,7 +836,7 @@ class Runner {
       s.active_tiles = active;
       s.tile_balance = peak ? double(sum) / (double(peak) * e_.tiles) : 0;
       s.active_tile_balance = peak && active ? double(sum) / (double(peak) * active) : 0;
-      s.data_bytes = dsum / 2;
+      s.data_bytes = both_ends ? dsum / 2 : dsum;
       s.data_balance = dpeak ? double(dsum) / (double(dpeak) * e_.tiles) : 0;
       s.thread_balance = cs ? cs->thread_balance : 0;
     }
@@ -1076,7 +1078,7 @@ class Runner {
     e_.host_cycles += cycles;
     const auto& ss =
         e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
-    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr);
+    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr, false);
     e_.sync_cycles += ss.sync;
     tessera::profile::KernelRecord rec;
     rec.name = "StreamCopy " + n.stream.handle();
@@ -1182,22 +1184,52 @@ class Runner {
     }
   }
 
-  std::vector<std::string> values_of(const Tensor& t) {
+  // The elements of t as text; `seven_decimals` prints floating ones as PrintTensor does.
+  std::vector<std::string> values_of(const Tensor& t, bool seven_decimals = false) {
     std::vector<std::string> values;
     std::size_t es = t.elementSize();
+    bool fixed = seven_decimals && t.elementType().isFloatingPoint();
     for (const auto& r : t.regions())
-      for (std::uint64_t b = r.begin; b < r.end; b += es)
-        values.push_back(
-            fmt::format("{}", element_as_double(e_.data[r.var].data() + b, t.elementType())));
+      for (std::uint64_t b = r.begin; b < r.end; b += es) {
+        double v = element_as_double(e_.data[r.var].data() + b, t.elementType());
+        values.push_back(fixed ? fmt::format("{:.7f}", v) : fmt::format("{}", v));
+      }
     return values;
   }
 
+  // Poplar's PrintTensor layout (Graphcore's tutorials show it): "name: [1.0000000 2.5000000]",
+  // floating values with seven decimals, a rank-n tensor as n levels of brackets, the inner
+  // ones on their own lines.
   void print(const program::Node& n) {
     auto views = g_.replica_views(n.a);
-    for (unsigned r = 0; r < views.size(); ++r)
+    for (unsigned r = 0; r < views.size(); ++r) {
+      std::string text;
+      std::size_t next = 0;
+      print_level(views[r].shape(), 0, values_of(views[r], true), next, text);
       std::cout << (n.name.empty() ? tensor_name(g_, n.a) : n.name)
-                << (views.size() > 1 ? fmt::format(" [replica {}]", r) : std::string()) << ": {"
-                << fmt::format("{}", fmt::join(values_of(views[r]), ",")) << "}\n";
+                << (views.size() > 1 ? fmt::format(" [replica {}]", r) : std::string()) << ": "
+                << text << "\n";
+    }
+  }
+  static void print_level(const std::vector<std::size_t>& shape, std::size_t dim,
+                          const std::vector<std::string>& values, std::size_t& next,
+                          std::string& out) {
+    if (dim == shape.size()) {
+      out += values.at(next++);
+      return;
+    }
+    bool inner = dim + 1 == shape.size();
+    std::string indent(dim + 1, ' ');
+    out += "[";
+    for (std::size_t i = 0; i < shape[dim]; ++i) {
+      if (inner)
+        out += i ? " " : "";
+      else
+        out += "\n" + indent;
+      print_level(shape, dim + 1, values, next, out);
+    }
+    if (!inner) out += "\n" + std::string(dim, ' ');
+    out += "]";
   }
 
   // The program asserts that a tensor is equal on every replica; Tessera checks it.
@@ -1277,7 +1309,7 @@ class Runner {
     e_.remote_cycles += cycles;
     const auto& ss =
         e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
-    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr);
+    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr, false);
     e_.sync_cycles += ss.sync;
     tessera::profile::KernelRecord rec;
     rec.name = fmt::format("RemoteBufferCopy {}", info.handle);

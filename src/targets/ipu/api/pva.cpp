@@ -151,7 +151,7 @@ std::shared_ptr<const ReportData> report_from_json(const json& j, const std::str
 
 json report_json(const json& graph, const json& execution) {
   return {{"format", kReportFormat},
-          {"poplarVersion", TESSERA_POPLAR_VERSION},
+          {"poplarVersion", TESSERA_POPLAR_VERSION " (Tessera)"},
           {"graph", graph},
           {"execution", execution}};
 }

@@ -3,6 +3,7 @@
 // a tile range of their parent and share its contents (§2.4).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -99,8 +100,9 @@ class Graph {
   }
   template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
   void setInitialValue(const Tensor& t, T value) {
-    std::vector<T> v(t.numElements(), value);
-    tesseraSetInitialValue(t, v.data(), v.size(), hostType<T>(), sizeof(T));
+    std::unique_ptr<T[]> v(new T[t.numElements()]);  // not a vector: vector<bool> has no data()
+    std::fill_n(v.get(), t.numElements(), value);
+    tesseraSetInitialValue(t, v.get(), t.numElements(), hostType<T>(), sizeof(T));
   }
   // Vertex state (plain members and Vector<T> members).
   template <typename T, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>

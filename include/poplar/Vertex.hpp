@@ -182,12 +182,22 @@ class InOut : public Output<T> {
 };
 
 // ---- vectors of elements ----
+// `x->size()` reaches the vector as Poplar's field types allow.
 template <typename T, VectorLayout L, unsigned A, bool I>
-class Input<Vector<T, L, A, I>> : public detail::VectorView<const T> {};
+class Input<Vector<T, L, A, I>> : public detail::VectorView<const T> {
+ public:
+  const detail::VectorView<const T>* operator->() const { return this; }
+};
 template <typename T, VectorLayout L, unsigned A, bool I>
-class Output<Vector<T, L, A, I>> : public detail::VectorView<T> {};
+class Output<Vector<T, L, A, I>> : public detail::VectorView<T> {
+ public:
+  const detail::VectorView<T>* operator->() const { return this; }
+};
 template <typename T, VectorLayout L, unsigned A, bool I>
-class InOut<Vector<T, L, A, I>> : public detail::VectorView<T> {};
+class InOut<Vector<T, L, A, I>> : public detail::VectorView<T> {
+ public:
+  const detail::VectorView<T>* operator->() const { return this; }
+};
 
 template <typename T, VectorListLayout L, unsigned A, bool I>
 class Input<VectorList<T, L, A, I>> : public detail::ListView<detail::VectorView<const T>> {};

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <poplar/DeviceManager.hpp>
+#include <poplar/Executable.hpp>
 #include <poplar/Engine.hpp>
 #include <poplar/Graph.hpp>
 #include <poplar/IPUModel.hpp>
@@ -416,6 +417,43 @@ TEST(PoplarCompat, StreamCopyStepsReportTheBytesTheyMove) {
   ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(StreamCopy[^\n]*\n(?:[^\n]*\n)*?\s*Total Data:\s*([0-9,]+))")))
       << text;
   EXPECT_EQ(m[1].str(), "1,200");
+}
+
+TEST(PoplarCompat, ExecutablesWithPopLibsCodeletsDeserialize) {
+  // graphcore/examples' advanced_example saves an executable that uses popops and loads it.
+  Device dev = ipu_test::model_device(4);
+  std::stringstream saved;
+  std::uint64_t cycles_before = 0;
+  std::vector<float> before;
+  {
+    Graph g(dev.getTarget());
+    popops::addCodelets(g);
+    g.addCodelets(ipu_test::kCodelets);
+    Tensor x = g.addVariable(FLOAT, {4, 2}, VariableMappingMethod::LINEAR);
+    g.setInitialValue(x, ArrayRef<float>({1, 4, 2, 3, 3, 2, 4, 1}));
+    Sequence prog;
+    Tensor y = popops::map(g, pe::_1 * pe::_1, {x}, prog);
+    Tensor r = popops::reduce(g, y, {1}, popops::Operation::ADD, prog);
+    ComputeSet cs = g.addComputeSet("scale");
+    VertexRef v = g.addVertex(cs, "Scale", {{"data", r}});
+    g.setInitialValue(v["factor"], 0.5f);
+    g.setTileMapping(v, 0);
+    prog.add(Execute(cs));
+    g.createHostRead("r", r);
+    Executable exe = compileGraph(g, {prog});
+    exe.serialize(saved);
+    Engine engine(compileGraph(g, {prog}));
+    engine.load(dev);
+    engine.run();
+    before = read_floats(engine, "r", 4);
+    cycles_before = engine.tesseraTotalCycles();
+  }
+  Engine engine(Executable::deserialize(saved));
+  engine.load(dev);
+  engine.run();
+  EXPECT_EQ(read_floats(engine, "r", 4), (std::vector<float>{8.5f, 6.5f, 6.5f, 8.5f}));
+  EXPECT_EQ(read_floats(engine, "r", 4), before);
+  EXPECT_EQ(engine.tesseraTotalCycles(), cycles_before);
 }
 
 }  // namespace

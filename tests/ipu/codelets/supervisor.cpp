@@ -20,7 +20,7 @@ class CountUpOnAWorker : public Vertex {
   InOut<Vector<int>> counts;
 
   bool compute() {
-    for (auto& c : counts) c = next_count(c);
+    for (unsigned i = 0; i < counts->size(); ++i) counts[i] = next_count(counts[i]);
     return true;
   }
 };

@@ -16,6 +16,7 @@
 #include <functional>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <poplar/exceptions.hpp>
@@ -530,13 +531,34 @@ void add_codelets(GraphState& graph, const std::string& path, CodeletFileType ty
   graph.libraries.push_back(lib);
 }
 
+namespace {
+std::atomic<BuiltinDescLookup> g_builtin_lookup{nullptr};
+}  // namespace
+
+void set_builtin_desc_lookup(BuiltinDescLookup lookup) {
+  g_builtin_lookup = lookup;
+}
+
+const abi::VertexTypeDesc* builtin_desc(std::string_view base) {
+  BuiltinDescLookup lookup = g_builtin_lookup;
+  return lookup ? lookup(base) : nullptr;
+}
+
+const char* intern_name(const std::string& name) {
+  static std::mutex m;
+  static std::set<std::string> names;
+  std::lock_guard<std::mutex> lock(m);
+  return names.insert(name).first->c_str();
+}
+
 bool add_builtin_vertex_type(GraphState& graph, const std::string& name,
-                             const abi::VertexTypeDesc& desc) {
+                             const abi::VertexTypeDesc& desc, const char* base) {
   std::string n = normalise_type_name(name);
   if (graph.type_index.count(n)) return false;
   VertexType vt;
   vt.name = n;
   vt.desc = desc;
+  if (base) vt.builtin_base = base;
   vt.fields.assign(desc.fields, desc.fields + desc.field_count);
   for (auto c = desc.constraints; c != nullptr && *c != nullptr; ++c)
     vt.constraints.emplace_back(*c);

@@ -168,6 +168,10 @@ std::vector<unsigned> words(double v) {
 }
 
 }  // namespace
+std::vector<const abi::VertexTypeDesc*> popnn_descs() {
+  return {&pool_desc(), &rand_desc()};
+}
+
 }  // namespace tessera::ipu::poplibs
 
 namespace popnn {

@@ -138,14 +138,18 @@ const char* op_name(Operation op) {
   return names[unsigned(op)];
 }
 
-std::string reduce_vertex(Graph& graph, Operation op, Type in, Type out, bool update = false) {
-  std::string name = templated(update ? "popops::ReduceUpdate" : "popops::Reduce",
-                               {std::string("popops::") + op_name(op), type_arg(in), type_arg(out)});
+const abi::VertexTypeDesc& reduce_desc(bool update) {
   static const abi::VertexTypeDesc plain =
       poplar::detail::describe_vertex<ReduceOut>("popops::Reduce", kReduceFields, 3, kNone);
   static const abi::VertexTypeDesc updating = poplar::detail::describe_vertex<ReduceUpdate>(
       "popops::ReduceUpdate", kReduceUpdateFields, 3, kNone);
-  const abi::VertexTypeDesc& desc = update ? updating : plain;
+  return update ? updating : plain;
+}
+
+std::string reduce_vertex(Graph& graph, Operation op, Type in, Type out, bool update = false) {
+  std::string name = templated(update ? "popops::ReduceUpdate" : "popops::Reduce",
+                               {std::string("popops::") + op_name(op), type_arg(in), type_arg(out)});
+  const abi::VertexTypeDesc& desc = reduce_desc(update);
   unsigned in_type = in.tesseraId();
   bool costly = op == Operation::LOG_ADD;
   // Per worker: its share of the outputs, each a loop over its partials in 64-bit vectors
@@ -297,6 +301,10 @@ const abi::VertexTypeDesc& cumsum_desc() {
   static const abi::VertexTypeDesc cum = poplar::detail::describe_vertex<CumSumVertex>(
       "popops::CumulativeSum", kCumSumFields, 2, kNone);
   return cum;
+}
+
+std::vector<const abi::VertexTypeDesc*> reduce_descs() {
+  return {&reduce_desc(false), &reduce_desc(true), &cumsum_desc()};
 }
 
 }  // namespace tessera::ipu::poplibs

@@ -155,19 +155,23 @@ poplar::VertexPerfEstimate copy_estimate(const poplar::VertexIntrospector& v, co
 
 enum class SliceMode { slice, update, update_add };
 
-std::string slice_vertex(Graph& g, SliceMode mode, Type t) {
+const abi::VertexTypeDesc& slice_desc(SliceMode mode) {
   static const abi::VertexTypeDesc s = poplar::detail::describe_vertex<SliceVertex>(
       "popops::DynamicSlice2D", kSliceFields, 4, kNone);
   static const abi::VertexTypeDesc u = poplar::detail::describe_vertex<UpdateVertex>(
       "popops::DynamicUpdateSlice2D", kUpdateFields, 4, kNone);
   static const abi::VertexTypeDesc a = poplar::detail::describe_vertex<UpdateAddVertex>(
       "popops::MultiUpdateAdd", kUpdateAddFields, 5, kNone);
+  return mode == SliceMode::slice ? s : mode == SliceMode::update ? u : a;
+}
+
+std::string slice_vertex(Graph& g, SliceMode mode, Type t) {
   const char* base = mode == SliceMode::slice    ? "popops::DynamicSlice2D"
                      : mode == SliceMode::update ? "popops::DynamicUpdateSlice2D"
                                                  : "popops::MultiUpdateAdd";
   std::string name = templated(base, {type_arg(t)});
   register_codelet(
-      g, name, mode == SliceMode::slice ? s : mode == SliceMode::update ? u : a,
+      g, name, slice_desc(mode),
       [mode, t](const poplar::VertexIntrospector& v, const poplar::Target& target) {
         if (mode != SliceMode::update_add)
           return copy_estimate(v, mode == SliceMode::update ? "slices" : "out");
@@ -248,6 +252,11 @@ const abi::VertexTypeDesc& sort_desc() {
   static const abi::VertexTypeDesc d =
       poplar::detail::describe_vertex<SortVertex>("popops::Sort", kSortFields, 3, kNone);
   return d;
+}
+
+std::vector<const abi::VertexTypeDesc*> slices_descs() {
+  return {&slice_desc(SliceMode::slice), &slice_desc(SliceMode::update),
+          &slice_desc(SliceMode::update_add), &sort_desc()};
 }
 
 }  // namespace tessera::ipu::poplibs

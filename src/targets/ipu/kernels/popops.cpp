@@ -344,21 +344,25 @@ void mapTensorLinearlyWithOffset(poplar::Graph& graph, const Tensor& t, unsigned
   graph.setTileMapping(t, calcLinearTileMapping(graph, t, offset, ascendingOrder));
 }
 
-unsigned transformTileIndex(unsigned tile, unsigned numTiles, unsigned offset, bool ascending) {
-  if (numTiles == 0 || tile >= numTiles)
+namespace {
+// The tile a mapping order (offset, direction) uses first; `index` checked against the tiles.
+unsigned first_tile(const char* fn, unsigned index, unsigned numTiles, unsigned offset,
+                    bool ascending) {
+  if (numTiles == 0 || index >= numTiles)
     throw poplibs_error(
-        fmt::format("transformTileIndex: tile {} of a target with {} tiles", tile, numTiles));
+        fmt::format("{}: tile or index {} of a target with {} tiles", fn, index, numTiles));
   offset %= numTiles;
-  unsigned first = ascending ? offset : numTiles - 1 - offset;
+  return ascending ? offset : numTiles - 1 - offset;
+}
+}  // namespace
+
+unsigned transformTileIndex(unsigned tile, unsigned numTiles, unsigned offset, bool ascending) {
+  unsigned first = first_tile("transformTileIndex", tile, numTiles, offset, ascending);
   return ascending ? (tile + numTiles - first) % numTiles : (first + numTiles - tile) % numTiles;
 }
 
 unsigned invTransformTileIndex(unsigned tile, unsigned numTiles, unsigned offset, bool ascending) {
-  if (numTiles == 0 || tile >= numTiles)
-    throw poplibs_error(
-        fmt::format("invTransformTileIndex: index {} of a target with {} tiles", tile, numTiles));
-  offset %= numTiles;
-  unsigned first = ascending ? offset : numTiles - 1 - offset;
+  unsigned first = first_tile("invTransformTileIndex", tile, numTiles, offset, ascending);
   return ascending ? (first + tile) % numTiles : (first + numTiles - tile) % numTiles;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -335,12 +336,19 @@ TEST(PoplarCompat, ArgMaxAndAccuracyCountAcrossSteps) {
                                      popnn::CROSS_ENTROPY_LOSS)));
   g.createHostRead("idx", concat({am, at, numCorrect}));
   g.createHostRead("min", mn);
+  g.createHostRead("loss", concat(loss, deltas.flatten()));
   Engine engine(g, prog);
   engine.load(dev);
   engine.run();
   EXPECT_EQ(ipu_test::read<unsigned>(engine, "idx", 7),
             (std::vector<unsigned>{1, 0, 3, 0, 1, 0, 2}));
   EXPECT_EQ(read_floats(engine, "min", 3), (std::vector<float>{0.1f, 0.1f, 0.0f}));
+  auto ld = read_floats(engine, "loss", 15);
+  EXPECT_NEAR(ld[0], -std::log(0.6f), 1e-6);
+  EXPECT_NEAR(ld[1], -std::log(0.4f), 1e-6);
+  EXPECT_EQ(ld[2], 0.0f);  // a masked label has no loss ...
+  EXPECT_NEAR(ld[3 + 1], 0.6f - 1.0f, 1e-6);
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(ld[3 + 8 + c], 0.0f);  // ... and no deltas
   Tensor bad = g.addVariable(FLOAT, {1}, VariableMappingMethod::LINEAR);
   EXPECT_THROW(popnn::calcAccuracy(g, probs, labels, bad), poputil::poplibs_error);
 }

@@ -549,16 +549,21 @@ void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expecte
   Tensor labels = expected.elementType() == poplar::INT
                       ? expected
                       : popops::cast(graph, expected, poplar::INT, prog, {dc, "labels"});
-  // one-hot(label) as the outputs' type, then deltas = p - onehot.
+  // one-hot(label) as the outputs' type, then deltas = p - onehot; a row whose label is
+  // MASKED_LABEL_CODE (-1 as an int) has no loss and no deltas.
   Tensor onehot = popops::map(graph, pe::Cast(pe::Equal(pe::_1, pe::_2), t),
                               {iota, labels.reshape({B, 1})}, prog, {dc, "onehot"});
-  popops::mapWithOutput(graph, pe::Sub(pe::_1, pe::_2), {outputs, onehot}, deltas, prog, {dc, "deltas"});
+  Tensor keep = popops::map(graph, pe::Cast(pe::NotEqual(pe::_1, pe::Const(int(MASKED_LABEL_CODE))), t),
+                            {labels}, prog, {dc, "unmasked"});
+  popops::mapWithOutput(graph, pe::Mul(pe::Sub(pe::_1, pe::_2), pe::_3),
+                        {outputs, onehot, keep.reshape({B, 1})}, deltas, prog, {dc, "deltas"});
   Tensor per;
   if (lossType == CROSS_ENTROPY_LOSS) {
     // -log of the labelled probability (clamped away from 0 as PopLibs' loss codelet does).
     Tensor picked = popops::map(graph, pe::Mul(pe::_1, pe::_2), {outputs, onehot}, prog, {dc, "picked"});
     Tensor p = popops::reduce(graph, picked, t, {1}, popops::Operation::ADD, prog, {dc, "p"});
-    per = popops::map(graph, pe::Neg(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t)))), {p}, prog, {dc, "xent"});
+    per = popops::map(graph, pe::Mul(pe::Neg(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t)))), pe::_2),
+                      {p, keep}, prog, {dc, "xent"});
   } else {
     per = popops::reduce(graph, deltas, t, {1}, {popops::Operation::SQUARE_ADD, 0.5f}, prog, {dc, "sumSquared"});
   }

@@ -10,6 +10,10 @@ class Device {
  public:
   Device() = default;
   explicit Device(Target target, unsigned id = 0) : target_(std::move(target)), id_(id) {}
+  // A device of Target::createCPUTarget() (Poplar's older tutorials run on it).
+  static Device createCPUDevice(unsigned numIPUs = 1) {
+    return Device(Target::createCPUTarget(false, numIPUs));
+  }
   const Target& getTarget() const { return target_; }
   unsigned getId() const { return id_; }
   bool attach() {

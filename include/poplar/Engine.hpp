@@ -15,6 +15,7 @@
 #include <poplar/OptionFlags.hpp>
 #include <poplar/ProfileValue.hpp>
 #include <poplar/Program.hpp>
+#include <pva/pva.hpp>
 
 namespace tessera::profile {
 struct Profile;
@@ -73,6 +74,11 @@ class Engine {
   // serves that replica only.
   void connectStream(StringRef handle, void* p);
   void connectStream(StringRef handle, void* begin, void* end);  // circular buffer
+  // The same, naming the stream by the DataStream that Graph::add*FIFO returned.
+  void connectStream(const DataStream& stream, void* p) { connectStream(stream.handle(), p); }
+  void connectStream(const DataStream& stream, void* begin, void* end) {
+    connectStream(stream.handle(), begin, end);
+  }
   void connectStreamToCallback(StringRef handle, StreamCallbackHandle f);
   void connectStreamToCallback(StringRef handle, std::function<void(void*)> f);
   void connectStreamToCallback(StringRef handle, unsigned replicaId, StreamCallbackHandle f);
@@ -95,6 +101,8 @@ class Engine {
   // autoReport.outputExecutionProfile) "true", the Engine also saves them as graph.json (at
   // creation) and execution.json (after each run) in autoReport.directory (default ".").
   ProfileValue getGraphProfile() const;
+  // Both profiles as libpva's Report (the compilation only, without reportExecution).
+  pva::Report getReport(bool reportExecution = true) const;
   ProfileValue getExecutionProfile() const;
   void resetExecutionProfile();
 

@@ -3,6 +3,7 @@
 // a tile range of their parent and share its contents (§2.4).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -51,6 +52,7 @@ using TileToTensorMapping = std::vector<std::vector<Interval>>;
 
 class Graph {
  public:
+  using TileToTensorMapping = poplar::TileToTensorMapping;  // Poplar spells it Graph::...
   explicit Graph(const Target& target, replication_factor r = replication_factor(1));
   explicit Graph(const Device& device, replication_factor r = replication_factor(1));
   ~Graph();
@@ -98,8 +100,9 @@ class Graph {
   }
   template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
   void setInitialValue(const Tensor& t, T value) {
-    std::vector<T> v(t.numElements(), value);
-    tesseraSetInitialValue(t, v.data(), v.size(), hostType<T>(), sizeof(T));
+    std::unique_ptr<T[]> v(new T[t.numElements()]);  // not a vector: vector<bool> has no data()
+    std::fill_n(v.get(), t.numElements(), value);
+    tesseraSetInitialValue(t, v.get(), t.numElements(), hostType<T>(), sizeof(T));
   }
   // Vertex state (plain members and Vector<T> members).
   template <typename T, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
@@ -132,6 +135,8 @@ class Graph {
   void setFieldSize(FieldRef field, std::size_t size);
   std::size_t getFieldSize(FieldRef field) const;
   void setPerfEstimate(const VertexRef& v, std::uint64_t cycles, std::uint64_t flops = 0);
+  // Poplar's earlier name for setPerfEstimate (graphcore/examples' tut7 still calls it).
+  void setCycleEstimate(const VertexRef& v, std::uint64_t cycles) { setPerfEstimate(v, cycles); }
   void registerPerfEstimator(StringRef vertexTypeName, PerfEstimateFunc f);
 
   // Compiles a codelet source with the host C++ compiler (or loads a popc .gp file) when the

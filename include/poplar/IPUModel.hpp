@@ -21,6 +21,10 @@ class IPUModel {
   unsigned memoryBytesPerTile = 0;
   unsigned exchangeBytesPerCycle = 0;
   unsigned minIPUSyncDelay = 0;   // cycles of the on-chip sync between supersteps
+  // Poplar's model can add a sync delay that grows with the distance between tiles (AUTO).
+  // Tessera's sync costs minIPUSyncDelay with no distance term, so both settings time the same.
+  enum class RelativeSyncDelayType { NO_DELAY, AUTO };
+  RelativeSyncDelayType relativeSyncDelay = RelativeSyncDelayType::AUTO;
   unsigned globalSyncCycles = 0;  // cycles of a sync with the host
   double tileClockFrequency = 0;  // Hz
   bool compileIPUCode = false;

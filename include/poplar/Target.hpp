@@ -28,6 +28,10 @@ class Target {
   // name or a JSON preset path.
   static Target createIPUTarget(unsigned numIPUs, StringRef systemType,
                                 const OptionFlags& opts = {});
+  // Poplar's CPU target: the graph runs on the host as one tile per IPU, so a tensor or vertex
+  // is on tile 0 without a setTileMapping. Its tile figures are the ipu-mk2 preset's
+  // (TESSERA_IPU_PRESET overrides), so cycles are still modeled and reported.
+  static Target createCPUTarget(bool accurateHalf = false, unsigned numIPUs = 1);
 
   TargetType getTargetType() const;
   std::string getTargetArchString() const;  // "ipu1", "ipu2"

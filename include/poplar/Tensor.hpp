@@ -46,6 +46,9 @@ class Tensor {
   Tensor index(ArrayRef<std::size_t> indices) const;
   Tensor operator[](std::size_t i) const;
   Tensor reshape(ArrayRef<std::size_t> shape) const;
+  // Dimensions [beginIndex, endIndex) replaced by newDims (same number of elements).
+  Tensor reshapePartial(unsigned beginIndex, unsigned endIndex,
+                        ArrayRef<std::size_t> newDims) const;
   Tensor dimShuffle(ArrayRef<unsigned> permutation) const;
   Tensor dimRoll(unsigned dimIdx, unsigned newIdx = 0) const;
   Tensor transpose() const;
@@ -64,6 +67,8 @@ class Tensor {
   bool intersectsWith(const Tensor& other) const;
   bool isContiguous() const { return regions().size() <= 1; }
   bool containsAliases() const;
+  // Intervals of the flattened tensor, one list per run of consecutive memory, in order.
+  std::vector<std::vector<Interval>> getContiguousRegions() const;
 
   const std::vector<Region>& regions() const;
   std::size_t elementSize() const;

@@ -24,6 +24,14 @@ class Vertex {
   static constexpr bool tessera_multi_vertex = false;
 };
 
+// Runs on the tile's supervisor context, which holds every execution slot while no worker runs
+// (spec 001 §7.1.1): its cycle estimate is the tile's time. compute() takes no arguments.
+// Poplar marks its compute() __attribute__((target("supervisor"))), which addCodelets accepts.
+class SupervisorVertex {
+ public:
+  static constexpr bool tessera_multi_vertex = false;
+};
+
 // Its compute(unsigned workerId) runs once per worker context of the tile (spec 001 §3.3).
 class MultiVertex {
  public:
@@ -174,12 +182,22 @@ class InOut : public Output<T> {
 };
 
 // ---- vectors of elements ----
+// `x->size()` reaches the vector as Poplar's field types allow.
 template <typename T, VectorLayout L, unsigned A, bool I>
-class Input<Vector<T, L, A, I>> : public detail::VectorView<const T> {};
+class Input<Vector<T, L, A, I>> : public detail::VectorView<const T> {
+ public:
+  const detail::VectorView<const T>* operator->() const { return this; }
+};
 template <typename T, VectorLayout L, unsigned A, bool I>
-class Output<Vector<T, L, A, I>> : public detail::VectorView<T> {};
+class Output<Vector<T, L, A, I>> : public detail::VectorView<T> {
+ public:
+  const detail::VectorView<T>* operator->() const { return this; }
+};
 template <typename T, VectorLayout L, unsigned A, bool I>
-class InOut<Vector<T, L, A, I>> : public detail::VectorView<T> {};
+class InOut<Vector<T, L, A, I>> : public detail::VectorView<T> {
+ public:
+  const detail::VectorView<T>* operator->() const { return this; }
+};
 
 template <typename T, VectorListLayout L, unsigned A, bool I>
 class Input<VectorList<T, L, A, I>> : public detail::ListView<detail::VectorView<const T>> {};
@@ -327,6 +345,7 @@ abi::VertexTypeDesc describe_vertex(const char* name, const abi::FieldDesc* fiel
   d.size = sizeof(C);
   d.align = alignof(C);
   d.multi_vertex = std::is_base_of_v<MultiVertex, C>;
+  d.supervisor = std::is_base_of_v<SupervisorVertex, C>;
   d.external = external_codelet<C>();
   d.constraints = constraints;
   d.construct = [](void* p) { new (p) C(); };

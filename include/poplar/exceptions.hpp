@@ -9,27 +9,37 @@
 
 namespace poplar {
 
+// A program may throw poplar_error itself (Graphcore's examples do). Tessera's own errors are
+// std::exceptions through tessera::UserError / DeviceFault; a bare poplar_error is not one.
 class poplar_error {
  public:
+  explicit poplar_error(const std::string& message) : type("poplar_error"), message_(message) {}
+  explicit poplar_error(const char* message) : poplar_error(std::string(message ? message : "")) {}
   virtual ~poplar_error() = default;
-  virtual const char* what() const noexcept = 0;
+  virtual const char* what() const noexcept { return message_.c_str(); }
   std::string type;  // the error class's name
 
  protected:
-  explicit poplar_error(std::string t) : type(std::move(t)) {}
+  struct Kind {
+    std::string name;
+  };
+  explicit poplar_error(Kind k) : type(std::move(k.name)) {}
+
+ private:
+  std::string message_;
 };
 
 #define TESSERA_POPLAR_USER_ERROR(name)                                                   \
   class name : public ::tessera::UserError, public poplar_error {                         \
    public:                                                                                \
-    explicit name(const std::string& m) : ::tessera::UserError(m), poplar_error(#name) {} \
+    explicit name(const std::string& m) : ::tessera::UserError(m), poplar_error(Kind{#name}) {} \
     const char* what() const noexcept override { return ::tessera::UserError::what(); }   \
   };
 #define TESSERA_POPLAR_DEVICE_FAULT(name)                                                 \
   class name : public ::tessera::DeviceFault, public poplar_error {                       \
    public:                                                                                \
     name(std::string where, const std::string& m)                                         \
-        : ::tessera::DeviceFault(std::move(where), m), poplar_error(#name) {}             \
+        : ::tessera::DeviceFault(std::move(where), m), poplar_error(Kind{#name}) {}       \
     const char* what() const noexcept override { return ::tessera::DeviceFault::what(); } \
   };
 

@@ -2,8 +2,11 @@
 // [batch][classes] (probabilities) and expected labels [batch] (integer class indices).
 #pragma once
 
+#include <utility>
+
 #include <poplar/Graph.hpp>
 #include <poplar/Program.hpp>
+#include <popops/EncodingConstants.hpp>
 
 namespace popnn {
 
@@ -19,5 +22,35 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const poplar::Tensor& mo
                                   const poplar::Tensor& expected, const poplar::Tensor& loss,
                                   const poplar::Tensor& deltas, LossType lossType,
                                   const poplar::DebugContext& debugContext = {});
+
+// calcLoss and calcAccuracy together: numCorrect also counts the rows whose largest output is
+// at their label.
+poplar::program::Program calcLoss(poplar::Graph& graph, const poplar::Tensor& modelOutputs,
+                                  const poplar::Tensor& expected, const poplar::Tensor& loss,
+                                  const poplar::Tensor& deltas, const poplar::Tensor& numCorrect,
+                                  LossType lossType,
+                                  const poplar::DebugContext& debugContext = {});
+
+// Adds to numCorrect (one UNSIGNED_INT) the rows whose largest output is at their label; a
+// label of MASKED_LABEL_CODE never counts.
+poplar::program::Program calcAccuracy(poplar::Graph& graph, const poplar::Tensor& modelOutputs,
+                                      const poplar::Tensor& expected,
+                                      const poplar::Tensor& numCorrect,
+                                      const poplar::DebugContext& debugContext = {});
+
+// Per row of a [rows][columns] input: the column of the largest (smallest) value, the first on
+// a tie, as UNSIGNED_INT; the maxAndArgMax / minAndArgMin forms also give the value.
+poplar::Tensor argMax(poplar::Graph& graph, const poplar::Tensor& input,
+                      poplar::program::Sequence& prog,
+                      const poplar::DebugContext& debugContext = {});
+poplar::Tensor argMin(poplar::Graph& graph, const poplar::Tensor& input,
+                      poplar::program::Sequence& prog,
+                      const poplar::DebugContext& debugContext = {});
+std::pair<poplar::Tensor, poplar::Tensor> maxAndArgMax(
+    poplar::Graph& graph, const poplar::Tensor& input, poplar::program::Sequence& prog,
+    const poplar::DebugContext& debugContext = {});
+std::pair<poplar::Tensor, poplar::Tensor> minAndArgMin(
+    poplar::Graph& graph, const poplar::Tensor& input, poplar::program::Sequence& prog,
+    const poplar::DebugContext& debugContext = {});
 
 }  // namespace popnn

@@ -60,6 +60,23 @@ void reduceWithOutput(poplar::Graph& graph, const poplar::Tensor& in, const popl
                       poplar::program::Sequence& prog,
                       const poplar::DebugContext& debugContext = {},
                       const poplar::OptionFlags& options = {});
+// The same reductions as compute sets appended to `computeSets` (PopLibs' older form), for a
+// caller that executes them itself; a reduction that also needs a copy or cast is refused.
+poplar::Tensor reduce(poplar::Graph& graph, const poplar::Tensor& in, const poplar::Type& outType,
+                      const std::vector<std::size_t>& dims, ReduceParams params,
+                      std::vector<poplar::ComputeSet>& computeSets,
+                      const poplar::DebugContext& debugContext = {},
+                      const poplar::OptionFlags& options = {});
+poplar::Tensor reduce(poplar::Graph& graph, const poplar::Tensor& in,
+                      const std::vector<std::size_t>& dims, ReduceParams params,
+                      std::vector<poplar::ComputeSet>& computeSets,
+                      const poplar::DebugContext& debugContext = {},
+                      const poplar::OptionFlags& options = {});
+void reduceWithOutput(poplar::Graph& graph, const poplar::Tensor& in, const poplar::Tensor& out,
+                      const std::vector<std::size_t>& dims, ReduceParams params,
+                      std::vector<poplar::ComputeSet>& computeSets,
+                      const poplar::DebugContext& debugContext = {},
+                      const poplar::OptionFlags& options = {});
 // Several reductions whose compute sets run together (outputs created when `outputs` is empty).
 void reduceMany(poplar::Graph& graph, const std::vector<SingleReduceOp>& reductions,
                 std::vector<poplar::Tensor>& outputs, poplar::program::Sequence& prog,

@@ -23,4 +23,19 @@ void scaledSubtractFrom(poplar::Graph& graph, poplar::Tensor A, poplar::Tensor B
                         const poplar::DebugContext& debugContext = {},
                         const poplar::OptionFlags& options = {});
 
+// A = scaleA * A + scaleB * B with single-element scale tensors.
+void scaledAddTo(poplar::Graph& graph, poplar::Tensor A, poplar::Tensor scaleA, poplar::Tensor B,
+                 poplar::Tensor scaleB, poplar::program::Sequence& prog,
+                 const poplar::DebugContext& debugContext = {},
+                 const poplar::OptionFlags& options = {});
+// A -= scaleB * B with a single-element scale tensor; A = scaleA * A - scaleB * B.
+void scaledSubtractFrom(poplar::Graph& graph, poplar::Tensor A, poplar::Tensor B,
+                        poplar::Tensor scaleB, poplar::program::Sequence& prog,
+                        const poplar::DebugContext& debugContext = {},
+                        const poplar::OptionFlags& options = {});
+void scaledSubtractFrom(poplar::Graph& graph, poplar::Tensor A, float scaleA, poplar::Tensor B,
+                        float scaleB, poplar::program::Sequence& prog,
+                        const poplar::DebugContext& debugContext = {},
+                        const poplar::OptionFlags& options = {});
+
 }  // namespace popops

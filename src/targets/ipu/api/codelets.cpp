@@ -16,6 +16,7 @@
 #include <functional>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <poplar/exceptions.hpp>
@@ -278,7 +279,7 @@ std::vector<ParsedVertex> find_vertices(const std::string& source) {
       colon = head.find(':', colon + 2);
     if (colon == std::string::npos) continue;
     std::string bases = head.substr(colon + 1);
-    static const std::regex base_re(R"(\b(Multi)?Vertex\b)");
+    static const std::regex base_re(R"(\b(Multi|Supervisor)?Vertex\b)");
     if (!std::regex_search(bases, base_re)) continue;
     std::string before = head.substr(0, colon);
     std::vector<std::string> constraints;
@@ -427,7 +428,17 @@ std::string compile_codelets(const std::string& source_path, const std::string& 
   std::string source = read_file(source_path);
   auto vertices = find_vertices(source);
   std::string abs = fs::absolute(source_path).string();
-  std::string tu = "#include " + c_string(abs) + "\n" + registration(vertices);
+  // Poplar marks supervisor code __attribute__((target("supervisor"))), which no host compiler
+  // knows: such a source is compiled from a copy without the mark (same lines, same file name
+  // in messages, its folder searched for its own includes).
+  static const std::regex supervisor_mark(
+      R"re(__attribute__\s*\(\(\s*target\s*\(\s*"supervisor"\s*\)\s*\)\))re");
+  std::string body = "#include " + c_string(abs) + "\n";
+  bool unmarked = std::regex_search(source, supervisor_mark);
+  if (unmarked)
+    body = "#line 1 " + c_string(abs) + "\n" + std::regex_replace(source, supervisor_mark, "") +
+           "\n";
+  std::string tu = body + registration(vertices);
   const char* cxx_env = std::getenv("CXX");
   std::string cxx = cxx_env != nullptr && *cxx_env != '\0' ? cxx_env : TESSERA_POPLAR_CXX;
   std::string include = codelet_include_dir();
@@ -441,9 +452,11 @@ std::string compile_codelets(const std::string& source_path, const std::string& 
                                    "-I" + include,
                                    "-Wno-attributes",
                                    "-Wno-invalid-offsetof"};
+  if (unmarked) args.push_back("-iquote" + fs::path(abs).parent_path().string());
   for (const auto& f : split_flags(flags)) args.push_back(f);
-  // Key the cache on everything that decides the output.
-  std::size_t key = std::hash<std::string>()(tu + source + fmt::format("{}", fmt::join(args, " ")));
+  // Key the cache on everything that decides the output, the codelet ABI included.
+  std::size_t key = std::hash<std::string>()(
+      tu + source + fmt::format("{} abi{}", fmt::join(args, " "), tessera::ipu::abi::kVersion));
   std::string dir = cache_dir();
   std::string base = fmt::format("{}/{:016x}", dir, key);
   std::string so = base + ".so";
@@ -518,13 +531,34 @@ void add_codelets(GraphState& graph, const std::string& path, CodeletFileType ty
   graph.libraries.push_back(lib);
 }
 
+namespace {
+std::atomic<BuiltinDescLookup> g_builtin_lookup{nullptr};
+}  // namespace
+
+void set_builtin_desc_lookup(BuiltinDescLookup lookup) {
+  g_builtin_lookup = lookup;
+}
+
+const abi::VertexTypeDesc* builtin_desc(std::string_view base) {
+  BuiltinDescLookup lookup = g_builtin_lookup;
+  return lookup ? lookup(base) : nullptr;
+}
+
+const char* intern_name(const std::string& name) {
+  static std::mutex m;
+  static std::set<std::string> names;
+  std::lock_guard<std::mutex> lock(m);
+  return names.insert(name).first->c_str();
+}
+
 bool add_builtin_vertex_type(GraphState& graph, const std::string& name,
-                             const abi::VertexTypeDesc& desc) {
+                             const abi::VertexTypeDesc& desc, const char* base) {
   std::string n = normalise_type_name(name);
   if (graph.type_index.count(n)) return false;
   VertexType vt;
   vt.name = n;
   vt.desc = desc;
+  if (base) vt.builtin_base = base;
   vt.fields.assign(desc.fields, desc.fields + desc.field_count);
   for (auto c = desc.constraints; c != nullptr && *c != nullptr; ++c)
     vt.constraints.emplace_back(*c);

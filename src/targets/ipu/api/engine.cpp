@@ -19,6 +19,7 @@
 #include "builtin_vertices.h"
 #include "codelets.h"
 #include "engine_state.h"
+#include "pva_report.h"
 #include "tessera/core/log.h"
 #include "tessera/profile/profile.h"
 #include "tessera/sim/cost_model.h"
@@ -405,6 +406,8 @@ class Compiler {
     // No estimator: the bytes the fields touch at the preset's per-worker rate.
     std::uint64_t overhead = param("ipu.vertex_overhead_cycles");
     std::uint64_t bpc = param("ipu.vertex_bytes_per_cycle");
+    // A MultiVertex's workers share the work; a supervisor issues every cycle, so its estimate
+    // at one worker's rate is already tile cycles.
     std::uint64_t share = type.desc.multi_vertex ? e_.target->workers : 1;
     return overhead + ceil_div(touched, bpc * share);
   }
@@ -445,7 +448,8 @@ class Compiler {
 
   // Vertices to worker contexts (spec 001 §7.1.1): a Vertex takes the least-loaded worker; a
   // MultiVertex runs on every worker. A worker issues every `workers`-th cycle, so the tile's
-  // compute is workers x the busiest worker's cycles.
+  // compute is workers x the busiest worker's cycles. A SupervisorVertex holds every slot while
+  // it runs, so its estimate is tile cycles: a 1/workers share of it on each slot.
   void schedule_workers(CompiledComputeSet& cs) {
     unsigned workers = e_.target->workers;
     std::map<unsigned, std::vector<std::size_t>> by_tile;
@@ -455,9 +459,10 @@ class Compiler {
       std::vector<std::uint64_t> load(workers, 0);
       for (std::size_t i : list) {
         const auto& cv = cs.vertices[i];
-        if (cv.type->desc.multi_vertex) {
+        if (cv.type->desc.multi_vertex || cv.type->desc.supervisor) {
           std::uint64_t start = *std::max_element(load.begin(), load.end());
-          std::fill(load.begin(), load.end(), start + cv.cycles);
+          std::uint64_t slot = cv.type->desc.supervisor ? ceil_div(cv.cycles, workers) : cv.cycles;
+          std::fill(load.begin(), load.end(), start + slot);
         } else {
           *std::min_element(load.begin(), load.end()) += cv.cycles;
         }
@@ -809,9 +814,11 @@ class Runner {
         "exchange", std::accumulate(exchange.begin(), exchange.end(), std::uint64_t{0}) / 2);
   }
 
+  // `exchange` counts a byte that crosses tiles on both of them (both_ends) or, for host and
+  // Streaming Memory copies, once on the tile that sends or receives it.
   void account(const program::Node* n, std::uint64_t cycles, std::uint64_t start,
                std::span<const std::uint64_t> compute, std::span<const std::uint64_t> exchange,
-               const TypeStats* cs) {
+               const TypeStats* cs, bool both_ends = true) {
     auto& s = e_.steps[e_.step_index.at(n)];
     if (s.executions++ == 0) {
       s.first_start = start;
@@ -829,7 +836,7 @@ class Runner {
       s.active_tiles = active;
       s.tile_balance = peak ? double(sum) / (double(peak) * e_.tiles) : 0;
       s.active_tile_balance = peak && active ? double(sum) / (double(peak) * active) : 0;
-      s.data_bytes = dsum / 2;
+      s.data_bytes = both_ends ? dsum / 2 : dsum;
       s.data_balance = dpeak ? double(dsum) / (double(dpeak) * e_.tiles) : 0;
       s.thread_balance = cs ? cs->thread_balance : 0;
     }
@@ -1071,7 +1078,7 @@ class Runner {
     e_.host_cycles += cycles;
     const auto& ss =
         e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
-    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr);
+    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr, false);
     e_.sync_cycles += ss.sync;
     tessera::profile::KernelRecord rec;
     rec.name = "StreamCopy " + n.stream.handle();
@@ -1177,22 +1184,52 @@ class Runner {
     }
   }
 
-  std::vector<std::string> values_of(const Tensor& t) {
+  // The elements of t as text; `seven_decimals` prints floating ones as PrintTensor does.
+  std::vector<std::string> values_of(const Tensor& t, bool seven_decimals = false) {
     std::vector<std::string> values;
     std::size_t es = t.elementSize();
+    bool fixed = seven_decimals && t.elementType().isFloatingPoint();
     for (const auto& r : t.regions())
-      for (std::uint64_t b = r.begin; b < r.end; b += es)
-        values.push_back(
-            fmt::format("{}", element_as_double(e_.data[r.var].data() + b, t.elementType())));
+      for (std::uint64_t b = r.begin; b < r.end; b += es) {
+        double v = element_as_double(e_.data[r.var].data() + b, t.elementType());
+        values.push_back(fixed ? fmt::format("{:.7f}", v) : fmt::format("{}", v));
+      }
     return values;
   }
 
+  // Poplar's PrintTensor layout (Graphcore's tutorials show it): "name: [1.0000000 2.5000000]",
+  // floating values with seven decimals, a rank-n tensor as n levels of brackets, the inner
+  // ones on their own lines.
   void print(const program::Node& n) {
     auto views = g_.replica_views(n.a);
-    for (unsigned r = 0; r < views.size(); ++r)
+    for (unsigned r = 0; r < views.size(); ++r) {
+      std::string text;
+      std::size_t next = 0;
+      print_level(views[r].shape(), 0, values_of(views[r], true), next, text);
       std::cout << (n.name.empty() ? tensor_name(g_, n.a) : n.name)
-                << (views.size() > 1 ? fmt::format(" [replica {}]", r) : std::string()) << ": {"
-                << fmt::format("{}", fmt::join(values_of(views[r]), ",")) << "}\n";
+                << (views.size() > 1 ? fmt::format(" [replica {}]", r) : std::string()) << ": "
+                << text << "\n";
+    }
+  }
+  static void print_level(const std::vector<std::size_t>& shape, std::size_t dim,
+                          const std::vector<std::string>& values, std::size_t& next,
+                          std::string& out) {
+    if (dim == shape.size()) {
+      out += values.at(next++);
+      return;
+    }
+    bool inner = dim + 1 == shape.size();
+    std::string indent(dim + 1, ' ');
+    out += "[";
+    for (std::size_t i = 0; i < shape[dim]; ++i) {
+      if (inner)
+        out += i ? " " : "";
+      else
+        out += "\n" + indent;
+      print_level(shape, dim + 1, values, next, out);
+    }
+    if (!inner) out += "\n" + std::string(dim, ' ');
+    out += "]";
   }
 
   // The program asserts that a tensor is equal on every replica; Tessera checks it.
@@ -1272,7 +1309,7 @@ class Runner {
     e_.remote_cycles += cycles;
     const auto& ss =
         e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
-    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr);
+    account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr, false);
     e_.sync_cycles += ss.sync;
     tessera::profile::KernelRecord rec;
     rec.name = fmt::format("RemoteBufferCopy {}", info.handle);
@@ -1586,6 +1623,8 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
                                 "debug.instrumentCompute",
                                 "debug.instrumentExternalExchange",
                                 "debug.computeInstrumentationLevel",
+                                // Tessera always keeps debug names (the summary prints them).
+                                "debug.retainDebugInformation",
                                 "autoReport.all",
                                 "autoReport.directory",
                                 "autoReport.outputGraphProfile",
@@ -1626,8 +1665,11 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
   detail::Runner runner(e);
   for (const auto& p : e.programs) runner.prepare(*p.tesseraNode());
   compiler.add_builtin_vertices_and_layout();
-  if (auto_report(e, "autoReport.outputGraphProfile"))
-    save_profile(e, "graph.json", detail::graph_profile(e));
+  if (auto_report(e, "autoReport.outputGraphProfile")) {
+    auto profile = detail::graph_profile(e);
+    save_profile(e, "graph.json", profile);
+    save_profile(e, "profile.pop", pva::detail::report_json(profile, nlohmann::json()));
+  }
   tessera::log(tessera::LogLevel::info, "ipu", "Engine: {} vertices in {} compute sets on {} tiles",
                e.graph->vertices.size(), e.compute_sets.size(), e.tiles);
 }
@@ -1672,8 +1714,11 @@ void Engine::run(unsigned prog, const std::string&) {
   detail::Runner(e).run(e.programs[prog]);
   ++e.runs;
   e.device->synchronize();
-  if (auto_report(e, "autoReport.outputExecutionProfile"))
-    save_profile(e, "execution.json", detail::execution_profile(e));
+  if (auto_report(e, "autoReport.outputExecutionProfile")) {
+    auto exec = detail::execution_profile(e);
+    save_profile(e, "execution.json", exec);
+    save_profile(e, "profile.pop", pva::detail::report_json(detail::graph_profile(e), exec));
+  }
 }
 
 namespace {
@@ -1876,6 +1921,12 @@ void Engine::resetExecutionProfile() {
 }
 void Engine::printProfileSummary(std::ostream& out, const OptionFlags& opts) const {
   detail::print_profile_summary(*state_, out, opts);
+}
+
+pva::Report Engine::getReport(bool reportExecution) const {
+  auto exec = reportExecution ? detail::execution_profile(*state_) : nlohmann::json();
+  return pva::Report(pva::detail::report_from_json(
+      pva::detail::report_json(detail::graph_profile(*state_), exec), "the Engine's report"));
 }
 
 ProfileValue Engine::getGraphProfile() const {

@@ -207,7 +207,8 @@ void Executable::serialize(std::ostream& out) const {
                  {"exchangeBytesPerCycle", t.exchange_bytes_per_cycle},
                  {"syncCycles", t.sync_cycles},
                  {"hostSyncCycles", t.host_sync_cycles},
-                 {"clockHz", t.clock_hz}};
+                 {"clockHz", t.clock_hz},
+                 {"type", static_cast<int>(t.type)}};
   j["replication"] = {{"factor", g.replication_factor},
                       {"replicaTiles", g.replica_tiles},
                       {"topLevel", g.replicated_top_level}};
@@ -233,9 +234,14 @@ void Executable::serialize(std::ostream& out) const {
   for (const auto& lib : g.libraries)
     libs.push_back(bytes(lib->object_bytes().data(), lib->object_bytes().size()));
   j["codelets"] = libs;
-  json types = json::array();
-  for (const auto& vt : g.types) types.push_back(vt.name);
+  json types = json::array(), builtins = json::array();
+  for (const auto& vt : g.types) {
+    types.push_back(vt.name);
+    // A PopLibs codelet is compiled into Tessera, not saved: its describe_vertex name finds it.
+    builtins.push_back(vt.library ? json(nullptr) : json(vt.builtin_base));
+  }
   j["types"] = types;
+  j["builtinTypes"] = builtins;
   json vertices = json::array();
   for (const auto& v : g.vertices) {
     json fields = json::array();
@@ -314,6 +320,12 @@ std::shared_ptr<detail::TargetState> target_from_json(const json& t) {
   s->sync_cycles = t.at("syncCycles").get<unsigned>();
   s->host_sync_cycles = t.at("hostSyncCycles").get<unsigned>();
   s->clock_hz = t.at("clockHz").get<double>();
+  int type = t.value("type", static_cast<int>(TargetType::IPU_MODEL));
+  if (type < static_cast<int>(TargetType::IPU) || type > static_cast<int>(TargetType::CPU))
+    throw parse_error(fmt::format("executable: target type {} is none of IPU (0), IPU_MODEL (1), "
+                                  "CPU (2); the file is damaged",
+                                  type));
+  s->type = static_cast<TargetType>(type);
   spec->core_count.value = s->tiles_per_ipu;
   spec->clock_hz.value = s->clock_hz;
   for (auto& m : spec->memories)
@@ -332,6 +344,41 @@ std::vector<T> from_binary(const json& j) {
   std::vector<T> out(b.size());
   if (!b.empty()) std::memcpy(out.data(), b.data(), b.size());
   return out;
+}
+
+// The vertex types in their saved order: those of the loaded codelet objects, and PopLibs'
+// codelets found by their describe_vertex names.
+void restore_types(GraphState& g, const json& types, const json& builtins) {
+  std::map<std::string, detail::VertexType> from_libraries;
+  for (auto& vt : g.types) from_libraries.emplace(vt.name, std::move(vt));
+  g.types.clear();
+  g.type_index.clear();
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    auto name = types[i].get<std::string>();
+    auto lib = from_libraries.find(name);
+    if (lib != from_libraries.end()) {
+      g.type_index[name] = static_cast<unsigned>(g.types.size());
+      g.types.push_back(std::move(lib->second));
+      from_libraries.erase(lib);
+      continue;
+    }
+    std::string base = i < builtins.size() && builtins[i].is_string()
+                           ? builtins[i].get<std::string>()
+                           : std::string();
+    const auto* desc = base.empty() ? nullptr : detail::builtin_desc(base);
+    if (desc == nullptr)
+      throw parse_error(fmt::format(
+          "deserialize: vertex type '{}' is in no saved codelet object{}; the executable is "
+          "damaged, or link the program with tessera::poplibs",
+          name, base.empty() ? "" : fmt::format(" and is not a PopLibs codelet ('{}')", base)));
+    auto d = *desc;
+    d.name = detail::intern_name(name);
+    detail::add_builtin_vertex_type(g, name, d, desc->name);
+  }
+  if (!from_libraries.empty())
+    throw parse_error(fmt::format(
+        "deserialize: the executable's codelets define vertex type '{}', which it does not list",
+        from_libraries.begin()->first));
 }
 
 // Loads one saved codelet object: written to a private file, loaded, then unlinked.
@@ -407,13 +454,7 @@ Executable Executable::deserialize(std::istream& in) {
       g->variables.push_back(std::move(var));
     }
     for (const auto& lib : j.at("codelets")) load_codelets(*g, lib);
-    const auto& types = j.at("types");
-    if (types.size() != g->types.size())
-      throw parse_error("deserialize: the executable's codelets define other vertex types");
-    for (std::size_t i = 0; i < types.size(); ++i)
-      if (types[i].get<std::string>() != g->types[i].name)
-        throw parse_error(fmt::format("deserialize: vertex type {} is '{}', expected '{}'", i,
-                                      g->types[i].name, types[i].get<std::string>()));
+    restore_types(*g, j.at("types"), j.value("builtinTypes", json::array()));
     for (const auto& v : j.at("vertices")) {
       detail::VertexInstance vi;
       vi.type = v.at("type").get<unsigned>();

@@ -232,7 +232,10 @@ Tensor Graph::addVariable(const Type& type, ArrayRef<std::size_t> shape,
   }
   std::vector<Tensor::Region> regions;
   if (n > 0) regions.push_back({id, 0, n * type.tesseraSize()});
-  return Tensor(type, shape.vec(), std::move(regions));
+  Tensor t(type, shape.vec(), std::move(regions));
+  // A CPU target has one tile per IPU: what is added lives there without a setTileMapping.
+  if (n > 0 && target_.getTargetType() == TargetType::CPU) setTileMapping(t, 0);
+  return t;
 }
 
 Tensor Graph::addVariable(const Type& type, ArrayRef<std::size_t> shape,
@@ -406,6 +409,7 @@ VertexRef Graph::addVertex(ComputeSet cs, StringRef vertexType) {
   v.compute_set = cs.getId();
   v.fields.resize(state_->types[it->second].fields.size());
   v.replicated = replication_ > 1;
+  if (target_.getTargetType() == TargetType::CPU) v.tile = physicalTile(0);
   unsigned id = static_cast<unsigned>(state_->vertices.size());
   state_->vertices.push_back(std::move(v));
   state_->compute_sets[cs.getId()].vertices.push_back(id);

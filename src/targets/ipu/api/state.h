@@ -25,6 +25,7 @@ struct TargetState {
   std::shared_ptr<const tessera::arch::MachineSpec> spec;
   std::string arch;    // "ipu1", "ipu2" (or the preset name)
   std::string preset;  // the preset name or JSON path it was loaded from
+  TargetType type = TargetType::IPU_MODEL;
   unsigned num_ipus = 1;
   unsigned tiles_per_ipu = 0;
   unsigned num_tiles = 0;  // all IPUs, or a virtual graph's tiles
@@ -115,6 +116,7 @@ struct VertexType {
   std::vector<abi::FieldDesc> fields;
   std::vector<std::string> constraints;
   std::shared_ptr<CodeletLibrary> library;
+  std::string builtin_base;  // a PopLibs codelet: its describe_vertex name
   int field_index(std::string_view name) const;
 };
 
@@ -193,8 +195,18 @@ void add_codelets(GraphState& graph, const std::string& path, CodeletFileType ty
                   const std::string& flags);
 // Registers a vertex type compiled into Tessera itself (the PopLibs codelets) under `name`; the
 // first registration of a name wins, as with addCodelets. Returns false when it already existed.
+// `base` names the codelet the descriptor came from (its describe_vertex name), so a saved
+// executable can find it again (builtin_desc).
 bool add_builtin_vertex_type(GraphState& graph, const std::string& name,
-                             const abi::VertexTypeDesc& desc);
+                             const abi::VertexTypeDesc& desc, const char* base = nullptr);
+
+// The codelets compiled into Tessera's PopLibs, by their describe_vertex name: PopLibs installs
+// the lookup when it is loaded, so an executable deserialized in a fresh process finds them.
+using BuiltinDescLookup = const abi::VertexTypeDesc* (*)(std::string_view base);
+void set_builtin_desc_lookup(BuiltinDescLookup lookup);
+const abi::VertexTypeDesc* builtin_desc(std::string_view base);
+// A copy of `name` that lives as long as the process (descriptor names point at it).
+const char* intern_name(const std::string& name);
 
 }  // namespace poplar::detail
 

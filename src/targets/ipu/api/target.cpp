@@ -178,7 +178,25 @@ void readJSON(std::istream& stream, OptionFlags& flags) {
   readJSON(text, flags);
 }
 
+namespace {
+std::string env_preset() {
+  const char* p = std::getenv("TESSERA_IPU_PRESET");
+  return p != nullptr && *p != '\0' ? std::string(p) : std::string("ipu-mk2");
+}
+}  // namespace
+
 // ---- Target ----
+Target Target::createCPUTarget(bool, unsigned numIPUs) {
+  auto s = detail::make_target_state(env_preset(), numIPUs);
+  auto spec = std::make_shared<tessera::arch::MachineSpec>(*s->spec);
+  spec->core_count.value = 1;
+  s->spec = spec;
+  s->tiles_per_ipu = 1;
+  s->num_tiles = numIPUs;
+  s->type = TargetType::CPU;
+  return Target(std::move(s));
+}
+
 Target Target::createIPUTarget(unsigned numIPUs, StringRef systemType, const OptionFlags&) {
   return Target(detail::make_target_state(systemType, numIPUs));
 }
@@ -191,8 +209,7 @@ const detail::TargetState& st(const std::shared_ptr<const detail::TargetState>& 
 }  // namespace
 
 TargetType Target::getTargetType() const {
-  st(state_);
-  return TargetType::IPU_MODEL;
+  return st(state_).type;
 }
 std::string Target::getTargetArchString() const {
   return st(state_).arch;
@@ -312,16 +329,18 @@ Device IPUModel::createDevice(OptionFlags, bool, unsigned deviceManagerId) const
 
 // ---- DeviceManager ----
 namespace {
-std::string env_preset() {
-  const char* p = std::getenv("TESSERA_IPU_PRESET");
-  return p != nullptr && *p != '\0' ? std::string(p) : std::string("ipu-mk2");
+// A DeviceManager device stands for IPU hardware (TargetType::IPU), simulated from the preset.
+Device hardware_device(unsigned num_ipus, unsigned id) {
+  auto s = detail::make_target_state(env_preset(), num_ipus);
+  s->type = TargetType::IPU;
+  return Device(Target(std::move(s)), id);
 }
 }  // namespace
 
 std::vector<Device> DeviceManager::getDevices(TargetType type, unsigned requiredNumIPUs,
                                               const OptionFlags&) const {
   if (type == TargetType::CPU) return {};
-  return {Device(Target(detail::make_target_state(env_preset(), requiredNumIPUs)), 0)};
+  return {hardware_device(requiredNumIPUs, 0)};
 }
 
 std::vector<Device> DeviceManager::getDevices() const {
@@ -329,7 +348,7 @@ std::vector<Device> DeviceManager::getDevices() const {
 }
 
 Device DeviceManager::getDevice(unsigned deviceManagerId, const OptionFlags&) const {
-  return Device(Target(detail::make_target_state(env_preset(), 1)), deviceManagerId);
+  return hardware_device(1, deviceManagerId);
 }
 
 std::ostream& operator<<(std::ostream& os, const Type& type) {

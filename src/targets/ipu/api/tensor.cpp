@@ -170,6 +170,29 @@ Tensor Tensor::flatten(unsigned dimBegin, unsigned dimEnd) const {
   return reshape(s);
 }
 
+Tensor Tensor::reshapePartial(unsigned beginIndex, unsigned endIndex,
+                              ArrayRef<std::size_t> newDims) const {
+  if (beginIndex > endIndex || endIndex > rank())
+    throw index_error(fmt::format("reshapePartial of dimensions [{}, {}) of a rank-{} tensor",
+                                  beginIndex, endIndex, rank()));
+  std::vector<std::size_t> s(shape_.begin(), shape_.begin() + beginIndex);
+  s.insert(s.end(), newDims.begin(), newDims.end());
+  s.insert(s.end(), shape_.begin() + endIndex, shape_.end());
+  return reshape(s);
+}
+
+std::vector<std::vector<Interval>> Tensor::getContiguousRegions() const {
+  // Each region is a run of consecutive bytes of one variable, in the tensor's element order.
+  std::vector<std::vector<Interval>> out;
+  std::size_t es = elementSize(), at = 0;
+  for (const auto& r : regions()) {
+    std::size_t n = (r.end - r.begin) / es;
+    out.push_back({Interval(at, at + n)});
+    at += n;
+  }
+  return out;
+}
+
 Tensor Tensor::dimShuffle(ArrayRef<unsigned> permutation) const {
   if (permutation.size() != rank())
     throw index_error(fmt::format("dimShuffle with {} dimensions of a rank-{} tensor",

@@ -117,14 +117,9 @@ std::uint64_t vector_ops(const Graph& g, unsigned type, std::uint64_t n) {
 void register_codelet(Graph& graph, const std::string& name, const abi::VertexTypeDesc& desc,
                       poplar::PerfEstimateFunc estimator) {
   // The name a vertex type descriptor points at must outlive every graph.
-  static std::mutex m;
-  static std::set<std::string> names;
   abi::VertexTypeDesc d = desc;
-  {
-    std::lock_guard<std::mutex> lock(m);
-    d.name = names.insert(name).first->c_str();
-  }
-  if (poplar::detail::add_builtin_vertex_type(*graph.tesseraState(), name, d))
+  d.name = poplar::detail::intern_name(name);
+  if (poplar::detail::add_builtin_vertex_type(*graph.tesseraState(), name, d, desc.name))
     graph.registerPerfEstimator(name, std::move(estimator));
 }
 
@@ -201,5 +196,18 @@ unsigned num_tiles(const Graph& g) {
 unsigned num_workers(const Graph& g) {
   return g.getTarget().getNumWorkerContexts();
 }
+
+namespace {
+const abi::VertexTypeDesc* find_builtin(std::string_view base) {
+  for (auto list : {elementwise_descs, reduce_descs, poplin_descs, popnn_descs, slices_descs})
+    for (const auto* d : list())
+      if (base == d->name) return d;
+  return nullptr;
+}
+// Installed when this library is loaded, so Executable::deserialize finds PopLibs' codelets in a
+// process that built no graph with them.
+[[maybe_unused]] const bool kLookupInstalled =
+    (poplar::detail::set_builtin_desc_lookup(&find_builtin), true);
+}  // namespace
 
 }  // namespace tessera::ipu::poplibs

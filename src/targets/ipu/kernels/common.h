@@ -74,4 +74,12 @@ std::string name_of(const poplar::DebugContext& dc, const std::string& op);
 unsigned num_tiles(const Graph& g);
 unsigned num_workers(const Graph& g);
 
+// Each source file's codelet descriptors, for finding one by its describe_vertex name (a
+// deserialized executable's PopLibs vertices).
+std::vector<const abi::VertexTypeDesc*> elementwise_descs();
+std::vector<const abi::VertexTypeDesc*> reduce_descs();
+std::vector<const abi::VertexTypeDesc*> poplin_descs();
+std::vector<const abi::VertexTypeDesc*> popnn_descs();
+std::vector<const abi::VertexTypeDesc*> slices_descs();
+
 }  // namespace tessera::ipu::poplibs

@@ -629,4 +629,8 @@ void register_popops_codelets(Graph& graph) {
   register_codelet(graph, "popops::MapExprInPlace", map_desc(true), est);
 }
 
+std::vector<const abi::VertexTypeDesc*> elementwise_descs() {
+  return {&map_desc(false), &map_desc(true)};
+}
+
 }  // namespace tessera::ipu::poplibs

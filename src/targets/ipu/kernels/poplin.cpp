@@ -169,11 +169,22 @@ const char* const kNone[] = {nullptr};
 // PopLibs' per-channel add (popops::AddToChannel): per worker, each 64-bit vector of output a
 // load of activations and addend and a store (as the element-wise codelets charge it), plus
 // ~20 cycles of entry and work split (estimate).
-std::string add_to_channel_vertex(Graph& graph, Type t) {
-  std::string name = templated("popops::AddToChannel", {type_arg(t)});
+const abi::VertexTypeDesc& channel_desc() {
   static const abi::VertexTypeDesc desc = poplar::detail::describe_vertex<AddToChannel>(
       "popops::AddToChannel", kChannelFields, 3, kNone);
-  register_codelet(graph, name, desc, [t](const poplar::VertexIntrospector& v, const poplar::Target& target) {
+  return desc;
+}
+const abi::VertexTypeDesc& amp_desc(bool conv) {
+  static const abi::VertexTypeDesc amp = poplar::detail::describe_vertex<ConvPartial1x1Out>(
+      "poplin::ConvPartial1x1Out", kAmpFields, 4, kNone);
+  static const abi::VertexTypeDesc cv = poplar::detail::describe_vertex<ConvPartialnx1>(
+      "poplin::ConvPartialnx1", kConvFields, 4, kNone);
+  return conv ? cv : amp;
+}
+
+std::string add_to_channel_vertex(Graph& graph, Type t) {
+  std::string name = templated("popops::AddToChannel", {type_arg(t)});
+  register_codelet(graph, name, channel_desc(), [t](const poplar::VertexIntrospector& v, const poplar::Target& target) {
     unsigned workers = target.getNumWorkerContexts();
     std::uint64_t width = std::max(1u, target.getVectorWidth(t));
     std::uint64_t per = (v.getFieldInfo("acts").totalElements() + workers - 1) / workers;
@@ -206,11 +217,7 @@ std::string amp_vertex(Graph& graph, bool conv, Type in, Type out, std::size_t w
   std::string name = conv ? templated("poplin::ConvPartialnx1",
                                       {type_arg(in), type_arg(out), std::to_string(window)})
                           : templated("poplin::ConvPartial1x1Out", {type_arg(in), type_arg(out)});
-  static const abi::VertexTypeDesc amp = poplar::detail::describe_vertex<ConvPartial1x1Out>(
-      "poplin::ConvPartial1x1Out", kAmpFields, 4, kNone);
-  static const abi::VertexTypeDesc cv = poplar::detail::describe_vertex<ConvPartialnx1>(
-      "poplin::ConvPartialnx1", kConvFields, 4, kNone);
-  register_codelet(graph, name, conv ? cv : amp,
+  register_codelet(graph, name, amp_desc(conv),
                    [in, conv, window](const poplar::VertexIntrospector& v, const poplar::Target& t) {
                      double outs = double(v.getFieldInfo("out").totalElements());
                      double ws = double(v.getFieldInfo("weights").totalElements());
@@ -228,6 +235,10 @@ std::string amp_vertex(Graph& graph, bool conv, Type in, Type out, std::size_t w
 }
 
 }  // namespace
+std::vector<const abi::VertexTypeDesc*> poplin_descs() {
+  return {&channel_desc(), &amp_desc(false), &amp_desc(true)};
+}
+
 }  // namespace tessera::ipu::poplibs
 
 namespace poplin {
@@ -589,15 +600,11 @@ std::string reportPlan(const poplar::Graph& graph, const poplar::Type& inputType
 void addCodelets(poplar::Graph& graph) {
   amp_vertex(graph, false, poplar::HALF, poplar::FLOAT);
   // The generic codelet names that poplin's functions check for.
-  static const abi::VertexTypeDesc amp = poplar::detail::describe_vertex<ConvPartial1x1Out>(
-      "poplin::ConvPartial1x1Out", kAmpFields, 4, kNone);
-  static const abi::VertexTypeDesc cv = poplar::detail::describe_vertex<ConvPartialnx1>(
-      "poplin::ConvPartialnx1", kConvFields, 4, kNone);
   auto none = [](const poplar::VertexIntrospector&, const poplar::Target&) {
     return poplar::VertexPerfEstimate(100);
   };
-  register_codelet(graph, "poplin::ConvPartial1x1Out", amp, none);
-  register_codelet(graph, "poplin::ConvPartialnx1", cv, none);
+  register_codelet(graph, "poplin::ConvPartial1x1Out", amp_desc(false), none);
+  register_codelet(graph, "poplin::ConvPartialnx1", amp_desc(true), none);
 }
 
 }  // namespace poplin

@@ -17,6 +17,7 @@
 #include <popnn/codelets.hpp>
 #include <popops/Cast.hpp>
 #include <popops/ElementWise.hpp>
+#include <popops/EncodingConstants.hpp>
 #include <popops/Reduce.hpp>
 #include <poprand/RandomGen.hpp>
 #include <poprand/codelets.hpp>
@@ -167,6 +168,10 @@ std::vector<unsigned> words(double v) {
 }
 
 }  // namespace
+std::vector<const abi::VertexTypeDesc*> popnn_descs() {
+  return {&pool_desc(), &rand_desc()};
+}
+
 }  // namespace tessera::ipu::poplibs
 
 namespace popnn {
@@ -544,16 +549,21 @@ void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expecte
   Tensor labels = expected.elementType() == poplar::INT
                       ? expected
                       : popops::cast(graph, expected, poplar::INT, prog, {dc, "labels"});
-  // one-hot(label) as the outputs' type, then deltas = p - onehot.
+  // one-hot(label) as the outputs' type, then deltas = p - onehot; a row whose label is
+  // MASKED_LABEL_CODE (-1 as an int) has no loss and no deltas.
   Tensor onehot = popops::map(graph, pe::Cast(pe::Equal(pe::_1, pe::_2), t),
                               {iota, labels.reshape({B, 1})}, prog, {dc, "onehot"});
-  popops::mapWithOutput(graph, pe::Sub(pe::_1, pe::_2), {outputs, onehot}, deltas, prog, {dc, "deltas"});
+  Tensor keep = popops::map(graph, pe::Cast(pe::NotEqual(pe::_1, pe::Const(int(MASKED_LABEL_CODE))), t),
+                            {labels}, prog, {dc, "unmasked"});
+  popops::mapWithOutput(graph, pe::Mul(pe::Sub(pe::_1, pe::_2), pe::_3),
+                        {outputs, onehot, keep.reshape({B, 1})}, deltas, prog, {dc, "deltas"});
   Tensor per;
   if (lossType == CROSS_ENTROPY_LOSS) {
     // -log of the labelled probability (clamped away from 0 as PopLibs' loss codelet does).
     Tensor picked = popops::map(graph, pe::Mul(pe::_1, pe::_2), {outputs, onehot}, prog, {dc, "picked"});
     Tensor p = popops::reduce(graph, picked, t, {1}, popops::Operation::ADD, prog, {dc, "p"});
-    per = popops::map(graph, pe::Neg(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t)))), {p}, prog, {dc, "xent"});
+    per = popops::map(graph, pe::Mul(pe::Neg(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t)))), pe::_2),
+                      {p, keep}, prog, {dc, "xent"});
   } else {
     per = popops::reduce(graph, deltas, t, {1}, {popops::Operation::SQUARE_ADD, 0.5f}, prog, {dc, "sumSquared"});
   }
@@ -569,6 +579,92 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
                                   const poplar::DebugContext& dc) {
   Sequence prog;
   calcLoss(graph, outputs, expected, loss, deltas, lossType, prog, dc);
+  return prog;
+}
+
+namespace {
+// Per row of a [rows][cols] tensor: the max (or min) and the first column that holds it, as
+// popops maps and reductions (so each part is timed by its codelet).
+std::pair<Tensor, Tensor> extreme_and_index(poplar::Graph& graph, const Tensor& input, bool max,
+                                            Sequence& prog, const poplar::DebugContext& dc,
+                                            const char* fn) {
+  if (input.rank() != 2 || input.dim(1) == 0)
+    throw poputil::poplibs_error(fmt::format(
+        "popnn::{}: the input must be [rows][columns] with at least one column; it is {{{}}}", fn,
+        fmt::join(input.shape(), ",")));
+  std::size_t R = input.dim(0), C = input.dim(1);
+  Tensor best = popops::reduce(graph, input, {1}, max ? popops::Operation::MAX : popops::Operation::MIN,
+                               prog, {dc, "value"});
+  std::vector<unsigned> cols(C);
+  std::iota(cols.begin(), cols.end(), 0u);
+  Tensor index = graph.addConstant<unsigned>(poplar::UNSIGNED_INT, {1, C},
+                                             poplar::ArrayRef<unsigned>(cols), {dc, "columns"});
+  poputil::mapTensorLinearly(graph, index);
+  // Columns holding the extreme keep their index, the others C; the least of them is the first.
+  Tensor candidates = popops::map(
+      graph, pe::Select(pe::_1, pe::Const(unsigned(C)), pe::Equal(pe::_2, pe::_3)),
+      {index, input, best.reshape({R, 1})}, prog, {dc, "candidates"});
+  Tensor at = popops::reduce(graph, candidates, {1}, popops::Operation::MIN, prog, {dc, "index"});
+  return {best, at};
+}
+}  // namespace
+
+std::pair<Tensor, Tensor> maxAndArgMax(poplar::Graph& graph, const Tensor& input, Sequence& prog,
+                                       const poplar::DebugContext& dc) {
+  return extreme_and_index(graph, input, true, prog, dc, "maxAndArgMax");
+}
+std::pair<Tensor, Tensor> minAndArgMin(poplar::Graph& graph, const Tensor& input, Sequence& prog,
+                                       const poplar::DebugContext& dc) {
+  return extreme_and_index(graph, input, false, prog, dc, "minAndArgMin");
+}
+Tensor argMax(poplar::Graph& graph, const Tensor& input, Sequence& prog,
+              const poplar::DebugContext& dc) {
+  return extreme_and_index(graph, input, true, prog, dc, "argMax").second;
+}
+Tensor argMin(poplar::Graph& graph, const Tensor& input, Sequence& prog,
+              const poplar::DebugContext& dc) {
+  return extreme_and_index(graph, input, false, prog, dc, "argMin").second;
+}
+
+poplar::program::Program calcAccuracy(poplar::Graph& graph, const Tensor& outputs,
+                                      const Tensor& expected, const Tensor& numCorrect,
+                                      const poplar::DebugContext& dc) {
+  if (outputs.rank() != 2 || expected.rank() != 1 || expected.dim(0) != outputs.dim(0))
+    throw poputil::poplibs_error(fmt::format(
+        "popnn::calcAccuracy: model outputs must be [batch][classes] ({{{}}}) and expected "
+        "[batch] ({{{}}})",
+        fmt::join(outputs.shape(), ","), fmt::join(expected.shape(), ",")));
+  if (numCorrect.numElements() != 1 ||
+      (numCorrect.elementType() != poplar::UNSIGNED_INT && numCorrect.elementType() != poplar::INT))
+    throw poputil::poplibs_error(fmt::format(
+        "popnn::calcAccuracy: numCorrect must be one unsigned int; it is {} {{{}}}",
+        numCorrect.elementType().toString(), fmt::join(numCorrect.shape(), ",")));
+  Sequence prog;
+  Tensor predicted = argMax(graph, outputs, prog, {dc, "argMax"});
+  Tensor labels = expected.elementType() == poplar::UNSIGNED_INT
+                      ? expected
+                      : popops::cast(graph, expected, poplar::UNSIGNED_INT, prog, {dc, "labels"});
+  // A masked label (MASKED_LABEL_CODE) never counts.
+  Tensor correct = popops::map(
+      graph,
+      pe::Cast(pe::And(pe::Equal(pe::_1, pe::_2), pe::NotEqual(pe::_2, pe::Const(MASKED_LABEL_CODE))),
+               poplar::UNSIGNED_INT),
+      {predicted, labels}, prog, {dc, "correct"});
+  Tensor count = popops::reduce(graph, correct, numCorrect.elementType(), {0},
+                                popops::Operation::ADD, prog, {dc, "count"});
+  // numCorrect accumulates, so one variable can count a whole batch of steps.
+  popops::mapInPlace(graph, pe::Add(pe::_1, pe::_2), {numCorrect.flatten(), count.reshape({1})},
+                     prog, {dc, "numCorrect"});
+  return prog;
+}
+
+poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
+                                  const Tensor& expected, const Tensor& loss,
+                                  const Tensor& deltas, const Tensor& numCorrect,
+                                  LossType lossType, const poplar::DebugContext& dc) {
+  Sequence prog;
+  calcLoss(graph, outputs, expected, loss, deltas, lossType, prog, dc);
+  prog.add(calcAccuracy(graph, outputs, expected, numCorrect, dc));
   return prog;
 }
 

@@ -175,6 +175,41 @@ void scaledSubtractFrom(poplar::Graph& graph, Tensor A, Tensor B, float scaleB, 
          "scaledSubtractFrom");
 }
 
+namespace {
+Tensor single_element(const Tensor& t, const char* fn, const char* name) {
+  if (t.numElements() != 1)
+    throw poputil::poplibs_error(fmt::format("popops::{}: {} must be a single-element tensor; it "
+                                             "is {{{}}}",
+                                             fn, name, fmt::join(t.shape(), ",")));
+  return t.reshape({});
+}
+}  // namespace
+
+void scaledAddTo(poplar::Graph& graph, Tensor A, Tensor scaleA, Tensor B, Tensor scaleB,
+                 Sequence& prog, const poplar::DebugContext& dc, const poplar::OptionFlags&) {
+  using namespace expr;
+  scaled(graph, A, Add(Mul(_1, _3), Mul(_2, _4)),
+         {A, B, single_element(scaleA, "scaledAddTo", "scaleA"),
+          single_element(scaleB, "scaledAddTo", "scaleB")},
+         prog, dc, "scaledAddTo");
+}
+void scaledSubtractFrom(poplar::Graph& graph, Tensor A, Tensor B, Tensor scaleB, Sequence& prog,
+                        const poplar::DebugContext& dc, const poplar::OptionFlags&) {
+  using namespace expr;
+  scaled(graph, A, Sub(_1, Mul(_2, _3)),
+         {A, B, single_element(scaleB, "scaledSubtractFrom", "scaleB")}, prog, dc,
+         "scaledSubtractFrom");
+}
+void scaledSubtractFrom(poplar::Graph& graph, Tensor A, float scaleA, Tensor B, float scaleB,
+                        Sequence& prog, const poplar::DebugContext& dc,
+                        const poplar::OptionFlags&) {
+  using namespace expr;
+  scaled(graph, A,
+         Sub(Mul(_1, Const(double(scaleA), A.elementType())),
+             Mul(_2, Const(double(scaleB), A.elementType()))),
+         {A, B}, prog, dc, "scaledSubtractFrom");
+}
+
 // ---- counted loops ----
 namespace {
 // A counter of `type` on tile 0 set to `first` (named `first_name`), then `count` times
@@ -256,7 +291,9 @@ using poplar::Tensor;
 std::vector<std::vector<poplar::Interval>> calcLinearTileMapping(const poplar::Graph& graph,
                                                                  std::vector<std::size_t> shape,
                                                                  unsigned minElementsPerTile,
-                                                                 unsigned grainSize) {
+                                                                 unsigned grainSize,
+                                                                 unsigned offset,
+                                                                 bool ascendingOrder) {
   std::size_t n = 1;
   for (auto d : shape) n *= d;
   std::size_t tiles = graph.getTarget().getNumTiles();
@@ -265,17 +302,25 @@ std::vector<std::vector<poplar::Interval>> calcLinearTileMapping(const poplar::G
   std::size_t min_grains = (std::max<std::size_t>(1, minElementsPerTile) + grain - 1) / grain;
   std::size_t per = std::max((grains + tiles - 1) / tiles, min_grains);
   std::vector<std::vector<poplar::Interval>> m(tiles);
-  for (std::size_t g = 0, tile = 0; g < grains; g += per, ++tile)
-    m[tile].push_back({g * grain, std::min(n, (g + per) * grain)});
+  for (std::size_t g = 0, k = 0; g < grains; g += per, ++k)
+    m[invTransformTileIndex(unsigned(k), unsigned(tiles), offset, ascendingOrder)].push_back(
+        {g * grain, std::min(n, (g + per) * grain)});
   return m;
 }
 
+namespace {
+// Grains of the atomic store size, so no two tiles write one 32-bit word.
+unsigned linear_grain(const poplar::Graph& graph, const Tensor& t) {
+  return std::max(1u, graph.getTarget().getAtomicStoreGranularity() /
+                          std::max(1u, t.elementType().tesseraSize()));
+}
+}  // namespace
+
 std::vector<std::vector<poplar::Interval>> calcLinearTileMapping(const poplar::Graph& graph,
-                                                                 const Tensor& t) {
-  // Grains of the atomic store size, so no two tiles write one 32-bit word.
-  unsigned grain = std::max(1u, graph.getTarget().getAtomicStoreGranularity() /
-                                    std::max(1u, t.elementType().tesseraSize()));
-  return calcLinearTileMapping(graph, t.shape(), 128, grain);
+                                                                 const Tensor& t, unsigned offset,
+                                                                 bool ascendingOrder) {
+  return calcLinearTileMapping(graph, t.shape(), 128, linear_grain(graph, t), offset,
+                               ascendingOrder);
 }
 
 void mapTensorLinearly(poplar::Graph& graph, const Tensor& t, unsigned minElementsPerTile,
@@ -287,16 +332,79 @@ void mapTensorLinearly(poplar::Graph& graph, const Tensor& t) {
   graph.setTileMapping(t, calcLinearTileMapping(graph, t));
 }
 
-unsigned getTileImbalance(const poplar::Graph& graph, const Tensor& t) {
-  auto m = graph.getTileMapping(t);
-  std::size_t best = 0;
-  unsigned tile = 0;
-  for (unsigned i = 0; i < m.size(); ++i) {
+void mapTensorLinearlyWithOffset(poplar::Graph& graph, const Tensor& t,
+                                 unsigned minElementsPerTile, unsigned grainSize, unsigned offset,
+                                 bool ascendingOrder) {
+  graph.setTileMapping(t, calcLinearTileMapping(graph, t.shape(), minElementsPerTile, grainSize,
+                                                offset, ascendingOrder));
+}
+
+void mapTensorLinearlyWithOffset(poplar::Graph& graph, const Tensor& t, unsigned offset,
+                                 bool ascendingOrder) {
+  graph.setTileMapping(t, calcLinearTileMapping(graph, t, offset, ascendingOrder));
+}
+
+namespace {
+// The tile a mapping order (offset, direction) uses first; `index` checked against the tiles.
+unsigned first_tile(const char* fn, unsigned index, unsigned numTiles, unsigned offset,
+                    bool ascending) {
+  if (numTiles == 0 || index >= numTiles)
+    throw poplibs_error(
+        fmt::format("{}: tile or index {} of a target with {} tiles", fn, index, numTiles));
+  offset %= numTiles;
+  return ascending ? offset : numTiles - 1 - offset;
+}
+}  // namespace
+
+unsigned transformTileIndex(unsigned tile, unsigned numTiles, unsigned offset, bool ascending) {
+  unsigned first = first_tile("transformTileIndex", tile, numTiles, offset, ascending);
+  return ascending ? (tile + numTiles - first) % numTiles : (first + numTiles - tile) % numTiles;
+}
+
+unsigned invTransformTileIndex(unsigned tile, unsigned numTiles, unsigned offset, bool ascending) {
+  unsigned first = first_tile("invTransformTileIndex", tile, numTiles, offset, ascending);
+  return ascending ? (first + tile) % numTiles : (first + numTiles - tile) % numTiles;
+}
+
+unsigned getTileImbalance(const poplar::Graph::TileToTensorMapping& mapping,
+                          unsigned minElementsPerTile, unsigned grainSize) {
+  std::size_t most = 0, total = 0;
+  for (const auto& regions : mapping) {
     std::size_t n = 0;
-    for (const auto& iv : m[i]) n += iv.size();
-    if (n > best) best = n, tile = i;
+    for (const auto& iv : regions) n += iv.size();
+    most = std::max(most, n);
+    total += n;
   }
-  return tile;
+  if (mapping.empty()) return 0;
+  // What a balanced mapping would put on each tile: whole grains, at least the minimum.
+  std::size_t grain = std::max(1u, grainSize);
+  std::size_t balanced = (total + mapping.size() - 1) / mapping.size();
+  balanced = (balanced + grain - 1) / grain * grain;
+  balanced = std::max<std::size_t>(balanced, minElementsPerTile);
+  return most > balanced ? static_cast<unsigned>(most - balanced) : 0u;
+}
+
+unsigned getTileImbalance(const poplar::Graph& graph, const Tensor& t,
+                          unsigned minElementsPerTile, unsigned grainSize) {
+  return getTileImbalance(graph.getTileMapping(t), minElementsPerTile, grainSize);
+}
+
+bool dimIsSplitOverTiles(const poplar::Graph& graph, const Tensor& t, unsigned dimension) {
+  if (dimension >= t.rank())
+    throw poplibs_error(fmt::format("dimIsSplitOverTiles: dimension {} of a rank-{} tensor",
+                                    dimension, t.rank()));
+  // Split when two elements that differ only in `dimension` sit on different tiles.
+  Tensor moved = t.dimRoll(dimension, t.rank() - 1);
+  std::size_t len = t.dim(dimension);
+  if (len < 2) return false;
+  Tensor rows = moved.reshape({t.numElements() / len, len});
+  for (std::size_t r = 0; r < rows.dim(0); ++r) {
+    auto m = graph.getTileMapping(rows[r]);
+    unsigned used = 0;
+    for (const auto& regions : m) used += regions.empty() ? 0 : 1;
+    if (used > 1) return true;
+  }
+  return false;
 }
 
 void broadcastToMatch(Tensor& a, const std::vector<std::size_t>& shape) {

@@ -138,14 +138,18 @@ const char* op_name(Operation op) {
   return names[unsigned(op)];
 }
 
-std::string reduce_vertex(Graph& graph, Operation op, Type in, Type out, bool update = false) {
-  std::string name = templated(update ? "popops::ReduceUpdate" : "popops::Reduce",
-                               {std::string("popops::") + op_name(op), type_arg(in), type_arg(out)});
+const abi::VertexTypeDesc& reduce_desc(bool update) {
   static const abi::VertexTypeDesc plain =
       poplar::detail::describe_vertex<ReduceOut>("popops::Reduce", kReduceFields, 3, kNone);
   static const abi::VertexTypeDesc updating = poplar::detail::describe_vertex<ReduceUpdate>(
       "popops::ReduceUpdate", kReduceUpdateFields, 3, kNone);
-  const abi::VertexTypeDesc& desc = update ? updating : plain;
+  return update ? updating : plain;
+}
+
+std::string reduce_vertex(Graph& graph, Operation op, Type in, Type out, bool update = false) {
+  std::string name = templated(update ? "popops::ReduceUpdate" : "popops::Reduce",
+                               {std::string("popops::") + op_name(op), type_arg(in), type_arg(out)});
+  const abi::VertexTypeDesc& desc = reduce_desc(update);
   unsigned in_type = in.tesseraId();
   bool costly = op == Operation::LOG_ADD;
   // Per worker: its share of the outputs, each a loop over its partials in 64-bit vectors
@@ -299,6 +303,10 @@ const abi::VertexTypeDesc& cumsum_desc() {
   return cum;
 }
 
+std::vector<const abi::VertexTypeDesc*> reduce_descs() {
+  return {&reduce_desc(false), &reduce_desc(true), &cumsum_desc()};
+}
+
 }  // namespace tessera::ipu::poplibs
 
 namespace popops {
@@ -337,6 +345,47 @@ void reduceWithOutput(poplar::Graph& graph, const Tensor& in, const Tensor& out,
                       poplar::program::Sequence& prog, const poplar::DebugContext& dc,
                       const poplar::OptionFlags&) {
   reduce_into(graph, in, out, dims, params, prog, dc);
+}
+
+namespace {
+// The compute sets of a program made only of Sequences and Executes, in run order.
+void append_compute_sets(const poplar::program::Program& p, std::vector<poplar::ComputeSet>& out) {
+  const auto& n = *p.tesseraNode();
+  if (n.kind == poplar::program::NodeKind::sequence) {
+    for (const auto& c : n.children) append_compute_sets(c, out);
+  } else if (n.kind == poplar::program::NodeKind::execute) {
+    out.push_back(poplar::ComputeSet(n.compute_set));
+  } else {
+    throw poputil::poplibs_error(
+        "popops::reduce with a vector of compute sets: this reduction also needs programs other "
+        "than compute sets (a copy or a cast of the scale tensor); pass a Sequence instead");
+  }
+}
+}  // namespace
+
+Tensor reduce(poplar::Graph& graph, const Tensor& in, const poplar::Type& outType,
+              const std::vector<std::size_t>& dims, ReduceParams params,
+              std::vector<poplar::ComputeSet>& css, const poplar::DebugContext& dc,
+              const poplar::OptionFlags& options) {
+  poplar::program::Sequence seq;
+  Tensor out = reduce(graph, in, outType, dims, std::move(params), seq, dc, options);
+  append_compute_sets(seq, css);
+  return out;
+}
+
+Tensor reduce(poplar::Graph& graph, const Tensor& in, const std::vector<std::size_t>& dims,
+              ReduceParams params, std::vector<poplar::ComputeSet>& css,
+              const poplar::DebugContext& dc, const poplar::OptionFlags& options) {
+  return reduce(graph, in, in.elementType(), dims, std::move(params), css, dc, options);
+}
+
+void reduceWithOutput(poplar::Graph& graph, const Tensor& in, const Tensor& out,
+                      const std::vector<std::size_t>& dims, ReduceParams params,
+                      std::vector<poplar::ComputeSet>& css, const poplar::DebugContext& dc,
+                      const poplar::OptionFlags& options) {
+  poplar::program::Sequence seq;
+  reduceWithOutput(graph, in, out, dims, std::move(params), seq, dc, options);
+  append_compute_sets(seq, css);
 }
 
 void reduceMany(poplar::Graph& graph, const std::vector<SingleReduceOp>& reductions,

@@ -72,6 +72,37 @@ class UpdateVertex : public poplar::Vertex {
   }
 };
 
+// Adds scale x slices [N*sz][cols] into a base [S][cols] at run-time offsets, slice by slice in
+// order, so offsets that repeat accumulate. params: as each_slice_row's, then the element type;
+// `scale` holds one element of that type.
+class UpdateAddVertex : public poplar::Vertex {
+ public:
+  poplar::Input<poplar::Vector<Byte>> offsets;
+  poplar::InOut<poplar::VectorList<Byte>> base;
+  poplar::Input<poplar::VectorList<Byte>> slices;
+  poplar::Input<poplar::Vector<Byte>> scale;
+  poplar::Vector<unsigned> params;
+
+  bool compute() {
+    unsigned type = params[5];
+    double k = 0;
+    load_elements(scale.data(), type, 1, &k);
+    std::vector<double> acc, add;
+    each_slice_row(params, offsets.data(), [&](std::size_t s, std::size_t b, bool in_range) {
+      if (!in_range) return;  // out of range: skipped, as multiUpdate skips it
+      auto& dst = base[b];
+      std::size_t n = dst.size();
+      acc.resize(n);
+      add.resize(n);
+      load_elements(dst.data(), type, n, acc.data());
+      load_elements(slices[s].data(), type, n, add.data());
+      for (std::size_t i = 0; i < n; ++i) acc[i] += k * add[i];
+      store_elements(dst.data(), type, n, acc.data());
+    });
+    return true;
+  }
+};
+
 // Stable ascending sort of one row of keys, carrying values when there are any.
 // params: key type, value type, has values.
 class SortVertex : public poplar::Vertex {
@@ -108,6 +139,10 @@ const abi::FieldDesc kSliceFields[] = {
 const abi::FieldDesc kUpdateFields[] = {
     TESSERA_IPU_FIELD(UpdateVertex, offsets), TESSERA_IPU_FIELD(UpdateVertex, base),
     TESSERA_IPU_FIELD(UpdateVertex, slices), TESSERA_IPU_FIELD(UpdateVertex, params)};
+const abi::FieldDesc kUpdateAddFields[] = {
+    TESSERA_IPU_FIELD(UpdateAddVertex, offsets), TESSERA_IPU_FIELD(UpdateAddVertex, base),
+    TESSERA_IPU_FIELD(UpdateAddVertex, slices), TESSERA_IPU_FIELD(UpdateAddVertex, scale),
+    TESSERA_IPU_FIELD(UpdateAddVertex, params)};
 const abi::FieldDesc kSortFields[] = {TESSERA_IPU_FIELD(SortVertex, keys),
                                       TESSERA_IPU_FIELD(SortVertex, values),
                                       TESSERA_IPU_FIELD(SortVertex, params)};
@@ -118,45 +153,81 @@ poplar::VertexPerfEstimate copy_estimate(const poplar::VertexIntrospector& v, co
   return poplar::VertexPerfEstimate(30 + v.getFieldInfo(field).totalElements() / 2);
 }
 
-std::string slice_vertex(Graph& g, bool update, Type t) {
+enum class SliceMode { slice, update, update_add };
+
+const abi::VertexTypeDesc& slice_desc(SliceMode mode) {
   static const abi::VertexTypeDesc s = poplar::detail::describe_vertex<SliceVertex>(
       "popops::DynamicSlice2D", kSliceFields, 4, kNone);
   static const abi::VertexTypeDesc u = poplar::detail::describe_vertex<UpdateVertex>(
       "popops::DynamicUpdateSlice2D", kUpdateFields, 4, kNone);
-  std::string name = templated(update ? "popops::DynamicUpdateSlice2D" : "popops::DynamicSlice2D",
-                               {type_arg(t)});
-  register_codelet(g, name, update ? u : s,
-                   [update](const poplar::VertexIntrospector& v, const poplar::Target&) {
-                     return copy_estimate(v, update ? "slices" : "out");
-                   });
+  static const abi::VertexTypeDesc a = poplar::detail::describe_vertex<UpdateAddVertex>(
+      "popops::MultiUpdateAdd", kUpdateAddFields, 5, kNone);
+  return mode == SliceMode::slice ? s : mode == SliceMode::update ? u : a;
+}
+
+std::string slice_vertex(Graph& g, SliceMode mode, Type t) {
+  const char* base = mode == SliceMode::slice    ? "popops::DynamicSlice2D"
+                     : mode == SliceMode::update ? "popops::DynamicUpdateSlice2D"
+                                                 : "popops::MultiUpdateAdd";
+  std::string name = templated(base, {type_arg(t)});
+  register_codelet(
+      g, name, slice_desc(mode),
+      [mode, t](const poplar::VertexIntrospector& v, const poplar::Target& target) {
+        if (mode != SliceMode::update_add)
+          return copy_estimate(v, mode == SliceMode::update ? "slices" : "out");
+        // A load of the base and the slice, a multiply-add and a store per vector.
+        std::uint64_t n = v.getFieldInfo("slices").totalElements();
+        std::uint64_t width = std::max(1u, target.getVectorWidth(t));
+        return poplar::VertexPerfEstimate(30 + 3 * ((n + width - 1) / width));
+      });
   return name;
 }
 
-// base2 [S][C], slices2 [N*sz][C]: one vertex per column chunk on the chunk's tile.
+// The column chunks of slice_columns: chunk c of C columns over T tiles is on tile c*T/chunks,
+// in whole grains of `grain` columns.
+std::size_t column_chunks(std::size_t C, unsigned T, std::size_t grain) {
+  std::size_t grains = (C + grain - 1) / std::max<std::size_t>(1, grain);
+  return std::max<std::size_t>(1, std::min<std::size_t>(T, grains));
+}
+std::size_t chunk_begin(std::size_t C, std::size_t chunks, std::size_t grain, std::size_t c) {
+  std::size_t grains = (C + grain - 1) / std::max<std::size_t>(1, grain);
+  return std::min(C, split_begin(grains, chunks, c) * grain);
+}
+
+// base2 [S][C], slices2 [N*sz][C]: one vertex per column chunk on the chunk's tile. A slice
+// made here (map_slices) is mapped with its chunk; `scale` is update_add's.
 void slice_columns(Graph& g, const Tensor& base2, const Tensor& slices2, const Tensor& offsets,
-                   std::size_t sz, bool update, poplar::program::Sequence& prog,
-                   const poplar::DebugContext& dc) {
+                   std::size_t sz, SliceMode mode, bool map_slices,
+                   poplar::program::Sequence& prog, const poplar::DebugContext& dc,
+                   const Tensor* scale = nullptr) {
   require_codelets(g, "popops", "popops::MapExpr");
-  std::string vertex = slice_vertex(g, update, base2.elementType());
+  std::string vertex = slice_vertex(g, mode, base2.elementType());
   std::size_t S = base2.dim(0), C = base2.dim(1), N = slices2.dim(0) / std::max<std::size_t>(1, sz);
   unsigned T = num_tiles(g);
-  std::size_t chunks = std::max<std::size_t>(1, std::min<std::size_t>(T, C));
-  auto cs = g.addComputeSet(name_of(dc, update ? "dynamicUpdate" : "dynamicSlice"));
+  std::size_t chunks = column_chunks(C, T, 1);
+  const char* what = mode == SliceMode::slice    ? "dynamicSlice"
+                     : mode == SliceMode::update ? "dynamicUpdate"
+                                                 : "multiUpdateAdd";
+  auto cs = g.addComputeSet(name_of(dc, what));
   for (std::size_t c = 0; c < chunks; ++c) {
-    std::size_t c0 = split_begin(C, chunks, c), c1 = split_begin(C, chunks, c + 1);
+    std::size_t c0 = chunk_begin(C, chunks, 1, c), c1 = chunk_begin(C, chunks, 1, c + 1);
     if (c0 == c1) continue;
     unsigned tile = unsigned(c * T / chunks);
     std::vector<Tensor> b, s;
     for (std::size_t r = 0; r < S; ++r) b.push_back(base2[r].slice(c0, c1));
     for (std::size_t r = 0; r < slices2.dim(0); ++r) s.push_back(slices2[r].slice(c0, c1));
-    if (!update) g.setTileMapping(slices2.slice({0, c0}, {slices2.dim(0), c1}), tile);
+    if (map_slices) g.setTileMapping(slices2.slice({0, c0}, {slices2.dim(0), c1}), tile);
     auto v = g.addVertex(cs, vertex);
     g.connect(v["offsets"], offsets.flatten());
     g.connect(v["base"], poplar::ArrayRef<Tensor>(b));
-    g.connect(v[update ? "slices" : "out"], poplar::ArrayRef<Tensor>(s));
-    set_state(g, v, "params",
-              {unsigned(S), unsigned(sz), base2.elementType().tesseraSize(), unsigned(N),
-               offsets.elementType().tesseraId()});
+    g.connect(v[mode == SliceMode::slice ? "out" : "slices"], poplar::ArrayRef<Tensor>(s));
+    std::vector<unsigned> params = {unsigned(S), unsigned(sz), base2.elementType().tesseraSize(),
+                                    unsigned(N), offsets.elementType().tesseraId()};
+    if (mode == SliceMode::update_add) {
+      g.connect(v["scale"], scale->flatten());
+      params.push_back(base2.elementType().tesseraId());
+    }
+    set_state(g, v, "params", params);
     g.setTileMapping(v, tile);
   }
   prog.add(poplar::program::Execute(cs, dc));
@@ -181,6 +252,11 @@ const abi::VertexTypeDesc& sort_desc() {
   static const abi::VertexTypeDesc d =
       poplar::detail::describe_vertex<SortVertex>("popops::Sort", kSortFields, 3, kNone);
   return d;
+}
+
+std::vector<const abi::VertexTypeDesc*> slices_descs() {
+  return {&slice_desc(SliceMode::slice), &slice_desc(SliceMode::update),
+          &slice_desc(SliceMode::update_add), &sort_desc()};
 }
 
 }  // namespace tessera::ipu::poplibs
@@ -212,7 +288,8 @@ Tensor dynamicSlice(poplar::Graph& graph, const Tensor& t, const Tensor& offset,
     shape[0] = sizes[i];
     Tensor out = graph.addVariable(t.elementType(), shape, {dc, "slice"});
     Tensor out2 = out.reshape({sizes[i], out.numElements() / std::max<std::size_t>(1, sizes[i])});
-    slice_columns(graph, base2, out2, offset.flatten().slice(i, i + 1), sizes[i], false, prog, dc);
+    slice_columns(graph, base2, out2, offset.flatten().slice(i, i + 1), sizes[i],
+                  SliceMode::slice, true, prog, dc);
     cur = out.dimRoll(0, d);
   }
   return cur;
@@ -230,7 +307,8 @@ void dynamicUpdate(poplar::Graph& graph, const Tensor& t, const Tensor& s, const
     throw poputil::poplibs_error(fmt::format("popops::dynamicUpdate: slice {{{}}} does not fit {{{}}} "
                                              "along dimension {}",
                                              fmt::join(s.shape(), ","), fmt::join(t.shape(), ","), d));
-  slice_columns(graph, rows_of(t, d), rows_of(s, d), offset, sizes[0], true, prog, dc);
+  slice_columns(graph, rows_of(t, d), rows_of(s, d), offset, sizes[0], SliceMode::update, false,
+                prog, dc);
 }
 
 Tensor multiSlice(poplar::Graph& graph, const Tensor& t, const Tensor& offsets,
@@ -248,7 +326,7 @@ Tensor multiSlice(poplar::Graph& graph, const Tensor& t, const Tensor& offsets,
   shape.insert(shape.end(), rolled.begin() + 1, rolled.end());
   Tensor out = graph.addVariable(t.elementType(), shape, {dc, "multiSlice"});
   Tensor out2 = out.reshape({N * sizes[0], out.numElements() / std::max<std::size_t>(1, N * sizes[0])});
-  slice_columns(graph, rows_of(t, d), out2, offsets, sizes[0], false, prog, dc);
+  slice_columns(graph, rows_of(t, d), out2, offsets, sizes[0], SliceMode::slice, true, prog, dc);
   return out;
 }
 
@@ -265,7 +343,7 @@ void multiUpdate(poplar::Graph& graph, const Tensor& t, const Tensor& s, const T
     throw poputil::poplibs_error("popops::multiUpdate: the slices do not match offsets x sizes x "
                                  "the other dimensions of t");
   slice_columns(graph, rows_of(t, d), s.reshape({N * sizes[0], s.numElements() / (N * sizes[0])}),
-                offsets, sizes[0], true, prog, dc);
+                offsets, sizes[0], SliceMode::update, false, prog, dc);
 }
 
 Tensor gather(poplar::Graph& graph, const Tensor& input, const Tensor& indices, unsigned axis,
@@ -375,5 +453,177 @@ Tensor sortKeyValue(poplar::Graph& graph, const Tensor& k, const Tensor& v, unsi
   sortKeyValueInPlace(graph, kc, vc, dim, prog, dc);
   return vc;
 }
+
+}  // namespace popops
+
+namespace tessera::ipu::poplibs {
+namespace {
+
+// `dims` checked against `shape` and `sizes`: distinct, in range, each size at most its dim.
+void check_slice_dims(const char* fn, const std::vector<std::size_t>& shape,
+                      const std::vector<std::size_t>& dims, const std::vector<std::size_t>& sizes) {
+  if (dims.size() != sizes.size())
+    throw poputil::poplibs_error(fmt::format(
+        "popops::{}: {} dims but {} sizes; give one size per sliced dimension", fn, dims.size(),
+        sizes.size()));
+  std::vector<bool> seen(shape.size(), false);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] >= shape.size() || seen[dims[i]])
+      throw poputil::poplibs_error(fmt::format(
+          "popops::{}: dimension {} is out of range or repeated for shape {{{}}}", fn, dims[i],
+          fmt::join(shape, ",")));
+    seen[dims[i]] = true;
+    if (sizes[i] > shape[dims[i]])
+      throw poputil::poplibs_error(fmt::format(
+          "popops::{}: a slice of {} along dimension {} of size {}", fn, sizes[i], dims[i],
+          shape[dims[i]]));
+  }
+}
+
+// Maps t as slice_columns reads it: the leading `lead` dimensions of `view` (a permutation of
+// t's) are rows, the rest columns, and each chunk of columns with all its rows on one tile.
+void map_columns(Graph& g, const Tensor& view, std::size_t lead, std::size_t grain) {
+  std::size_t rows = 1;
+  for (std::size_t i = 0; i < lead; ++i) rows *= view.dim(unsigned(i));
+  std::size_t cols = view.numElements() / std::max<std::size_t>(1, rows);
+  if (rows == 0 || cols == 0) return;
+  Tensor m = view.reshape({rows, cols});
+  unsigned T = num_tiles(g);
+  std::size_t chunks = column_chunks(cols, T, grain);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    std::size_t c0 = chunk_begin(cols, chunks, grain, c), c1 = chunk_begin(cols, chunks, grain, c + 1);
+    if (c0 < c1) g.setTileMapping(m.slice({0, c0}, {rows, c1}), unsigned(c * T / chunks));
+  }
+}
+
+// The permutation putting `dims` first (in their order), then the other dimensions.
+std::vector<unsigned> dims_first(std::size_t rank, const std::vector<std::size_t>& dims) {
+  std::vector<unsigned> perm;
+  for (auto d : dims) perm.push_back(unsigned(d));
+  for (unsigned d = 0; d < rank; ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) perm.push_back(d);
+  return perm;
+}
+
+}  // namespace
+}  // namespace tessera::ipu::poplibs
+
+namespace popops {
+
+Tensor createSliceableTensor(poplar::Graph& graph, const poplar::Type& type,
+                             const std::vector<std::size_t>& shape,
+                             const std::vector<std::size_t>& dims,
+                             const std::vector<std::size_t>& sizes, std::size_t minGrainSize,
+                             const poplar::DebugContext& dc) {
+  check_slice_dims("createSliceableTensor", shape, dims, sizes);
+  Tensor t = graph.addVariable(type, shape, {dc, "sliceable"});
+  if (dims.empty()) {
+    poputil::mapTensorLinearly(graph, t);
+    return t;
+  }
+  // The sliced dimensions stay whole on each tile; the others are spread over the tiles, so a
+  // slice at any offset reads only its own tile's elements.
+  map_columns(graph, t.dimShuffle(dims_first(shape.size(), dims)), dims.size(),
+              std::max<std::size_t>(1, minGrainSize));
+  return t;
+}
+
+Tensor createSliceTensor(poplar::Graph& graph, const poplar::Type& type,
+                         const std::vector<std::size_t>& shape,
+                         const std::vector<std::size_t>& dims,
+                         const std::vector<std::size_t>& sizes, std::size_t numIndices,
+                         const poplar::DebugContext& dc) {
+  check_slice_dims("createSliceTensor", shape, dims, sizes);
+  std::vector<std::size_t> out_shape = {numIndices};
+  out_shape.insert(out_shape.end(), shape.begin(), shape.end());
+  for (std::size_t i = 0; i < dims.size(); ++i) out_shape[1 + dims[i]] = sizes[i];
+  Tensor out = graph.addVariable(type, out_shape, {dc, "slices"});
+  std::vector<std::size_t> lead = {0};
+  for (auto d : dims) lead.push_back(d + 1);
+  map_columns(graph, out.dimShuffle(dims_first(out_shape.size(), lead)), lead.size(), 1);
+  return out;
+}
+
+Tensor createSliceTensor(poplar::Graph& graph, const Tensor& t,
+                         const std::vector<std::size_t>& dims,
+                         const std::vector<std::size_t>& sizes, std::size_t numIndices,
+                         const poplar::DebugContext& dc) {
+  return createSliceTensor(graph, t.elementType(), t.shape(), dims, sizes, numIndices, dc);
+}
+
+void dynamicSliceWithOutput(poplar::Graph& graph, const Tensor& output, const Tensor& t,
+                            const Tensor& offset, const std::vector<std::size_t>& dims,
+                            const std::vector<std::size_t>& sizes, Sequence& prog,
+                            const poplar::DebugContext& dc, const poplar::OptionFlags& options) {
+  check_offsets(offset, "dynamicSliceWithOutput");
+  check_slice_dims("dynamicSliceWithOutput", t.shape(), dims, sizes);
+  auto expect = t.shape();
+  for (std::size_t i = 0; i < dims.size(); ++i) expect[dims[i]] = sizes[i];
+  if (output.shape() != expect || output.elementType() != t.elementType())
+    throw poputil::poplibs_error(fmt::format(
+        "popops::dynamicSliceWithOutput: the output is {} {{{}}}; the slice is {} {{{}}}",
+        output.elementType().toString(), fmt::join(output.shape(), ","),
+        t.elementType().toString(), fmt::join(expect, ",")));
+  if (dims.size() == 1 && offset.numElements() == 1) {
+    unsigned d = unsigned(dims[0]);
+    slice_columns(graph, rows_of(t, d), rows_of(output, d), offset, sizes[0], SliceMode::slice,
+                  false, prog, dc);
+    return;
+  }
+  prog.add(poplar::program::Copy(dynamicSlice(graph, t, offset, dims, sizes, prog, dc, options),
+                                 output, false, dc));
+}
+
+void multiUpdateAdd(poplar::Graph& graph, const Tensor& t, const Tensor& s, const Tensor& offsets,
+                    const Tensor& scale, const std::vector<std::size_t>& dims,
+                    const std::vector<std::size_t>& sizes, Sequence& prog, const SlicePlan&,
+                    const poplar::OptionFlags&, const poplar::DebugContext& dc) {
+  check_offsets(offsets, "multiUpdateAdd");
+  if (dims.size() != 1 || sizes.size() != 1)
+    throw poputil::poplibs_error("popops::multiUpdateAdd: Tessera updates along one dimension");
+  check_slice_dims("multiUpdateAdd", t.shape(), dims, sizes);
+  if (!t.elementType().isFloatingPoint() && t.elementType() != poplar::INT &&
+      t.elementType() != poplar::UNSIGNED_INT)
+    throw poputil::poplibs_error(fmt::format(
+        "popops::multiUpdateAdd: t is {}; it must be float, half, int or unsigned int",
+        t.elementType().toString()));
+  if (scale.numElements() != 1 || scale.elementType() != t.elementType())
+    throw poputil::poplibs_error(fmt::format(
+        "popops::multiUpdateAdd: scale must be one {} element (t's type); it is {} {{{}}}",
+        t.elementType().toString(), scale.elementType().toString(),
+        fmt::join(scale.shape(), ",")));
+  unsigned d = unsigned(dims[0]);
+  std::size_t N = offsets.rank() == 0 ? 1 : offsets.dim(0);
+  std::size_t rest = t.numElements() / std::max<std::size_t>(1, t.dim(d));
+  if (s.elementType() != t.elementType() || s.numElements() != N * sizes[0] * rest)
+    throw poputil::poplibs_error(fmt::format(
+        "popops::multiUpdateAdd: {} {} slices of {} x {} elements need {} elements of {}; s is "
+        "{} {{{}}}",
+        N, t.elementType().toString(), sizes[0], rest, N * sizes[0] * rest,
+        t.elementType().toString(), s.elementType().toString(), fmt::join(s.shape(), ",")));
+  slice_columns(graph, rows_of(t, d), s.reshape({N * sizes[0], rest}), offsets, sizes[0],
+                SliceMode::update_add, false, prog, dc, &scale);
+}
+
+Tensor createIndicesTensor(poplar::Graph& graph, const std::vector<std::size_t>& dims,
+                           std::size_t numIndices, const SlicePlan&, const poplar::OptionFlags&,
+                           const poplar::DebugContext& dc) {
+  Tensor t = graph.addVariable(poplar::UNSIGNED_INT, {numIndices, dims.size()}, {dc, "indices"});
+  poputil::mapTensorLinearly(graph, t);
+  return t;
+}
+
+namespace embedding {
+SlicePlan plan(const poplar::Graph&, const poplar::Type& dataType, std::size_t numEntries,
+               std::size_t outputSize, const std::vector<std::size_t>& numLookups,
+               const poplar::OptionFlags&) {
+  SlicePlan p;
+  p.dataType = dataType;
+  p.numEntries = numEntries;
+  p.outputSize = outputSize;
+  p.numLookups = numLookups;
+  return p;
+}
+}  // namespace embedding
 
 }  // namespace popops

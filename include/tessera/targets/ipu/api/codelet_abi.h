@@ -9,7 +9,7 @@
 namespace tessera::ipu::abi {
 
 // Bumped whenever the layout below changes; a library built against another one is refused.
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;
 
 // Every Input/Output/InOut, Vector and VectorList field holds one span. For 2-D fields (a
 // VectorList, a Vector of edge fields) `data` points at an array of `size` inner spans. The
@@ -64,6 +64,7 @@ struct VertexTypeDesc {
   WorkerComputeFn compute_worker = nullptr;  // MultiVertex
   const FieldDesc* fields = nullptr;
   std::size_t field_count = 0;
+  bool supervisor = false;  // SupervisorVertex (ABI 2)
 };
 
 // How a codelet reports an index past a field's end: the runtime installs a handler that

@@ -9,6 +9,8 @@
   X(bm_device_query, bmerr_t, (bmdev_t, int, void *))                                         \
   X(bm_device_config, bmerr_t, (bmdev_t, int, void *))                                        \
   X(bm_device_get_info, bm_devinfo_t, (bmdev_t))                                              \
+  X(bm_device_get_chip_ver, int, (bmdev_t))                                                   \
+  X(bm_device_get_gmem_size, u64, (bmdev_t))                                                  \
   X(bm_context_create, bmerr_t, (bmctx_t *))                                                  \
   X(bm_context_destroy, void, (bmctx_t))                                                      \
   X(bm_bind_device, bmerr_t, (bmctx_t, bmdev_t))                                              \
@@ -30,6 +32,8 @@
   X(bmmem_host_p_addr, uint64_t, (bmctx_t, bmmem_host_t))                                     \
   X(bm_memcpy_s2d, bmerr_t, (bmctx_t, bmmem_device_t, uint8_t *))                             \
   X(bm_memcpy_d2s, bmerr_t, (bmctx_t, uint8_t *, bmmem_device_t))                             \
+  X(bm_memcpy_s2d_ex, bmerr_t, (bmctx_t, bmmem_device_t, uint8_t *, uint64_t, size_t))       \
+  X(bm_memcpy_d2s_ex, bmerr_t, (bmctx_t, uint8_t *, bmmem_device_t, uint64_t, size_t))       \
   X(bm_send_cmdbuf, bmerr_t, (bmctx_t, uint8_t *, size_t, uint16_t *))                        \
   X(bmnet_register, bmerr_t, (bmctx_t, bmnet_info_t *, bmnet_t *))                             \
   X(bmnet_register_bmodel, bmerr_t, (bmctx_t, char *, bmnet_t *))                              \

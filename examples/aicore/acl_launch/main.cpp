@@ -1,7 +1,8 @@
 // One host program in the two forms Ascend C projects keep side by side: the CPU-debug form
 // (GmAlloc, ICPU_RUN_KF), and the kernel-launch form on the AscendCL runtime (aclrtMalloc,
-// aclrtMemcpy, ACLRT_LAUNCH_KERNEL, aclrtSynchronizeStream), which is what builds when
-// ASCENDC_CPU_DEBUG is not defined (linking ascendcl rather than tessera_aicore).
+// aclrtMemcpy, ACLRT_LAUNCH_KERNEL and the kernel file's <<<>>> wrapper, aclrtSynchronizeStream),
+// which is what builds when ASCENDC_CPU_DEBUG is not defined (linking ascendcl rather than
+// tessera_aicore).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,9 @@
 #ifndef ASCENDC_CPU_DEBUG
 #include "acl/acl.h"
 #include "aclrtlaunch_scale_add_custom.h"
+// The <<<>>> wrapper in the kernel file.
+void scale_add_custom_do(uint32_t blockDim, void* l2ctrl, void* stream, uint8_t* x, uint8_t* y,
+                         uint8_t* z, uint32_t perBlock, float alpha);
 #define CHECK_ACL(call)                                                         \
   do {                                                                          \
     const aclError status = (call);                                             \
@@ -85,6 +89,16 @@ int main() {
     std::printf("launch failed: %u (%s)\n", launched, aclGetRecentErrMsg());
     return 1;
   }
+  CHECK_ACL(aclrtSynchronizeStream(stream));
+  CHECK_ACL(aclrtMemcpy(z.data(), bytes, zDev, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
+  if (wrong_results(z.data()) != 0) {
+    std::printf("ACLRT_LAUNCH_KERNEL: wrong results\n");
+    return 1;
+  }
+  // Again through the <<<>>> wrapper, into cleared memory.
+  CHECK_ACL(aclrtMemset(zDev, bytes, 0, bytes));
+  scale_add_custom_do(kBlocks, nullptr, stream, static_cast<uint8_t*>(xDev),
+                      static_cast<uint8_t*>(yDev), static_cast<uint8_t*>(zDev), kPerBlock, kAlpha);
   CHECK_ACL(aclrtSynchronizeStream(stream));
   CHECK_ACL(aclrtMemcpy(z.data(), bytes, zDev, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
   CHECK_ACL(aclrtFree(xDev));

@@ -57,3 +57,11 @@ extern "C" __global__ __aicore__ void scale_add_custom(GM_ADDR x, GM_ADDR y, GM_
   op.Init(x, y, z, perBlock, alpha);
   op.Process();
 }
+
+#ifndef ASCENDC_CPU_DEBUG
+// The kernel-launch path's own wrapper around the <<<>>> launch, as Ascend C projects write it.
+void scale_add_custom_do(uint32_t blockDim, void* l2ctrl, void* stream, uint8_t* x, uint8_t* y,
+                         uint8_t* z, uint32_t perBlock, float alpha) {
+  scale_add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z, perBlock, alpha);
+}
+#endif

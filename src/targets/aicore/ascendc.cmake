@@ -4,16 +4,37 @@
 # generates aclrtlaunch_NAME.h (what ACLRT_LAUNCH_KERNEL(NAME) names: uint32_t
 # aclrtlaunch_NAME(uint32_t blockDim, aclrtStream stream, PARAMS with pointers as void*)) and its
 # definition, which launches NAME on the simulated AI Cores (tessera::aicore::acl_launch).
-# Programs link <name>, which brings tessera_ascendcl and the headers.
+# The kernel sources build as the kernel-launch path does: without ASCENDC_CPU_DEBUG, so their
+# `#ifndef ASCENDC_CPU_DEBUG` launch wrappers are compiled, each `kernel<<<blockDim, l2ctrl,
+# stream>>>(args)` in them rewritten (in a copy under the build directory, #line pointing at the
+# original) into the same launch on the stream. Programs link <name>, which brings
+# tessera_ascendcl and the headers.
 function(ascendc_library name kind)
   set(gen ${CMAKE_CURRENT_BINARY_DIR}/${name}_aclrtlaunch)
   file(MAKE_DIRECTORY ${gen})
   set(ws "[ \t\r\n]")
   set(generated)
+  set(kernel_copies)
+  set(kernel_dirs)
   foreach(src IN LISTS ARGN)
     get_filename_component(abs ${src} ABSOLUTE)
+    get_filename_component(src_dir ${abs} DIRECTORY)
+    get_filename_component(src_name ${abs} NAME)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${abs})
     file(READ ${abs} text)
+    # kernel<<<blockDim, l2ctrl, stream>>>(args): the host compiler's form of the launch (l2ctrl
+    # is evaluated and not used: the model has no L2 control).
+    string(REGEX REPLACE
+      "([A-Za-z_][A-Za-z0-9_]*)${ws}*<<<([^,>]+),([^,>]+),([^>]+)>>>${ws}*\\(([^;]*)\\)"
+      "(void)((void)(\\3), ::tessera::aicore::acl_launch(\"\\1\", static_cast<uint32_t>(\\2), \\4, [&] { \\1(\\5); }))"
+      launched "${text}")
+    # Written through configure_file so an unchanged copy keeps its timestamp.
+    set(copy ${gen}/${src_name})
+    file(WRITE ${copy}.in "#include \"tessera/targets/aicore/api/acl_launch.h\"\n#line 1 \"${abs}\"\n")
+    file(APPEND ${copy}.in "${launched}")
+    configure_file(${copy}.in ${copy} COPYONLY)
+    list(APPEND kernel_copies ${copy})
+    list(APPEND kernel_dirs ${src_dir})
     string(REGEX MATCHALL
       "(extern${ws}+\"C\"${ws}+)?__global__${ws}+__aicore__${ws}+void${ws}+[A-Za-z_][A-Za-z0-9_]*${ws}*\\([^)]*\\)"
       kernels "${text}")
@@ -81,7 +102,10 @@ extern \"C\" uint32_t aclrtlaunch_${kernel}(uint32_t blockDim, aclrtStream strea
     message(FATAL_ERROR "ascendc_library(${name}): no `__global__ __aicore__ void NAME(...)` "
                         "kernel in ${ARGN}")
   endif()
-  add_library(${name} ${kind} ${ARGN} ${generated})
-  target_include_directories(${name} PUBLIC ${gen})
+  add_library(${name} ${kind} ${kernel_copies} ${generated})
+  target_include_directories(${name} PUBLIC ${gen} PRIVATE ${kernel_dirs})
   target_link_libraries(${name} PUBLIC tessera_ascendcl PRIVATE tessera_aicore)
+  # After tessera_aicore's -DASCENDC_CPU_DEBUG=1 on the command line.
+  target_compile_definitions(${name} PRIVATE TESSERA_ASCENDC_KERNEL_LAUNCH=1)
+  target_compile_options(${name} PRIVATE -UASCENDC_CPU_DEBUG)
 endfunction()

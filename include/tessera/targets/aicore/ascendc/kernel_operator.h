@@ -22,7 +22,9 @@
 #include "tessera/core/error.h"
 #include "tessera/targets/aicore/api/core.h"
 
-#ifndef ASCENDC_CPU_DEBUG
+// CPU-debug mode, except in kernel sources that ascendc_library builds for the kernel-launch
+// path (their `#ifndef ASCENDC_CPU_DEBUG` launch wrappers are part of that build).
+#if !defined(ASCENDC_CPU_DEBUG) && !defined(TESSERA_ASCENDC_KERNEL_LAUNCH)
 #define ASCENDC_CPU_DEBUG 1
 #endif
 #define __aicore__

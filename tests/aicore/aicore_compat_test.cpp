@@ -84,7 +84,8 @@ enum class Op {
   counter_strided_add,
   tiling_key,
   more_ops,
-  pad_copy
+  pad_copy,
+  vector_copy
 };
 
 template <Op Which>
@@ -187,6 +188,13 @@ void reduce_kernel(GM_ADDR x, GM_ADDR z) {
     DataCopyPad(lt, gx, DataCopyParams{2, 20, 4, 0}, DataCopyPadParams{true, 0, 3, bits});
     PipeBarrier<PIPE_ALL>();
     DataCopy(lz, lt, 16);
+  }
+  if constexpr (Which == Op::vector_copy) {
+    // 2 repeats of the first 12 lanes, source blocks 2 apart, destination repeats 4 blocks apart.
+    const TEventID id = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+    Copy(lz, lx, 12, 2, CopyRepeatParams(1, 2, 4, 16));
+    SetFlag<HardEvent::V_S>(id);
+    WaitFlag<HardEvent::V_S>(id);
   }
   if constexpr (Which == Op::tiling_key) {
     if (TILING_KEY_IS(7)) Duplicate(lz, 7.0f, 8);
@@ -438,6 +446,17 @@ TEST(AicoreCopy, DataCopyPadWithDataCopyParamsPadsEachRow) {
     EXPECT_EQ(run.z[i], 7.0f);
     EXPECT_EQ(run.z[8 + i], 7.0f);
   }
+}
+
+TEST(AicoreVector, CopyMovesTheEnabledLanesWithItsStrides) {
+  Scratch run(14);
+  run.go<Op::vector_copy>();
+  // Lane l of repeat r: source block r * 16 + (l / 8) * 2, destination block r * 4 + l / 8.
+  std::vector<float> want(512, 0.0f);
+  for (int r = 0; r < 2; ++r)
+    for (int l = 0; l < 12; ++l)
+      want[(r * 4 + l / 8) * 8 + l % 8] = run.x[(r * 16 + (l / 8) * 2) * 8 + l % 8];
+  for (int i = 0; i < 512; ++i) EXPECT_EQ(run.z[i], want[i]) << i;
 }
 
 // ---- AscendCL ----

@@ -606,6 +606,9 @@ class TPipe {
   std::array<std::uint32_t, static_cast<std::size_t>(HardEvent::MAX)> events_{};
 };
 
+// The event ids of SetFlag/WaitFlag as AllocEventID/FetchEventID hand them out.
+using TEventID = std::int8_t;
+
 inline TPipe* GetTPipePtr() {
   return detail::tls_pipe;
 }
@@ -1190,6 +1193,45 @@ TESSERA_ASCENDC_SCALAR(Mins, x < s ? x : s)
 TESSERA_ASCENDC_SCALAR(ShiftLeft, static_cast<T>(x << s))
 TESSERA_ASCENDC_SCALAR(ShiftRight, static_cast<T>(x >> s))
 #undef TESSERA_ASCENDC_SCALAR
+
+// Copy: a UB -> UB copy on the Vector unit of the lanes the mask enables, with block strides and
+// repeat sizes in 32-byte blocks (Ascend C API reference "Copy"; 16- and 32-bit elements).
+struct CopyRepeatParams {
+  CopyRepeatParams() = default;
+  CopyRepeatParams(const std::uint16_t dstStrideIn, const std::uint16_t srcStrideIn,
+                   const std::uint16_t dstRepeatSizeIn, const std::uint16_t srcRepeatSizeIn)
+      : dstStride(dstStrideIn),
+        srcStride(srcStrideIn),
+        dstRepeatSize(dstRepeatSizeIn),
+        srcRepeatSize(srcRepeatSizeIn) {}
+  std::uint16_t dstStride = 1;
+  std::uint16_t srcStride = 1;
+  std::uint16_t dstRepeatSize = 8;
+  std::uint16_t srcRepeatSize = 8;
+};
+namespace detail {
+inline bool dense(const CopyRepeatParams& p) {
+  return p.dstStride == 1 && p.srcStride == 1 && p.dstRepeatSize == 8 && p.srcRepeatSize == 8;
+}
+}  // namespace detail
+template <typename T, bool isSetMask = true>
+void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::uint64_t mask,
+          const std::uint8_t repeatTimes, const CopyRepeatParams& p) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Copy takes 16- or 32-bit elements");
+  detail::map(
+      "Copy", detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), "Copy", detail::dense(p)),
+      [](T x) -> T { return x; }, {p.dstStride, p.dstRepeatSize}, dst,
+      detail::in(src, p.srcStride, p.srcRepeatSize));
+}
+template <typename T, bool isSetMask = true>
+void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::uint64_t mask[],
+          const std::uint8_t repeatTimes, const CopyRepeatParams& p) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Copy takes 16- or 32-bit elements");
+  detail::map(
+      "Copy", detail::lane_bits<isSetMask>(mask, repeatTimes, "Copy", detail::dense(p)),
+      [](T x) -> T { return x; }, {p.dstStride, p.dstRepeatSize}, dst,
+      detail::in(src, p.srcStride, p.srcRepeatSize));
+}
 
 // Axpy: dst = src * scalarValue + dst (count form, one element type).
 template <typename T>

@@ -104,8 +104,18 @@ extern \"C\" uint32_t aclrtlaunch_${kernel}(uint32_t blockDim, aclrtStream strea
   endif()
   add_library(${name} ${kind} ${kernel_copies} ${generated})
   target_include_directories(${name} PUBLIC ${gen} PRIVATE ${kernel_dirs})
-  target_link_libraries(${name} PUBLIC tessera_ascendcl PRIVATE tessera_aicore)
+  target_link_libraries(${name} PUBLIC tessera::tessera_ascendcl PRIVATE tessera::tessera_aicore)
   # After tessera_aicore's -DASCENDC_CPU_DEBUG=1 on the command line.
   target_compile_definitions(${name} PRIVATE TESSERA_ASCENDC_KERNEL_LAUNCH=1)
   target_compile_options(${name} PRIVATE -UASCENDC_CPU_DEBUG)
 endfunction()
+
+# `ascendcl`, the library name Huawei's samples link, for AscendCL's runtime.
+if(NOT TARGET ascendcl)
+  if(TARGET tessera_ascendcl)
+    add_library(ascendcl ALIAS tessera_ascendcl)
+  else()
+    add_library(ascendcl INTERFACE IMPORTED)
+    target_link_libraries(ascendcl INTERFACE tessera::tessera_ascendcl)
+  endif()
+endif()

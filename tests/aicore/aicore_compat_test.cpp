@@ -85,7 +85,9 @@ enum class Op {
   tiling_key,
   more_ops,
   pad_copy,
-  vector_copy
+  vector_copy,
+  misaligned_whole_max,
+  counter_zero
 };
 
 template <Op Which>
@@ -195,6 +197,14 @@ void reduce_kernel(GM_ADDR x, GM_ADDR z) {
     Copy(lz, lx, 12, 2, CopyRepeatParams(1, 2, 4, 16));
     SetFlag<HardEvent::V_S>(id);
     WaitFlag<HardEvent::V_S>(id);
+  }
+  if constexpr (Which == Op::misaligned_whole_max) {
+    WholeReduceMax<float>(lz[1], lx, 64, 1, 1, 1, 8);  // value and index need 8-byte alignment
+  }
+  if constexpr (Which == Op::counter_zero) {
+    SetMaskCount();
+    SetVectorMask<float>(0, 0);
+    WholeReduceSum<float, false>(lz, lx, MASK_PLACEHOLDER, 1, 1, 1, 8);
   }
   if constexpr (Which == Op::tiling_key) {
     if (TILING_KEY_IS(7)) Duplicate(lz, 7.0f, 8);
@@ -457,6 +467,14 @@ TEST(AicoreVector, CopyMovesTheEnabledLanesWithItsStrides) {
     for (int l = 0; l < 12; ++l)
       want[(r * 4 + l / 8) * 8 + l % 8] = run.x[(r * 16 + (l / 8) * 2) * 8 + l % 8];
   for (int i = 0; i < 512; ++i) EXPECT_EQ(run.z[i], want[i]) << i;
+}
+
+TEST(AicoreReduce, MisuseIsADeviceFaultNamingTheLimit) {
+  Scratch run(15);
+  aicore_test::expect_fault([&] { run.go<Op::misaligned_whole_max>(); },
+                            {"WholeReduceMax", "8-byte aligned", "block 0"});
+  aicore_test::expect_fault([&] { run.go<Op::counter_zero>(); },
+                            {"WholeReduceSum", "counter mode", "count of 0"});
 }
 
 // ---- AscendCL ----

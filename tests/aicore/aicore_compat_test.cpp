@@ -187,7 +187,8 @@ void reduce_kernel(GM_ADDR x, GM_ADDR z) {
     const float seven = 7.0f;
     uint32_t bits = 0;
     std::memcpy(&bits, &seven, 4);
-    DataCopyPad(lt, gx, DataCopyParams{2, 20, 4, 0}, DataCopyPadParams{true, 0, 3, bits});
+    // Four braced values are the older DataCopyParams (DataCopyExtParams takes five).
+    DataCopyPad(lt, gx, {2, 20, 4, 0}, DataCopyPadParams{true, 0, 3, bits});
     PipeBarrier<PIPE_ALL>();
     DataCopy(lz, lt, 16);
   }

@@ -797,6 +797,14 @@ void DataCopy(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCo
 // DataCopyPad: bursts of any byte length; GM -> UB pads each burst to whole 32-byte blocks,
 // UB -> GM writes only the burst's bytes. Gaps: bytes on the GM side, 32-byte blocks on UB.
 struct DataCopyExtParams {
+  // Five values or none, as Ascend C's constructors take them (so four braced values name the
+  // older DataCopyParams).
+  DataCopyExtParams() = default;
+  DataCopyExtParams(const std::uint16_t count, const std::uint32_t len,
+                    const std::uint32_t srcStrideIn, const std::uint32_t dstStrideIn,
+                    const std::uint32_t rsvIn)
+      : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn),
+        rsv(rsvIn) {}
   std::uint16_t blockCount = 1;
   std::uint32_t blockLen = 0;  // bytes
   std::uint32_t srcStride = 0;

@@ -36,6 +36,9 @@ void bm_device_close(bmdev_t dev);
 bmerr_t bm_device_query(bmdev_t dev, int id, void *buf);
 bmerr_t bm_device_config(bmdev_t dev, int id, void *buf);
 bm_devinfo_t bm_device_get_info(bmdev_t dev);
+/* From Bitmain's public bmruntime.h: the chip version (1880) and the global memory's bytes. */
+int bm_device_get_chip_ver(bmdev_t dev);
+u64 bm_device_get_gmem_size(bmdev_t dev);
 
 bmerr_t bm_context_create(bmctx_t *ctx);
 void bm_context_destroy(bmctx_t ctx);
@@ -88,6 +91,11 @@ uint64_t bmmem_host_p_addr(bmctx_t ctx, bmmem_host_t mem);
 
 bmerr_t bm_memcpy_s2d(bmctx_t ctx, bmmem_device_t dst, uint8_t *src);
 bmerr_t bm_memcpy_d2s(bmctx_t ctx, uint8_t *dst, bmmem_device_t src);
+/* From Bitmain's public bmruntime.h: [offset, offset + size) of the device memory only. */
+bmerr_t bm_memcpy_s2d_ex(bmctx_t ctx, bmmem_device_t dst, uint8_t *src, uint64_t offset,
+                         size_t size);
+bmerr_t bm_memcpy_d2s_ex(bmctx_t ctx, uint8_t *dst, bmmem_device_t src, uint64_t offset,
+                         size_t size);
 
 /* Runs a command buffer acquired with bmk1880_acquire_cmdbuf from a context made by
  * bmk1880_register (the commands are those of that context). */

@@ -9,6 +9,8 @@
   X(bm_device_query, bmerr_t, (bmdev_t, int, void *))                                         \
   X(bm_device_config, bmerr_t, (bmdev_t, int, void *))                                        \
   X(bm_device_get_info, bm_devinfo_t, (bmdev_t))                                              \
+  X(bm_device_get_chip_ver, int, (bmdev_t))                                                   \
+  X(bm_device_get_gmem_size, u64, (bmdev_t))                                                  \
   X(bm_context_create, bmerr_t, (bmctx_t *))                                                  \
   X(bm_context_destroy, void, (bmctx_t))                                                      \
   X(bm_bind_device, bmerr_t, (bmctx_t, bmdev_t))                                              \
@@ -30,6 +32,8 @@
   X(bmmem_host_p_addr, uint64_t, (bmctx_t, bmmem_host_t))                                     \
   X(bm_memcpy_s2d, bmerr_t, (bmctx_t, bmmem_device_t, uint8_t *))                             \
   X(bm_memcpy_d2s, bmerr_t, (bmctx_t, uint8_t *, bmmem_device_t))                             \
+  X(bm_memcpy_s2d_ex, bmerr_t, (bmctx_t, bmmem_device_t, uint8_t *, uint64_t, size_t))       \
+  X(bm_memcpy_d2s_ex, bmerr_t, (bmctx_t, uint8_t *, bmmem_device_t, uint64_t, size_t))       \
   X(bm_send_cmdbuf, bmerr_t, (bmctx_t, uint8_t *, size_t, uint16_t *))                        \
   X(bmnet_register, bmerr_t, (bmctx_t, bmnet_info_t *, bmnet_t *))                             \
   X(bmnet_register_bmodel, bmerr_t, (bmctx_t, char *, bmnet_t *))                              \
@@ -57,7 +61,7 @@
   X(shape_equal, bool, (shape_t, shape_t))                                                    \
   X(stride_t4, stride_t, (int, int, int, int))                                                \
   X(stride_t2, stride_t, (int, int))                                                          \
-  X(bmk1880_register, void *, (bmk1880_info_t *))                                             \
+  X(bmk1880_register, bmk1880_context_t *, (bmk1880_info_t *))                                             \
   X(bmk1880_cleanup, void, (void *))                                                          \
   X(bmk1880_acquire_cmdbuf, u8 *, (void *, u32 *))                                            \
   X(bmk1880_reset, void, (void *))                                                            \
@@ -74,40 +78,43 @@
   X(bmk1880_tl_alloc_bank, tensor_lmem *, (void *, u32, shape_t, fmt_t, u32))                 \
   X(bmk1880_tl_free, void, (void *, tensor_lmem *))                                           \
   X(bmk1880_tl_shape_to_size, int, (void *, shape_t, bool, fmt_t))                            \
-  X(bmk1880_gdma_copy_gmem, void *, (void *, tensor_gmem *, tensor_gmem *, ctrl_t))           \
-  X(bmk1880_gdma_copy_lmem, void *, (void *, tensor_lmem *, tensor_lmem *))                   \
-  X(bmk1880_gdma_load, void *, (void *, tensor_lmem *, u64, ctrl_t))                          \
-  X(bmk1880_gdma_store, void *, (void *, tensor_lmem *, u64, ctrl_t))                         \
-  X(bmk1880_gdma_load_stride, void *, (void *, tensor_lmem *, u64, stride_t, ctrl_t))         \
-  X(bmk1880_gdma_store_stride, void *, (void *, tensor_lmem *, u64, stride_t, ctrl_t))        \
-  X(bmk1880_gdma_lrn_shift, void *, (void *, tensor_lmem *, tensor_lmem *, bool, int))        \
-  X(bmk1880_tpu_mul, void *, (void *, const bmk1880_mul_param_t *))                           \
-  X(bmk1880_tpu_mul_const, void *, (void *, const bmk1880_mul_const_param_t *))               \
-  X(bmk1880_tpu_mac, void *, (void *, const bmk1880_mac_param_t *))                           \
-  X(bmk1880_tpu_mac_const, void *, (void *, const bmk1880_mac_const_param_t *))               \
-  X(bmk1880_tpu_add, void *, (void *, const bmk1880_add_param_t *))                           \
-  X(bmk1880_tpu_add_const, void *, (void *, const bmk1880_add_const_param_t *))               \
-  X(bmk1880_tpu_sub, void *, (void *, const bmk1880_sub_param_t *))                           \
-  X(bmk1880_tpu_max, void *, (void *, const bmk1880_max_param_t *))                           \
-  X(bmk1880_tpu_max_const, void *, (void *, const bmk1880_max_const_param_t *))               \
-  X(bmk1880_tpu_min, void *, (void *, const bmk1880_min_param_t *))                           \
-  X(bmk1880_tpu_min_const, void *, (void *, const bmk1880_min_const_param_t *))               \
-  X(bmk1880_tpu_arith_shift, void *, (void *, const bmk1880_arith_shift_param_t *))           \
-  X(bmk1880_tpu_and_int8, void *, (void *, const bmk1880_and_int8_param_t *))                 \
-  X(bmk1880_tpu_and_int16, void *, (void *, const bmk1880_and_int16_param_t *))               \
-  X(bmk1880_tpu_or_int8, void *, (void *, const bmk1880_or_int8_param_t *))                   \
-  X(bmk1880_tpu_or_int16, void *, (void *, const bmk1880_or_int16_param_t *))                 \
-  X(bmk1880_tpu_xor_int8, void *, (void *, const bmk1880_xor_int8_param_t *))                 \
-  X(bmk1880_tpu_xor_int16, void *, (void *, const bmk1880_xor_int16_param_t *))               \
-  X(bmk1880_tpu_copy, void *, (void *, const bmk1880_copy_param_t *))                         \
-  X(bmk1880_tpu_copy_with_stride, void *, (void *, const bmk1880_copy_with_stride_param_t *)) \
-  X(bmk1880_tpu_mdsum, void *, (void *, const bmk1880_mdsum_param_t *))                       \
-  X(bmk1880_tpu_lut, void *, (void *, const bmk1880_lut_param_t *))                           \
-  X(bmk1880_tpu_relu, void *, (void *, const bmk1880_relu_param_t *))                         \
-  X(bmk1880_tpu_conv, void *, (void *, const bmk1880_conv_param_t *))                         \
-  X(bmk1880_tpu_winograd, void *, (void *, const bmk1880_winograd_param_t *))                 \
-  X(bmk1880_tpu_depthwise, void *, (void *, const bmk1880_depthwise_param_t *))               \
-  X(bmk1880_tpu_max_pooling, void *, (void *, const bmk1880_max_pooling_param_t *))           \
-  X(bmk1880_tpu_avg_pooling, void *, (void *, const bmk1880_avg_pooling_param_t *))           \
-  X(bmk1880_tpu_matrix_mac, void *, (void *, const bmk1880_matrix_mac_param_t *))             \
-  X(bmk1880_tpu_matrix_mac_2, void *, (void *, const bmk1880_matrix_mac_2_param_t *))
+  X(bmk1880_tl_shape_to_nchw, void, (const void *, shape_t, int *, int *, int *, int *))      \
+  X(bmk1880_tl_size, int, (const void *, tensor_lmem *))                                      \
+  X(bmk1880_tg_shape_to_size, size_t, (shape_t, fmt_t))                                       \
+  X(bmk1880_gdma_copy_gmem, bmk1880_op_t *, (void *, tensor_gmem *, tensor_gmem *, ctrl_t))           \
+  X(bmk1880_gdma_copy_lmem, bmk1880_op_t *, (void *, tensor_lmem *, tensor_lmem *))                   \
+  X(bmk1880_gdma_load, bmk1880_op_t *, (void *, tensor_lmem *, u64, ctrl_t))                          \
+  X(bmk1880_gdma_store, bmk1880_op_t *, (void *, tensor_lmem *, u64, ctrl_t))                         \
+  X(bmk1880_gdma_load_stride, bmk1880_op_t *, (void *, tensor_lmem *, u64, stride_t, ctrl_t))         \
+  X(bmk1880_gdma_store_stride, bmk1880_op_t *, (void *, tensor_lmem *, u64, stride_t, ctrl_t))        \
+  X(bmk1880_gdma_lrn_shift, bmk1880_op_t *, (void *, tensor_lmem *, tensor_lmem *, bool, int))        \
+  X(bmk1880_tpu_mul, bmk1880_op_t *, (void *, const bmk1880_mul_param_t *))                           \
+  X(bmk1880_tpu_mul_const, bmk1880_op_t *, (void *, const bmk1880_mul_const_param_t *))               \
+  X(bmk1880_tpu_mac, bmk1880_op_t *, (void *, const bmk1880_mac_param_t *))                           \
+  X(bmk1880_tpu_mac_const, bmk1880_op_t *, (void *, const bmk1880_mac_const_param_t *))               \
+  X(bmk1880_tpu_add, bmk1880_op_t *, (void *, const bmk1880_add_param_t *))                           \
+  X(bmk1880_tpu_add_const, bmk1880_op_t *, (void *, const bmk1880_add_const_param_t *))               \
+  X(bmk1880_tpu_sub, bmk1880_op_t *, (void *, const bmk1880_sub_param_t *))                           \
+  X(bmk1880_tpu_max, bmk1880_op_t *, (void *, const bmk1880_max_param_t *))                           \
+  X(bmk1880_tpu_max_const, bmk1880_op_t *, (void *, const bmk1880_max_const_param_t *))               \
+  X(bmk1880_tpu_min, bmk1880_op_t *, (void *, const bmk1880_min_param_t *))                           \
+  X(bmk1880_tpu_min_const, bmk1880_op_t *, (void *, const bmk1880_min_const_param_t *))               \
+  X(bmk1880_tpu_arith_shift, bmk1880_op_t *, (void *, const bmk1880_arith_shift_param_t *))           \
+  X(bmk1880_tpu_and_int8, bmk1880_op_t *, (void *, const bmk1880_and_int8_param_t *))                 \
+  X(bmk1880_tpu_and_int16, bmk1880_op_t *, (void *, const bmk1880_and_int16_param_t *))               \
+  X(bmk1880_tpu_or_int8, bmk1880_op_t *, (void *, const bmk1880_or_int8_param_t *))                   \
+  X(bmk1880_tpu_or_int16, bmk1880_op_t *, (void *, const bmk1880_or_int16_param_t *))                 \
+  X(bmk1880_tpu_xor_int8, bmk1880_op_t *, (void *, const bmk1880_xor_int8_param_t *))                 \
+  X(bmk1880_tpu_xor_int16, bmk1880_op_t *, (void *, const bmk1880_xor_int16_param_t *))               \
+  X(bmk1880_tpu_copy, bmk1880_op_t *, (void *, const bmk1880_copy_param_t *))                         \
+  X(bmk1880_tpu_copy_with_stride, bmk1880_op_t *, (void *, const bmk1880_copy_with_stride_param_t *)) \
+  X(bmk1880_tpu_mdsum, bmk1880_op_t *, (void *, const bmk1880_mdsum_param_t *))                       \
+  X(bmk1880_tpu_lut, bmk1880_op_t *, (void *, const bmk1880_lut_param_t *))                           \
+  X(bmk1880_tpu_relu, bmk1880_op_t *, (void *, const bmk1880_relu_param_t *))                         \
+  X(bmk1880_tpu_conv, bmk1880_op_t *, (void *, const bmk1880_conv_param_t *))                         \
+  X(bmk1880_tpu_winograd, bmk1880_op_t *, (void *, const bmk1880_winograd_param_t *))                 \
+  X(bmk1880_tpu_depthwise, bmk1880_op_t *, (void *, const bmk1880_depthwise_param_t *))               \
+  X(bmk1880_tpu_max_pooling, bmk1880_op_t *, (void *, const bmk1880_max_pooling_param_t *))           \
+  X(bmk1880_tpu_avg_pooling, bmk1880_op_t *, (void *, const bmk1880_avg_pooling_param_t *))           \
+  X(bmk1880_tpu_matrix_mac, bmk1880_op_t *, (void *, const bmk1880_matrix_mac_param_t *))             \
+  X(bmk1880_tpu_matrix_mac_2, bmk1880_op_t *, (void *, const bmk1880_matrix_mac_2_param_t *))

@@ -2,6 +2,7 @@
 // ordering TPU and GDMA work, the rules the BM1880 faults on, and the profile of a submit.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "bm_util.h"
 #include "tessera/targets/bm/api/bm.h"
@@ -9,6 +10,68 @@
 namespace {
 
 using namespace bmtest;
+
+// The size helpers of Bitmain's public bmkernel_1880.h, written as its users call them.
+TEST(BmKernel, ShapeAndSizeHelpersOfThePublicHeader) {
+  Bm bm;
+  const bmk1880_chip_info_t info = bmk1880_chip_info();
+  int n = 0, c = 0, h = 0, w = 0;
+  // A 3 x 40 matrix is stored as (3, ceil(40 / eu_num), 1, eu_num).
+  bmk1880_tl_shape_to_nchw(bm.bk, shape_t2(3, 40), &n, &c, &h, &w);
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(c, static_cast<int>((40 + info.eu_num - 1) / info.eu_num));
+  EXPECT_EQ(h, 1);
+  EXPECT_EQ(w, static_cast<int>(info.eu_num));
+  bmk1880_tl_shape_to_nchw(bm.bk, shape_t4(2, 5, 6, 7), &n, &c, &h, &w);
+  EXPECT_EQ(n * 1000 + c * 100 + h * 10 + w, 2567);
+  tensor_lmem* a = bmk1880_tl_alloc(bm.bk, shape_t4(2, 40, 3, 3), FMT_I8, CTRL_AL);
+  ASSERT_NE(a, nullptr) << tessera_bm_last_error();
+  EXPECT_EQ(bmk1880_tl_size(bm.bk, a), bmk1880_tl_shape_to_size(bm.bk, a->shape, true, FMT_I8));
+  stride_t wide = stride_t4(100, 50, 6, 1);
+  a->stride = &wide;
+  EXPECT_EQ(bmk1880_tl_size(bm.bk, a), 200);  // its own strides: n stride x n
+  a->stride = nullptr;
+  bmk1880_tl_free(bm.bk, a);
+  EXPECT_EQ(bmk1880_tg_shape_to_size(shape_t4(2, 3, 4, 5), FMT_I8), 120u);
+  EXPECT_EQ(bmk1880_tg_shape_to_size(shape_t2(7, 9), FMT_I16), 126u);
+  EXPECT_EQ(tessera_bm_last_error_kind(), TESSERA_BM_OK) << tessera_bm_last_error();
+  EXPECT_EQ(bmk1880_tg_shape_to_size(shape_t4(1, 1, 1, 1), FMT_I4), 0u);
+  EXPECT_EQ(tessera_bm_last_error_kind(), TESSERA_BM_USER_ERROR);
+  EXPECT_NE(std::string(tessera_bm_last_error()).find("fmt 5"), std::string::npos);
+  tessera_bm_clear_error();
+}
+
+// C++ in the style of Bitmain's public header: typed context and command handles, a relu of
+// GDMA-loaded int8 data ordered by explicit dependencies in parallel mode.
+TEST(BmKernel, TypedHandlesOfThePublicHeaderInCpp) {
+  Bm bm;
+  bmk1880_context_t* bk_ctx = static_cast<bmk1880_context_t*>(bm.bk);
+  const shape_t s = shape_t4(1, 40, 2, 3);
+  std::vector<std::uint8_t> in(bmk1880_tg_shape_to_size(s, FMT_I8));
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint8_t>(i * 37);
+  tensor_lmem* tl_in = bmk1880_tl_alloc(bk_ctx, s, FMT_I8, CTRL_AL);
+  tensor_lmem* tl_out = bmk1880_tl_alloc(bk_ctx, s, FMT_I8, CTRL_AL);
+  bmmem_device_t gin = bm.devmem(in.size());
+  ASSERT_EQ(bm_memcpy_s2d(bm.ctx, gin, in.data()), BM_SUCCESS);
+  bmk1880_parallel_enable(bk_ctx);
+  bmk1880_op_t* load = bmk1880_gdma_load(bk_ctx, tl_in, bmmem_device_addr(bm.ctx, gin), CTRL_NULL);
+  bmk1880_relu_param_t p = {tl_out, tl_in};
+  bmk1880_op_t* relu = bmk1880_tpu_relu(bk_ctx, &p);
+  ASSERT_TRUE(load && relu) << tessera_bm_last_error();
+  bmk1880_add_dependency(bk_ctx, load, relu);
+  bmk1880_parallel_disable(bk_ctx);
+  const Bm::Pending stored = bm.store(tl_out, in.size());
+  bmk1880_tl_free(bk_ctx, tl_out);
+  bmk1880_tl_free(bk_ctx, tl_in);
+  bm.submit();
+  const std::vector<std::uint8_t> out = bm.read(stored);
+  ASSERT_EQ(out.size(), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i)
+    EXPECT_EQ(static_cast<std::int8_t>(out[i]),
+              std::max<std::int8_t>(static_cast<std::int8_t>(in[i]), 0))
+        << i;
+  EXPECT_EQ(tessera_bm_last_error_kind(), TESSERA_BM_OK) << tessera_bm_last_error();
+}
 
 TEST(BmKernel, TlAllocIsAStackOnEuBoundaries) {
   Bm bm;
@@ -246,10 +309,11 @@ TiledRun run_tiles(int mode) {
     // tile (other stream) may run while the TPU works on this one.
     const int s = t % 2;
     if (mode == 2) bmk1880_set_stream(bm.bk, s);
-    EXPECT_NE(bmk1880_gdma_load(bm.bk, in[s], bmmem_device_addr(bm.ctx, gx) + t * tile_bytes,
-                                CTRL_NULL),
-              nullptr);
-    bmk1880_conv_param_t p{out[s], in[s], wt, nullptr, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, false, 5};
+    EXPECT_NE(
+        bmk1880_gdma_load(bm.bk, in[s], bmmem_device_addr(bm.ctx, gx) + t * tile_bytes, CTRL_NULL),
+        nullptr);
+    bmk1880_conv_param_t p{out[s], in[s], wt, nullptr, 0, 0, 0, 0,     1,
+                           1,      1,     1,  1,       1, 1, 1, false, 5};
     EXPECT_NE(bmk1880_tpu_conv(bm.bk, &p), nullptr) << tessera_bm_last_error();
     EXPECT_NE(bmk1880_gdma_store(bm.bk, out[s], bmmem_device_addr(bm.ctx, gy) + t * tile_bytes,
                                  CTRL_NULL),

@@ -62,6 +62,34 @@ TEST(BmRuntime, MemcpyRoundTripTakesHostLinkTime) {
   bm_exit(ctx);
 }
 
+// The partial copies and device queries of Bitmain's public bmruntime.h.
+TEST(BmRuntime, PartialCopiesAndDeviceQueriesOfThePublicHeader) {
+  bmctx_t ctx = nullptr;
+  ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
+  tessera::runtime::Device& dev = tessera::bm::device_of(ctx);
+  EXPECT_EQ(bm_device_get_chip_ver(bm_get_device(ctx)), 1880);
+  EXPECT_EQ(bm_device_get_gmem_size(bm_get_device(ctx)),
+            dev.global_bytes_in_use() + dev.global_bytes_free());
+  std::vector<std::uint8_t> in(256), out(256, 0);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint8_t>(i * 3 + 5);
+  bmmem_device_t m = bmmem_device_alloc_raw(ctx, in.size());
+  ASSERT_EQ(bm_memcpy_s2d(ctx, m, in.data()), BM_SUCCESS);
+  // Write 16 bytes at 40, read 32 from 32: the piece and its neighbours.
+  std::vector<std::uint8_t> patch(16, 0xEE);
+  const std::uint64_t before = dev.now_cycles();
+  ASSERT_EQ(bm_memcpy_s2d_ex(ctx, m, patch.data(), 40, patch.size()), BM_SUCCESS);
+  EXPECT_EQ(dev.now_cycles() - before, dev.cost_model().host_link_cycles(patch.size()));
+  ASSERT_EQ(bm_memcpy_d2s_ex(ctx, out.data(), m, 32, 32), BM_SUCCESS);
+  for (std::size_t i = 0; i < 32; ++i)
+    EXPECT_EQ(out[i], i >= 8 && i < 24 ? 0xEE : in[32 + i]) << i;
+  EXPECT_EQ(bm_memcpy_d2s_ex(ctx, out.data(), m, 250, 8), BM_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tessera_bm_last_error()).find("[250, 258)"), std::string::npos)
+      << tessera_bm_last_error();
+  tessera_bm_clear_error();
+  bmmem_device_free(ctx, m);
+  bm_exit(ctx);
+}
+
 TEST(BmRuntime, ErrorsComeBackAsCodesWithMessages) {
   bmctx_t ctx = nullptr;
   ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);

@@ -60,6 +60,7 @@ std::mutex& device_mutex() {
 }
 
 thread_local Core* tls_core = nullptr;
+thread_local std::uint64_t tls_tiling_key = 0;  // the launching thread's, copied to its cores
 
 std::unique_ptr<sim::WorkScheduler>& own_scheduler() {
   static std::unique_ptr<sim::WorkScheduler> s;
@@ -938,6 +939,10 @@ bool in_kernel() {
   return tls_core != nullptr;
 }
 
+void set_tiling_key(std::uint64_t key) {
+  tls_tiling_key = key;
+}
+
 profile::KernelRecord launch(std::string_view name, std::uint32_t block_dim,
                              const std::function<void()>& body) {
   return launch(device(), name, block_dim, body);
@@ -949,6 +954,7 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
   const auto cores = std::min<std::uint32_t>(
       block_dim, static_cast<std::uint32_t>(dev.spec().core_count.as_int()));
   BufferLease buffers(dev, cores);  // outlives the cores, which hand their buffers back to it
+  const std::uint64_t tiling_key = tls_tiling_key;
   std::vector<std::unique_ptr<Core>> core(cores);
   sim::WorkScheduler& scheduler = own_scheduler() ? *own_scheduler() : dev.scheduler();
   scheduler.parallel_for(cores, [&](std::size_t c) {
@@ -964,6 +970,9 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
       k.block_num = block_dim;
       k.atomic_add.reset();
       k.cmp_mask = {};
+      k.vector_mask = {~std::uint64_t{0}, ~std::uint64_t{0}};
+      k.mask_counter = false;
+      k.tiling_key = tiling_key;
       body();
       k.release_all();
     }
@@ -1030,6 +1039,51 @@ void gm_register(void* ptr, std::size_t bytes) {
   std::lock_guard lock(gm.mutex);
   gm.live[reinterpret_cast<std::uintptr_t>(ptr)] = GmBlock{runtime::Buffer{}, bytes, gm.next_lent};
   gm.next_lent += (bytes + (std::uint64_t{1} << 20)) >> 20 << 20;
+}
+
+namespace {
+// The block holding [ptr, ptr + bytes), or nullptr; with its host start in `base`.
+const GmBlock* find_block(const GlobalMemory& gm, const void* ptr, std::size_t bytes,
+                          std::uintptr_t& base) {
+  const auto at = reinterpret_cast<std::uintptr_t>(ptr);
+  auto it = gm.live.upper_bound(at);
+  if (it == gm.live.begin()) return nullptr;
+  --it;
+  if (at + bytes > it->first + std::max<std::uint64_t>(it->second.bytes, 1)) return nullptr;
+  base = it->first;
+  return &it->second;
+}
+// The device buffer and offset of a gm_alloc'd range, for a host copy `what`.
+std::pair<runtime::Buffer, std::size_t> device_range(const void* ptr, std::size_t bytes,
+                                                     const char* what) {
+  GlobalMemory& gm = global_memory();
+  std::lock_guard lock(gm.mutex);
+  std::uintptr_t base = 0;
+  const GmBlock* b = find_block(gm, ptr, bytes, base);
+  if (!b || !b->buffer)
+    throw_user_error(
+        "{}: [{}, +{} B) is not inside one device allocation (aclrtMalloc or "
+        "GmAlloc); copy within the bytes an allocation returned",
+        what, ptr, bytes);
+  return {b->buffer, reinterpret_cast<std::uintptr_t>(ptr) - base};
+}
+}  // namespace
+
+bool gm_contains(const void* ptr, std::size_t bytes) {
+  GlobalMemory& gm = global_memory();
+  std::lock_guard lock(gm.mutex);
+  std::uintptr_t base = 0;
+  return find_block(gm, ptr, bytes, base) != nullptr;
+}
+
+void gm_copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  const auto [buffer, offset] = device_range(dst, bytes, "copy to the device");
+  device().copy_to_device(buffer, src, bytes, offset);
+}
+
+void gm_copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  const auto [buffer, offset] = device_range(src, bytes, "copy to the host");
+  device().copy_to_host(dst, buffer, bytes, offset);
 }
 
 void gm_unregister(void* ptr) {

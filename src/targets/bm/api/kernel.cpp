@@ -482,8 +482,9 @@ bmk1880_chip_info_t bmk1880_chip_info(void) {
   });
 }
 
-void* bmk1880_register(bmk1880_info_t* info) {
-  return guard("bmk1880_register", static_cast<void*>(nullptr), [&]() -> void* {
+bmk1880_context_t* bmk1880_register(bmk1880_info_t* info) {
+  return guard("bmk1880_register", static_cast<bmk1880_context_t*>(nullptr),
+               [&]() -> bmk1880_context_t* {
     if (!info) throw_user_error("bmk1880_register: info is NULL");
     if (info->chip_version != 1880)
       throw_user_error("bmk1880_register: chip_version is {}; this BMKernel is for the BM1880 "
@@ -717,6 +718,57 @@ int bmk1880_tl_shape_to_size(void* ctx, shape_t s, bool aligned, fmt_t fmt) {
     check_shape(s, "bmk1880_tl_shape_to_size");
     check_fmt(fmt, "bmk1880_tl_shape_to_size");
     return static_cast<int>(lane_bytes(k->params, s, aligned));
+  });
+}
+
+void bmk1880_tl_shape_to_nchw(const void* ctx, shape_t s, int* n, int* c, int* h, int* w) {
+  guard_void("bmk1880_tl_shape_to_nchw", [&] {
+    bmk1880_context* k = kernel_of(const_cast<void*>(ctx));
+    check_shape(s, "bmk1880_tl_shape_to_nchw");
+    if (!n || !c || !h || !w)
+      throw_user_error("bmk1880_tl_shape_to_nchw: an output pointer (n, c, h or w) is NULL");
+    const shape_t t = storage_shape(k->params, s);
+    *n = static_cast<int>(t.n);
+    *c = static_cast<int>(t.c);
+    *h = static_cast<int>(t.h);
+    *w = static_cast<int>(t.w);
+  });
+}
+
+int bmk1880_tl_size(const void* ctx, tensor_lmem* tlp) {
+  return guard("bmk1880_tl_size", -1, [&] {
+    bmk1880_context* k = kernel_of(const_cast<void*>(ctx));
+    if (!tlp) throw_user_error("bmk1880_tl_size: the tensor is NULL");
+    if (!tlp->stride) return static_cast<int>(lane_bytes(k->params, tlp->shape, tlp->aligned));
+    return static_cast<int>(tlp->stride->n * storage_shape(k->params, tlp->shape).n);
+  });
+}
+
+size_t bmk1880_tg_shape_to_size(shape_t s, fmt_t fmt) {
+  return guard("bmk1880_tg_shape_to_size", static_cast<size_t>(0), [&] {
+    check_shape(s, "bmk1880_tg_shape_to_size");
+    std::size_t bytes = 0;
+    switch (fmt) {
+      case FMT_I8:
+      case FMT_U8:
+        bytes = 1;
+        break;
+      case FMT_I16:
+      case FMT_U16:
+      case FMT_F16:
+        bytes = 2;
+        break;
+      case FMT_I32:
+      case FMT_F32:
+        bytes = 4;
+        break;
+      default:
+        throw_user_error("bmk1880_tg_shape_to_size: fmt {} is not an 8-, 16- or 32-bit format",
+                         fmt);
+    }
+    const std::size_t elements =
+        s.dim == 2 ? std::size_t{s.row} * s.col : std::size_t{s.n} * s.c * s.h * s.w;
+    return elements * bytes;
   });
 }
 

@@ -1444,57 +1444,59 @@ void* gdma_op(void* ctx, Op op, const char* name, tensor_lmem* t, u64 gaddr, con
 
 extern "C" {
 
-#define TESSERA_BM_DEFINE(name, P, FIELDS)                                                   \
-  void* bmk1880_##name(void* ctx, const P* p) {                                              \
-    void* h = with_param(ctx, "bmk1880_" #name, p,                                           \
-                         [&](const char* n, const P& q) { return impl_##name(ctx, n, q); }); \
-    return attach(h, op_##name, p, [](P& q, auto&& f) { FIELDS });                           \
+#define TESSERA_BM_DEFINE(name, P, FIELDS)                                                     \
+  bmk1880_op_t* bmk1880_##name(void* ctx, const P* p) {                                        \
+    void* h = with_param(ctx, "bmk1880_" #name, p,                                             \
+                         [&](const char* n, const P& q) { return impl_##name(ctx, n, q); });   \
+    return static_cast<bmk1880_op_t*>(attach(h, op_##name, p, [](P& q, auto&& f) { FIELDS })); \
   }
 TESSERA_BM_TPU_OPS(TESSERA_BM_DEFINE)
 #undef TESSERA_BM_DEFINE
 
-void* bmk1880_gdma_load(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
-  return gdma_op(ctx, op_gdma_load, "bmk1880_gdma_load", t, gaddr, nullptr, ctrls, true);
+bmk1880_op_t* bmk1880_gdma_load(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
+  return static_cast<bmk1880_op_t*>(
+      gdma_op(ctx, op_gdma_load, "bmk1880_gdma_load", t, gaddr, nullptr, ctrls, true));
 }
-void* bmk1880_gdma_store(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
-  return gdma_op(ctx, op_gdma_store, "bmk1880_gdma_store", t, gaddr, nullptr, ctrls, false);
+bmk1880_op_t* bmk1880_gdma_store(void* ctx, tensor_lmem* t, u64 gaddr, ctrl_t ctrls) {
+  return static_cast<bmk1880_op_t*>(
+      gdma_op(ctx, op_gdma_store, "bmk1880_gdma_store", t, gaddr, nullptr, ctrls, false));
 }
-void* bmk1880_gdma_load_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
-                               ctrl_t ctrls) {
-  return gdma_op(ctx, op_gdma_load_stride, "bmk1880_gdma_load_stride", t, gaddr, &stride, ctrls,
-                 true);
+bmk1880_op_t* bmk1880_gdma_load_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
+                                       ctrl_t ctrls) {
+  return static_cast<bmk1880_op_t*>(gdma_op(ctx, op_gdma_load_stride, "bmk1880_gdma_load_stride", t,
+                                            gaddr, &stride, ctrls, true));
 }
-void* bmk1880_gdma_store_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
-                                ctrl_t ctrls) {
-  return gdma_op(ctx, op_gdma_store_stride, "bmk1880_gdma_store_stride", t, gaddr, &stride, ctrls,
-                 false);
+bmk1880_op_t* bmk1880_gdma_store_stride(void* ctx, tensor_lmem* t, u64 gaddr, stride_t stride,
+                                        ctrl_t ctrls) {
+  return static_cast<bmk1880_op_t*>(gdma_op(ctx, op_gdma_store_stride, "bmk1880_gdma_store_stride",
+                                            t, gaddr, &stride, ctrls, false));
 }
-void* bmk1880_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl_t ctrls) {
+bmk1880_op_t* bmk1880_gdma_copy_gmem(void* ctx, tensor_gmem* dst, tensor_gmem* src, ctrl_t ctrls) {
   void* h = impl_gdma_copy_gmem(ctx, dst, src, ctrls);
-  if (!h) return h;
+  if (!h) return nullptr;
   std::vector<std::uint8_t> out;
   Writer{out}.pod(CopyGmemArgs{*dst, *src, ctrls});
-  return attach_bytes(h, op_gdma_copy_gmem, std::move(out));
+  return static_cast<bmk1880_op_t*>(attach_bytes(h, op_gdma_copy_gmem, std::move(out)));
 }
-void* bmk1880_gdma_copy_lmem(void* ctx, tensor_lmem* dst, tensor_lmem* src) {
+bmk1880_op_t* bmk1880_gdma_copy_lmem(void* ctx, tensor_lmem* dst, tensor_lmem* src) {
   void* h = impl_gdma_copy_lmem(ctx, dst, src);
-  if (!h) return h;
+  if (!h) return nullptr;
   std::vector<std::uint8_t> out;
   Writer w{out};
   w.tensor(dst);
   w.tensor(src);
-  return attach_bytes(h, op_gdma_copy_lmem, std::move(out));
+  return static_cast<bmk1880_op_t*>(attach_bytes(h, op_gdma_copy_lmem, std::move(out)));
 }
-void* bmk1880_gdma_lrn_shift(void* ctx, tensor_lmem* dst, tensor_lmem* src, bool right_shift,
-                             int lrn_step) {
+bmk1880_op_t* bmk1880_gdma_lrn_shift(void* ctx, tensor_lmem* dst, tensor_lmem* src,
+                                     bool right_shift, int lrn_step) {
   void* h = impl_gdma_lrn_shift(ctx, dst, src, right_shift, lrn_step);
-  if (!h) return h;
+  if (!h) return nullptr;
   std::vector<std::uint8_t> out;
   Writer w{out};
   w.pod(LrnArgs{static_cast<std::uint8_t>(right_shift), lrn_step});
   w.tensor(dst);
   w.tensor(src);
-  return attach_bytes(h, op_gdma_lrn_shift, std::move(out));
+  return static_cast<bmk1880_op_t*>(attach_bytes(h, op_gdma_lrn_shift, std::move(out)));
 }
 
 }  // extern "C"

@@ -305,6 +305,13 @@ bm_memory* prealloc_raw(bmctx_t ctx, bmmem_device_t mem, std::uint64_t offset, s
   return m.release();
 }
 
+// [offset, offset + size) of a device memory, checked; the root buffer's offset of its start.
+std::uint64_t part_of(bm_memory* m, std::uint64_t offset, std::size_t size, const char* op) {
+  if (offset > m->size || size > m->size - offset)
+    throw_user_error("{}: [{}, {}) is outside the {}-byte device memory; copy inside it", op,
+                     offset, offset + size, m->size);
+  return m->offset + offset;
+}
 }  // namespace
 
 extern "C" {
@@ -406,6 +413,21 @@ bm_devinfo_t bm_device_get_info(bmdev_t dev) {
   return guard("bm_device_get_info", bm_devinfo_t{}, [&] {
     if (!dev) throw_user_error("bm_device_get_info: dev is NULL");
     return dev->chip->params().info();
+  });
+}
+
+int bm_device_get_chip_ver(bmdev_t dev) {
+  return guard("bm_device_get_chip_ver", 0, [&] {
+    if (!dev) throw_user_error("bm_device_get_chip_ver: dev is NULL");
+    return static_cast<int>(dev->chip->params().info().version);
+  });
+}
+
+u64 bm_device_get_gmem_size(bmdev_t dev) {
+  return guard("bm_device_get_gmem_size", u64{0}, [&] {
+    if (!dev) throw_user_error("bm_device_get_gmem_size: dev is NULL");
+    const tessera::runtime::Device& d = dev->chip->device();
+    return static_cast<u64>(d.global_bytes_in_use() + d.global_bytes_free());
   });
 }
 
@@ -550,6 +572,28 @@ bmerr_t bm_memcpy_d2s(bmctx_t ctx, uint8_t* dst, bmmem_device_t src) {
     bm_memory* m = check_mem(dev, src, "bm_memcpy_d2s");
     if (!dst) throw_user_error("bm_memcpy_d2s: dst is NULL");
     dev->chip->device().copy_to_host(dst, m->root, m->size, m->offset);
+  });
+}
+
+bmerr_t bm_memcpy_s2d_ex(bmctx_t ctx, bmmem_device_t dst, uint8_t* src, uint64_t offset,
+                         size_t size) {
+  return guard_status("bm_memcpy_s2d_ex", [&] {
+    bm_device* dev = bound(ctx, "bm_memcpy_s2d_ex");
+    bm_memory* m = check_mem(dev, dst, "bm_memcpy_s2d_ex");
+    if (!src && size) throw_user_error("bm_memcpy_s2d_ex: src is NULL");
+    const std::uint64_t at = part_of(m, offset, size, "bm_memcpy_s2d_ex");
+    if (size) dev->chip->device().copy_to_device(m->root, src, size, at);
+  });
+}
+
+bmerr_t bm_memcpy_d2s_ex(bmctx_t ctx, uint8_t* dst, bmmem_device_t src, uint64_t offset,
+                         size_t size) {
+  return guard_status("bm_memcpy_d2s_ex", [&] {
+    bm_device* dev = bound(ctx, "bm_memcpy_d2s_ex");
+    bm_memory* m = check_mem(dev, src, "bm_memcpy_d2s_ex");
+    if (!dst && size) throw_user_error("bm_memcpy_d2s_ex: dst is NULL");
+    const std::uint64_t at = part_of(m, offset, size, "bm_memcpy_d2s_ex");
+    if (size) dev->chip->device().copy_to_host(dst, m->root, size, at);
   });
 }
 

@@ -187,6 +187,14 @@ class Core {
   // The Vector unit's CMPMASK special register (Ascend C SetCmpMask/GetCmpMask, Select's
   // VSEL_CMPMASK_SPR), 128 bits; cleared when a block starts.
   std::array<std::uint64_t, 2> cmp_mask{};
+  // The Vector unit's mask register (Ascend C SetVectorMask, SetMaskNorm/SetMaskCount), which
+  // instructions called with isSetMask = false use: in normal mode bit l enables lane l of every
+  // repeat; in counter mode vector_mask[0] is the number of elements the instruction processes,
+  // whatever its repeatTimes. Reset (normal mode, every lane) when a block starts.
+  std::array<std::uint64_t, 2> vector_mask{~std::uint64_t{0}, ~std::uint64_t{0}};
+  bool mask_counter = false;
+  // The tiling key the host set before the launch (ICPU_SET_TILING_KEY; TILING_KEY_IS).
+  std::uint64_t tiling_key = 0;
 
   // Block index/count of the kernel now running on this core (GetBlockIdx / GetBlockNum).
   std::uint32_t block_idx = 0;
@@ -263,6 +271,9 @@ profile::KernelRecord launch(runtime::Device& device, std::string_view name,
 // Host threads for the cores of later launches (tests of determinism); 0: the device's
 // scheduler (TESSERA_THREADS).
 void set_threads(unsigned threads);
+// The tiling key of the calling host thread's later launches (Ascend C's ICPU_SET_TILING_KEY;
+// kernels read it with TILING_KEY_IS).
+void set_tiling_key(std::uint64_t key);
 // The record of the calling host thread's latest launch.
 const profile::KernelRecord& last_kernel();
 // Global memory for kernels: allocates in the device's global memory (DeviceFault when it is
@@ -272,6 +283,13 @@ void gm_free(void* ptr);
 // Lets kernels reach [ptr, ptr + bytes) of a device buffer as GM (the op library passes the
 // compiler's tensors this way) until gm_unregister.
 void gm_register(void* ptr, std::size_t bytes);
+// Whether [ptr, ptr + bytes) lies inside one gm_alloc'd or registered block.
+bool gm_contains(const void* ptr, std::size_t bytes);
+// Host <-> global memory copies over the device's host link, timed in its profile
+// (runtime::Device::copy_to_device / copy_to_host); the device side must lie inside one
+// gm_alloc'd block (UserError otherwise, naming the range).
+void gm_copy_to_device(void* dst, const void* src, std::size_t bytes);
+void gm_copy_to_host(void* dst, const void* src, std::size_t bytes);
 void gm_unregister(void* ptr);
 
 }  // namespace tessera::aicore

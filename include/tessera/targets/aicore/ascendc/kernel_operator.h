@@ -22,7 +22,9 @@
 #include "tessera/core/error.h"
 #include "tessera/targets/aicore/api/core.h"
 
-#ifndef ASCENDC_CPU_DEBUG
+// CPU-debug mode, except in kernel sources that ascendc_library builds for the kernel-launch
+// path (their `#ifndef ASCENDC_CPU_DEBUG` launch wrappers are part of that build).
+#if !defined(ASCENDC_CPU_DEBUG) && !defined(TESSERA_ASCENDC_KERNEL_LAUNCH)
 #define ASCENDC_CPU_DEBUG 1
 #endif
 #define __aicore__
@@ -192,6 +194,28 @@ inline std::uint64_t align_of(Buf b) {
   return b == Buf::L0C ? 1024 : (b == Buf::L0A || b == Buf::L0B) ? 512 : 32;
 }
 }  // namespace detail
+
+// Sizes Ascend C names in its kernel_utils_constants.h (the vendor spellings kept).
+inline constexpr std::uint16_t ONE_BLK_SIZE = 32;
+inline constexpr std::uint32_t ONE_BLOCK_SIZE = 32;
+inline constexpr std::int32_t ONE_REPEAT_BYTE_SIZE = 256;
+inline constexpr std::int32_t DEFAULT_BLK_NUM = 8;
+inline constexpr std::uint8_t DEFAULT_BLK_STRIDE = 1;
+inline constexpr std::uint8_t DEFAULT_REPEAT_STRIDE = 8;
+inline constexpr std::int32_t MAX_REPEAT_TIMES = 255;
+inline constexpr std::int32_t BLOCK_CUBE = 16;
+inline constexpr std::int32_t CUBE_MAX_SIZE = 256;
+inline constexpr std::int32_t BYTE_PER_FRACTAL = 512;
+inline constexpr std::int32_t FULL_MASK_LEN = 128;
+inline constexpr std::int32_t HLAF_MASK_LEN = 64;
+inline constexpr std::int32_t DEFAULT_REDUCE_DST_REP_SRIDE = 1;
+inline constexpr std::uint8_t B32_BYTE_SIZE = 4;
+inline constexpr std::uint8_t B16_BYTE_SIZE = 2;
+inline constexpr std::uint8_t B8_BYTE_SIZE = 1;
+inline constexpr std::uint8_t B32_DATA_NUM_PER_BLOCK = 8;
+inline constexpr std::uint8_t B16_DATA_NUM_PER_BLOCK = 16;
+inline constexpr std::int32_t B16_DATA_NUM_PER_REPEAT = 128;
+inline constexpr std::int32_t B32_DATA_NUM_PER_REPEAT = 64;
 
 // ---- tensors ----
 
@@ -582,6 +606,9 @@ class TPipe {
   std::array<std::uint32_t, static_cast<std::size_t>(HardEvent::MAX)> events_{};
 };
 
+// The event ids of SetFlag/WaitFlag as AllocEventID/FetchEventID hand them out.
+using TEventID = std::int8_t;
+
 inline TPipe* GetTPipePtr() {
   return detail::tls_pipe;
 }
@@ -651,6 +678,20 @@ void printf(const char* format, Args... args) {
     std::printf(format, args...);
 }
 #define PRINTF AscendC::printf
+
+// Ascend C's kernel ASSERT: a false condition traps the kernel, here a DeviceFault naming the
+// core, block, the condition and where it is written.
+namespace detail {
+inline void kernel_assert(bool ok, const char* condition, const char* file, int line) {
+  if (!ok)
+    core().fault_at("ASSERT",
+                    fmt::format("'{}' is false ({}:{}); the kernel traps", condition, file, line));
+}
+}  // namespace detail
+#ifndef ASSERT
+#define ASSERT(condition) \
+  ::AscendC::detail::kernel_assert(static_cast<bool>(condition), #condition, __FILE__, __LINE__)
+#endif
 
 // Prints `count` elements of a tensor with a description (a scalar read of each, on S).
 template <typename T>
@@ -756,6 +797,14 @@ void DataCopy(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCo
 // DataCopyPad: bursts of any byte length; GM -> UB pads each burst to whole 32-byte blocks,
 // UB -> GM writes only the burst's bytes. Gaps: bytes on the GM side, 32-byte blocks on UB.
 struct DataCopyExtParams {
+  // Five values or none, as Ascend C's constructors take them (so four braced values name the
+  // older DataCopyParams).
+  DataCopyExtParams() = default;
+  DataCopyExtParams(const std::uint16_t count, const std::uint32_t len,
+                    const std::uint32_t srcStrideIn, const std::uint32_t dstStrideIn,
+                    const std::uint32_t rsvIn)
+      : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn),
+        rsv(rsvIn) {}
   std::uint16_t blockCount = 1;
   std::uint32_t blockLen = 0;  // bytes
   std::uint32_t srcStride = 0;
@@ -800,6 +849,43 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
       "DataCopyPad");
 }
 
+// The older DataCopyPad forms: DataCopyParams with blockLen in bytes (GM strides in bytes, UB
+// strides in 32-byte blocks, as DataCopyExtParams) and DataCopyPadParams, whose paddingValue
+// holds the bits of the padding element (Ascend C API reference, "DataCopyPad").
+struct DataCopyPadParams {
+  DataCopyPadParams() = default;
+  DataCopyPadParams(const bool isPadIn, const std::uint8_t leftPaddingIn,
+                    const std::uint8_t rightPaddingIn, const std::uint64_t paddingValueIn)
+      : isPad(isPadIn),
+        leftPadding(leftPaddingIn),
+        rightPadding(rightPaddingIn),
+        paddingValue(paddingValueIn) {}
+  bool isPad = false;
+  std::uint8_t leftPadding = 0;
+  std::uint8_t rightPadding = 0;
+  std::uint64_t paddingValue = 0;
+};
+template <typename T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                 const DataCopyParams& dataCopyParams, const DataCopyPadParams& padParams) {
+  DataCopyPadExtParams<T> pad;
+  pad.isPad = padParams.isPad;
+  pad.leftPadding = padParams.leftPadding;
+  pad.rightPadding = padParams.rightPadding;
+  std::memcpy(&pad.paddingValue, &padParams.paddingValue, sizeof(T));
+  DataCopyPad(dst, src,
+              DataCopyExtParams{dataCopyParams.blockCount, dataCopyParams.blockLen,
+                                dataCopyParams.srcStride, dataCopyParams.dstStride, 0},
+              pad);
+}
+template <typename T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                 const DataCopyParams& dataCopyParams) {
+  DataCopyPad(dst, src,
+              DataCopyExtParams{dataCopyParams.blockCount, dataCopyParams.blockLen,
+                                dataCopyParams.srcStride, dataCopyParams.dstStride, 0});
+}
+
 // ---- vector instructions ----
 
 struct BinaryRepeatParams {
@@ -810,6 +896,17 @@ struct UnaryRepeatParams {
   std::uint16_t dstBlkStride = 1, srcBlkStride = 1;
   std::uint8_t dstRepStride = 8, srcRepStride = 8;
 };
+
+namespace detail {
+// Whether every operand takes the default strides (blocks 1 apart, repeats 8 blocks apart).
+inline bool dense(const BinaryRepeatParams& p) {
+  return p.dstBlkStride == 1 && p.src0BlkStride == 1 && p.src1BlkStride == 1 &&
+         p.dstRepStride == 8 && p.src0RepStride == 8 && p.src1RepStride == 8;
+}
+inline bool dense(const UnaryRepeatParams& p) {
+  return p.dstBlkStride == 1 && p.srcBlkStride == 1 && p.dstRepStride == 8 && p.srcRepStride == 8;
+}
+}  // namespace detail
 
 namespace detail {
 
@@ -843,6 +940,52 @@ inline VecShape bits_shape(const std::uint64_t mask[2], std::uint32_t repeat) {
   s.repeat = repeat;
   s.mask = {mask[0], mask[1]};
   return s;
+}
+
+// The shape an instruction takes from the Vector unit's mask register (Core::vector_mask): in
+// normal mode its lanes for `repeat` repeats; in counter mode (SetMaskCount) its count of
+// elements, which is the count form when every stride is the default one (`dense`).
+inline VecShape register_shape(std::uint32_t repeat, const char* what, bool dense) {
+  Core& c = core();
+  VecShape s;
+  if (!c.mask_counter) {
+    s.repeat = repeat;
+    s.mask = c.vector_mask;
+    return s;
+  }
+  if (c.vector_mask[0] == 0)
+    c.fault_at(what,
+               "counter mode (SetMaskCount) with a count of 0; SetVectorMask the number of "
+               "elements to process");
+  if (!dense)
+    tessera::throw_user_error(
+        "{}: counter mode (SetMaskCount) with block or repeat strides other than 1 and 8 is not "
+        "modeled by Tessera (the reductions WholeReduce*, BlockReduce* and PairReduceSum take "
+        "it); use the default strides or normal mode with a mask",
+        what);
+  s.count = c.vector_mask[0];
+  return s;
+}
+// A mask form's shape: with isSetMask the instruction first loads its own mask into the
+// register (a continuous mask of `mask` lanes, or in counter mode the count `mask`); without,
+// it uses what SetVectorMask left there (its `mask` is MASK_PLACEHOLDER).
+template <bool isSetMask>
+VecShape lane_shape(std::uint64_t mask, std::uint32_t repeat, unsigned widest, const char* what,
+                    bool dense) {
+  if constexpr (isSetMask) {
+    Core& c = core();
+    if (c.mask_counter)
+      c.vector_mask = {mask, 0};
+    else
+      c.vector_mask = mask_shape(mask, repeat, widest, what).mask;
+  }
+  return register_shape(repeat, what, dense);
+}
+template <bool isSetMask>
+VecShape lane_bits(const std::uint64_t mask[2], std::uint32_t repeat, const char* what,
+                   bool dense) {
+  if constexpr (isSetMask) core().vector_mask = {mask[0], mask[1]};
+  return register_shape(repeat, what, dense);
 }
 
 template <typename T>
@@ -904,31 +1047,33 @@ T relu(T x) {
 }  // namespace detail
 
 // Binary: count form, continuous-mask form and bit-mask form.
-#define TESSERA_ASCENDC_BINARY(NAME, EXPR)                                                         \
-  template <typename T, bool isSetMask = true>                                                     \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
-            const std::int32_t& calCount) {                                                        \
-    detail::map(                                                                                   \
-        #NAME, detail::count_shape(calCount, #NAME), [](T a, T b) -> T { return EXPR; }, {1, 8},   \
-        dst, detail::in(src0), detail::in(src1));                                                  \
-  }                                                                                                \
-  template <typename T, bool isSetMask = true>                                                     \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
-            std::uint64_t mask, const std::uint8_t repeatTimes, const BinaryRepeatParams& p) {     \
-    detail::map(                                                                                   \
-        #NAME, detail::mask_shape(mask, repeatTimes, sizeof(T), #NAME),                            \
-        [](T a, T b) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,                 \
-        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                        \
-        detail::in(src1, p.src1BlkStride, p.src1RepStride));                                       \
-  }                                                                                                \
-  template <typename T, bool isSetMask = true>                                                     \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
-            const std::uint64_t mask[2], const std::uint8_t repeatTimes,                           \
-            const BinaryRepeatParams& p) {                                                         \
-    detail::map(                                                                                   \
-        #NAME, detail::bits_shape(mask, repeatTimes), [](T a, T b) -> T { return EXPR; },          \
-        {p.dstBlkStride, p.dstRepStride}, dst, detail::in(src0, p.src0BlkStride, p.src0RepStride), \
-        detail::in(src1, p.src1BlkStride, p.src1RepStride));                                       \
+#define TESSERA_ASCENDC_BINARY(NAME, EXPR)                                                       \
+  template <typename T, bool isSetMask = true>                                                   \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
+            const std::int32_t& calCount) {                                                      \
+    detail::map(                                                                                 \
+        #NAME, detail::count_shape(calCount, #NAME), [](T a, T b) -> T { return EXPR; }, {1, 8}, \
+        dst, detail::in(src0), detail::in(src1));                                                \
+  }                                                                                              \
+  template <typename T, bool isSetMask = true>                                                   \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
+            std::uint64_t mask, const std::uint8_t repeatTimes, const BinaryRepeatParams& p) {   \
+    detail::map(                                                                                 \
+        #NAME,                                                                                   \
+        detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), #NAME, detail::dense(p)),    \
+        [](T a, T b) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,               \
+        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                      \
+        detail::in(src1, p.src1BlkStride, p.src1RepStride));                                     \
+  }                                                                                              \
+  template <typename T, bool isSetMask = true>                                                   \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
+            const std::uint64_t mask[2], const std::uint8_t repeatTimes,                         \
+            const BinaryRepeatParams& p) {                                                       \
+    detail::map(                                                                                 \
+        #NAME, detail::lane_bits<isSetMask>(mask, repeatTimes, #NAME, detail::dense(p)),         \
+        [](T a, T b) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,               \
+        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                      \
+        detail::in(src1, p.src1BlkStride, p.src1RepStride));                                     \
   }
 
 TESSERA_ASCENDC_BINARY(Add, static_cast<T>(a + b))
@@ -937,7 +1082,48 @@ TESSERA_ASCENDC_BINARY(Mul, static_cast<T>(a* b))
 TESSERA_ASCENDC_BINARY(Div, static_cast<T>(a / b))
 TESSERA_ASCENDC_BINARY(Max, a > b ? a : b)
 TESSERA_ASCENDC_BINARY(Min, a < b ? a : b)
+TESSERA_ASCENDC_BINARY(AddRelu, detail::relu(static_cast<T>(a + b)))
+TESSERA_ASCENDC_BINARY(SubRelu, detail::relu(static_cast<T>(a - b)))
+// Bitwise, on the 16-bit integer types Ascend C gives them.
+TESSERA_ASCENDC_BINARY(And, static_cast<T>(a& b))
+TESSERA_ASCENDC_BINARY(Or, static_cast<T>(a | b))
 #undef TESSERA_ASCENDC_BINARY
+
+// Binary ops that also read dst: MulAddDst (dst = src0 * src1 + dst) and FusedMulAdd
+// (dst = src0 * dst + src1), in the three forms.
+#define TESSERA_ASCENDC_DST_BINARY(NAME, EXPR)                                                 \
+  template <typename T, bool isSetMask = true>                                                 \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
+            const std::int32_t& calCount) {                                                    \
+    detail::map(                                                                               \
+        #NAME, detail::count_shape(calCount, #NAME), [](T a, T b, T d) -> T { return EXPR; },  \
+        {1, 8}, dst, detail::in(src0), detail::in(src1), detail::in(dst));                     \
+  }                                                                                            \
+  template <typename T, bool isSetMask = true>                                                 \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
+            std::uint64_t mask, const std::uint8_t repeatTimes, const BinaryRepeatParams& p) { \
+    detail::map(                                                                               \
+        #NAME,                                                                                 \
+        detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), #NAME, detail::dense(p)),  \
+        [](T a, T b, T d) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,        \
+        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                    \
+        detail::in(src1, p.src1BlkStride, p.src1RepStride),                                    \
+        detail::in(dst, p.dstBlkStride, p.dstRepStride));                                      \
+  }                                                                                            \
+  template <typename T, bool isSetMask = true>                                                 \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
+            const std::uint64_t mask[2], const std::uint8_t repeatTimes,                       \
+            const BinaryRepeatParams& p) {                                                     \
+    detail::map(                                                                               \
+        #NAME, detail::lane_bits<isSetMask>(mask, repeatTimes, #NAME, detail::dense(p)),       \
+        [](T a, T b, T d) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,        \
+        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                    \
+        detail::in(src1, p.src1BlkStride, p.src1RepStride),                                    \
+        detail::in(dst, p.dstBlkStride, p.dstRepStride));                                      \
+  }
+TESSERA_ASCENDC_DST_BINARY(MulAddDst, static_cast<T>(a* b + d))
+TESSERA_ASCENDC_DST_BINARY(FusedMulAdd, static_cast<T>(a* d + b))
+#undef TESSERA_ASCENDC_DST_BINARY
 
 // Unary: count form, continuous-mask form and bit-mask form.
 #define TESSERA_ASCENDC_UNARY(NAME, EXPR)                                                         \
@@ -951,7 +1137,8 @@ TESSERA_ASCENDC_BINARY(Min, a < b ? a : b)
   void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, std::uint64_t mask,             \
             const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {                         \
     detail::map(                                                                                  \
-        #NAME, detail::mask_shape(mask, repeatTimes, sizeof(T), #NAME),                           \
+        #NAME,                                                                                    \
+        detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), #NAME, detail::dense(p)),     \
         [](T x) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,                     \
         detail::in(src, p.srcBlkStride, p.srcRepStride));                                         \
   }                                                                                               \
@@ -959,8 +1146,9 @@ TESSERA_ASCENDC_BINARY(Min, a < b ? a : b)
   void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::uint64_t mask[2],    \
             const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {                         \
     detail::map(                                                                                  \
-        #NAME, detail::bits_shape(mask, repeatTimes), [](T x) -> T { return EXPR; },              \
-        {p.dstBlkStride, p.dstRepStride}, dst, detail::in(src, p.srcBlkStride, p.srcRepStride));  \
+        #NAME, detail::lane_bits<isSetMask>(mask, repeatTimes, #NAME, detail::dense(p)),          \
+        [](T x) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,                     \
+        detail::in(src, p.srcBlkStride, p.srcRepStride));                                         \
   }
 
 TESSERA_ASCENDC_UNARY(Exp, static_cast<T>(std::exp(static_cast<float>(x))))
@@ -970,6 +1158,7 @@ TESSERA_ASCENDC_UNARY(Sqrt, static_cast<T>(std::sqrt(static_cast<float>(x))))
 TESSERA_ASCENDC_UNARY(Rsqrt, static_cast<T>(1.0f / std::sqrt(static_cast<float>(x))))
 TESSERA_ASCENDC_UNARY(Reciprocal, static_cast<T>(1.0f / static_cast<float>(x)))
 TESSERA_ASCENDC_UNARY(Relu, detail::relu(x))
+TESSERA_ASCENDC_UNARY(Not, static_cast<T>(~x))
 #undef TESSERA_ASCENDC_UNARY
 
 // Vector-scalar: count form, continuous-mask form and bit-mask form.
@@ -988,7 +1177,8 @@ TESSERA_ASCENDC_UNARY(Relu, detail::relu(x))
             const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {                         \
     const T s = scalarValue;                                                                      \
     detail::map(                                                                                  \
-        #NAME, detail::mask_shape(mask, repeatTimes, sizeof(T), #NAME),                           \
+        #NAME,                                                                                    \
+        detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), #NAME, detail::dense(p)),     \
         [s](T x) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,                    \
         detail::in(src, p.srcBlkStride, p.srcRepStride));                                         \
   }                                                                                               \
@@ -998,15 +1188,84 @@ TESSERA_ASCENDC_UNARY(Relu, detail::relu(x))
             const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {                         \
     const T s = scalarValue;                                                                      \
     detail::map(                                                                                  \
-        #NAME, detail::bits_shape(mask, repeatTimes), [s](T x) -> T { return EXPR; },             \
-        {p.dstBlkStride, p.dstRepStride}, dst, detail::in(src, p.srcBlkStride, p.srcRepStride));  \
+        #NAME, detail::lane_bits<isSetMask>(mask, repeatTimes, #NAME, detail::dense(p)),          \
+        [s](T x) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,                    \
+        detail::in(src, p.srcBlkStride, p.srcRepStride));                                         \
   }
 
 TESSERA_ASCENDC_SCALAR(Adds, static_cast<T>(x + s))
 TESSERA_ASCENDC_SCALAR(Muls, static_cast<T>(x* s))
 TESSERA_ASCENDC_SCALAR(Maxs, x > s ? x : s)
 TESSERA_ASCENDC_SCALAR(Mins, x < s ? x : s)
+// Shifts of integer elements by scalarValue bits (ShiftRight: arithmetic for signed types).
+TESSERA_ASCENDC_SCALAR(ShiftLeft, static_cast<T>(x << s))
+TESSERA_ASCENDC_SCALAR(ShiftRight, static_cast<T>(x >> s))
 #undef TESSERA_ASCENDC_SCALAR
+
+// Copy: a UB -> UB copy on the Vector unit of the lanes the mask enables, with block strides and
+// repeat sizes in 32-byte blocks (Ascend C API reference "Copy"; 16- and 32-bit elements).
+struct CopyRepeatParams {
+  CopyRepeatParams() = default;
+  CopyRepeatParams(const std::uint16_t dstStrideIn, const std::uint16_t srcStrideIn,
+                   const std::uint16_t dstRepeatSizeIn, const std::uint16_t srcRepeatSizeIn)
+      : dstStride(dstStrideIn),
+        srcStride(srcStrideIn),
+        dstRepeatSize(dstRepeatSizeIn),
+        srcRepeatSize(srcRepeatSizeIn) {}
+  std::uint16_t dstStride = 1;
+  std::uint16_t srcStride = 1;
+  std::uint16_t dstRepeatSize = 8;
+  std::uint16_t srcRepeatSize = 8;
+};
+namespace detail {
+inline bool dense(const CopyRepeatParams& p) {
+  return p.dstStride == 1 && p.srcStride == 1 && p.dstRepeatSize == 8 && p.srcRepeatSize == 8;
+}
+}  // namespace detail
+template <typename T, bool isSetMask = true>
+void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::uint64_t mask,
+          const std::uint8_t repeatTimes, const CopyRepeatParams& p) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Copy takes 16- or 32-bit elements");
+  detail::map(
+      "Copy", detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), "Copy", detail::dense(p)),
+      [](T x) -> T { return x; }, {p.dstStride, p.dstRepeatSize}, dst,
+      detail::in(src, p.srcStride, p.srcRepeatSize));
+}
+template <typename T, bool isSetMask = true>
+void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::uint64_t mask[],
+          const std::uint8_t repeatTimes, const CopyRepeatParams& p) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Copy takes 16- or 32-bit elements");
+  detail::map(
+      "Copy", detail::lane_bits<isSetMask>(mask, repeatTimes, "Copy", detail::dense(p)),
+      [](T x) -> T { return x; }, {p.dstStride, p.dstRepeatSize}, dst,
+      detail::in(src, p.srcStride, p.srcRepeatSize));
+}
+
+// Axpy: dst = src * scalarValue + dst (count form, one element type).
+template <typename T>
+void Axpy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+          const std::type_identity_t<T>& scalarValue, const std::int32_t& calCount) {
+  const T s = scalarValue;
+  detail::map(
+      "Axpy", detail::count_shape(calCount, "Axpy"),
+      [s](T x, T d) -> T { return static_cast<T>(x * s + d); }, {1, 8}, dst, detail::in(src),
+      detail::in(dst));
+}
+
+// CreateVecIndex: dst[i] = firstValue + i for calCount elements.
+template <typename T>
+void CreateVecIndex(const LocalTensor<T>& dst, const T& firstValue, std::uint32_t calCount) {
+  detail::VecShape shape = detail::count_shape(calCount, "CreateVecIndex");
+  const std::array<detail::VecOperand, 1> ops = {detail::operand(dst, true)};
+  detail::core().vector("CreateVecIndex", ops, shape);
+  T* d = detail::host(dst, calCount, "CreateVecIndex");
+  for (std::uint32_t i = 0; i < calCount; ++i) {
+    if constexpr (std::is_integral_v<T>)
+      d[i] = static_cast<T>(firstValue + static_cast<T>(i));
+    else
+      d[i] = static_cast<T>(static_cast<float>(firstValue) + static_cast<float>(i));
+  }
+}
 
 // Gather: dst[i] = the element at byte srcBaseAddr + srcOffset[i] of src. An offset that is
 // not a multiple of the element size, or that reaches past src, is a DeviceFault. (Ascend C API
@@ -1112,7 +1371,9 @@ void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarV
                const std::uint16_t dstBlockStride, const std::uint8_t dstRepeatStride) {
   const T s = scalarValue;
   detail::map(
-      "Duplicate", detail::mask_shape(mask, repeatTimes, sizeof(T), "Duplicate"),
+      "Duplicate",
+      detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), "Duplicate",
+                                    dstBlockStride == 1 && dstRepeatStride == 8),
       [s]() -> T { return s; }, {dstBlockStride, dstRepeatStride}, dst);
 }
 template <typename T, bool isSetMask = true>
@@ -1121,8 +1382,10 @@ void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarV
                const std::uint16_t dstBlockStride, const std::uint8_t dstRepeatStride) {
   const T s = scalarValue;
   detail::map(
-      "Duplicate", detail::bits_shape(mask, repeatTimes), [s]() -> T { return s; },
-      {dstBlockStride, dstRepeatStride}, dst);
+      "Duplicate",
+      detail::lane_bits<isSetMask>(mask, repeatTimes, "Duplicate",
+                                   dstBlockStride == 1 && dstRepeatStride == 8),
+      [s]() -> T { return s; }, {dstBlockStride, dstRepeatStride}, dst);
 }
 
 enum class RoundMode : std::uint8_t {
@@ -1184,8 +1447,9 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode&
   const RoundMode m = round_mode;
   detail::map(
       "Cast",
-      detail::mask_shape(mask, repeatTimes, static_cast<unsigned>(std::max(sizeof(D), sizeof(S))),
-                         "Cast"),
+      detail::lane_shape<isSetMask>(mask, repeatTimes,
+                                    static_cast<unsigned>(std::max(sizeof(D), sizeof(S))), "Cast",
+                                    detail::dense(p)),
       [m](S x) -> D { return detail::convert<D>(x, m); }, {p.dstBlkStride, p.dstRepStride}, dst,
       detail::in(src, p.srcBlkStride, p.srcRepStride));
 }
@@ -1194,7 +1458,7 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode&
           const std::uint64_t mask[2], const std::uint8_t repeatTimes, const UnaryRepeatParams& p) {
   const RoundMode m = round_mode;
   detail::map(
-      "Cast", detail::bits_shape(mask, repeatTimes),
+      "Cast", detail::lane_bits<isSetMask>(mask, repeatTimes, "Cast", detail::dense(p)),
       [m](S x) -> D { return detail::convert<D>(x, m); }, {p.dstBlkStride, p.dstRepStride}, dst,
       detail::in(src, p.srcBlkStride, p.srcRepStride));
 }
@@ -1295,6 +1559,305 @@ TESSERA_ASCENDC_REDUCE(ReduceMax, detail::max, TESSERA_ASCENDC_INDEX_PARAM, calI
 TESSERA_ASCENDC_REDUCE(ReduceMin, detail::min, TESSERA_ASCENDC_INDEX_PARAM, calIndex)
 #undef TESSERA_ASCENDC_INDEX_PARAM
 #undef TESSERA_ASCENDC_REDUCE
+
+// ---- the mask register ----
+
+// Ascend C's SetVectorMask / SetMaskCount / SetMaskNorm / ResetMask: the register the mask forms
+// called with isSetMask = false read (their mask argument is MASK_PLACEHOLDER). Normal mode: the
+// lanes of every repeat (maskHigh: lanes 64-127, maskLow: lanes 0-63). Counter mode: maskLow
+// counts the elements an instruction processes, in as many repeats as they fill, whatever its
+// repeatTimes (Ascend C API reference, "SetVectorMask", "SetMaskCount"). Count forms neither read
+// nor change it here.
+enum class MaskMode : std::uint8_t { NORMAL = 0, COUNTER };
+inline constexpr std::int32_t MASK_PLACEHOLDER = 0;
+inline constexpr std::uint64_t MASK_PLACEHOLDER_LIST[2] = {0, 0};
+
+template <typename T, MaskMode mode = MaskMode::NORMAL>
+void SetVectorMask(const std::uint64_t maskHigh, const std::uint64_t maskLow) {
+  detail::core().vector_mask = {maskLow, maskHigh};
+}
+// Normal mode: the first `len` lanes; counter mode: `len` elements.
+template <typename T, MaskMode mode = MaskMode::NORMAL>
+void SetVectorMask(const std::int32_t len) {
+  detail::Core& c = detail::core();
+  if (len <= 0) c.fault_at("SetVectorMask", fmt::format("len {} must be positive", len));
+  const auto n = static_cast<std::uint64_t>(len);
+  if (c.mask_counter || mode == MaskMode::COUNTER)
+    c.vector_mask = {n, 0};
+  else
+    c.vector_mask = detail::mask_shape(n, 1, sizeof(T), "SetVectorMask").mask;
+}
+inline void ResetMask() {
+  detail::core().vector_mask = {~std::uint64_t{0}, ~std::uint64_t{0}};
+}
+inline void SetMaskCount() {
+  detail::core().mask_counter = true;
+}
+inline void SetMaskNorm() {
+  detail::core().mask_counter = false;
+}
+
+// ---- reductions within repeats ----
+
+// WholeReduceSum/Max/Min reduce each repeat's enabled lanes to one result, BlockReduceSum/Max/Min
+// each 32-byte block of a repeat to one (8 a repeat), PairReduceSum each pair of neighbouring
+// lanes (128 bytes a repeat). Results of a repeat are contiguous; repeat r's start at
+// r * dstRepStride times the results' length of one repeat (Ascend C API reference
+// "WholeReduceSum", "WholeReduceMax", "BlockReduceMax", "PairReduceSum": dstRepStride counts
+// reduced repeats). Sums add pairwise (a binary tree of T additions, as those pages describe);
+// a maximum or minimum takes the first of equal lanes. WholeReduceMax/Min's order places the
+// lane index (within the repeat) before or after the value, or alone as a uint32_t, the index
+// stored as the bit pattern of an unsigned integer of T's width. A block or pair with no
+// enabled lane keeps dst's elements. In counter mode the register's count of elements runs in
+// repeats of 256 bytes, the last one partial.
+enum class ReduceOrder : std::uint8_t {
+  ORDER_VALUE_INDEX = 0,
+  ORDER_INDEX_VALUE,
+  ORDER_ONLY_VALUE,
+  ORDER_ONLY_INDEX,
+};
+
+namespace detail {
+enum class ReduceGroup : std::uint8_t { kWhole, kBlock, kPair };
+enum class ReduceOp : std::uint8_t { kSum, kMax, kMin };
+
+template <typename T>
+T tree_sum(std::vector<T>& v) {
+  if (v.empty()) return T(0);
+  while (v.size() > 1) {
+    std::vector<T> next((v.size() + 1) / 2);
+    for (std::size_t i = 0; i + 1 < v.size(); i += 2) next[i / 2] = static_cast<T>(v[i] + v[i + 1]);
+    if (v.size() % 2) next.back() = v.back();
+    v.swap(next);
+  }
+  return v[0];
+}
+
+template <typename T>
+void group_reduce(const char* what, const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                  VecShape shape, ReduceGroup group, ReduceOp op, ReduceOrder order,
+                  std::int32_t dstRepStride, std::int32_t srcBlkStride, std::int32_t srcRepStride) {
+  static_assert(std::is_same_v<T, half> || std::is_same_v<T, float>,
+                "the reductions take half or float (Ascend C API reference)");
+  Core& c = core();
+  if (dstRepStride < 0 || srcBlkStride < 0 || srcRepStride < 0)
+    c.fault_at(what, fmt::format("strides must not be negative (dstRepStride {}, srcBlkStride {}, "
+                                 "srcRepStride {})",
+                                 dstRepStride, srcBlkStride, srcRepStride));
+  const std::uint64_t lanes = tessera::aicore::kRepeatBytes / sizeof(T);
+  // Counter mode: `count` elements in repeats of `lanes`, the last one partial.
+  const std::uint64_t count = shape.count;
+  if (count) {
+    shape.repeat = static_cast<std::uint32_t>((count + lanes - 1) / lanes);
+    shape.count = 0;
+  }
+  const auto enabled = [&](std::uint64_t r, std::uint64_t l) {
+    return count ? r * lanes + l < count : ((shape.mask[l / 64] >> (l % 64)) & 1) != 0;
+  };
+  const std::uint64_t group_lanes = group == ReduceGroup::kWhole   ? lanes
+                                    : group == ReduceGroup::kBlock ? lanes / 8
+                                                                   : 2;
+  const std::uint64_t groups = lanes / group_lanes;
+  const bool with_index =
+      op != ReduceOp::kSum && group == ReduceGroup::kWhole &&
+      (order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE);
+  const bool only_index = op != ReduceOp::kSum && group == ReduceGroup::kWhole &&
+                          order == ReduceOrder::ORDER_ONLY_INDEX;
+  // Bytes of one group's result and of one repeat's results (the unit of dstRepStride).
+  const std::uint64_t result_bytes = only_index ? 4 : with_index ? 2 * sizeof(T) : sizeof(T);
+  const std::uint64_t repeat_bytes = result_bytes * groups;
+  const std::uint64_t dst_align = group == ReduceGroup::kBlock  ? 8 * sizeof(T)
+                                  : group == ReduceGroup::kPair ? 32
+                                                                : result_bytes;
+  // Operands: src by its block and repeat strides (its exact span when the last repeat is
+  // partial), dst as the bytes its results span.
+  VecOperand in = operand(src, false, static_cast<std::uint32_t>(srcBlkStride),
+                          static_cast<std::uint32_t>(srcRepStride));
+  VecOperand out = operand(dst, true);
+  out.align = dst_align;
+  std::uint64_t src_end = 0, dst_end = 0;
+  bool any = false;
+  for (std::uint64_t r = 0; r < shape.repeat; ++r)
+    for (std::uint64_t g = 0; g < groups; ++g)
+      for (std::uint64_t l = g * group_lanes; l < (g + 1) * group_lanes; ++l) {
+        if (!enabled(r, l)) continue;
+        any = true;
+        src_end = std::max(src_end, tessera::aicore::lane_address(in, r, l) + sizeof(T));
+        dst_end = std::max(
+            dst_end, dst.ref_.addr + r * static_cast<std::uint64_t>(dstRepStride) * repeat_bytes +
+                         (g + 1) * result_bytes);
+      }
+  if (!any) c.fault_at(what, "the mask enables no lane");
+  out.span_bytes = dst_end - dst.ref_.addr;
+  if (count && count % lanes) in.span_bytes = src_end - src.ref_.addr;
+  const std::array<VecOperand, 2> ops = {in, out};
+  c.vector(what, ops, shape);
+
+  std::byte* ub = c.data(Buf::UB, 0, c.memory(Buf::UB).capacity(), what);
+  // Reads all of src first: dst may overlap it (Ascend C lets one tensor serve as both).
+  std::vector<std::vector<std::pair<std::uint64_t, T>>> parts(shape.repeat * groups);
+  for (std::uint64_t r = 0; r < shape.repeat; ++r)
+    for (std::uint64_t l = 0; l < lanes; ++l)
+      if (enabled(r, l))
+        parts[r * groups + l / group_lanes].emplace_back(
+            l, load<T>(ub + tessera::aicore::lane_address(in, r, l)));
+  using Bits = std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint32_t>;
+  for (std::uint64_t r = 0; r < shape.repeat; ++r)
+    for (std::uint64_t g = 0; g < groups; ++g) {
+      const auto& lanes_in = parts[r * groups + g];
+      if (lanes_in.empty()) continue;
+      T value = lanes_in[0].second;
+      std::uint64_t index = lanes_in[0].first;
+      if (op == ReduceOp::kSum) {
+        // Disabled lanes add nothing: zeros in the tree's places.
+        std::vector<T> v(group_lanes, T(0));
+        for (const auto& [l, x] : lanes_in) v[l - g * group_lanes] = x;
+        value = tree_sum(v);
+      } else {
+        for (const auto& [l, x] : lanes_in)
+          if (op == ReduceOp::kMax ? x > value : x < value) {
+            value = x;
+            index = l;
+          }
+      }
+      std::byte* at = ub + dst.ref_.addr +
+                      r * static_cast<std::uint64_t>(dstRepStride) * repeat_bytes +
+                      g * result_bytes;
+      if (only_index) {
+        const auto i32 = static_cast<std::uint32_t>(index);
+        std::memcpy(at, &i32, 4);
+        continue;
+      }
+      const auto bits = static_cast<Bits>(index);
+      if (with_index && order == ReduceOrder::ORDER_INDEX_VALUE) {
+        std::memcpy(at, &bits, sizeof(T));
+        std::memcpy(at + sizeof(T), &value, sizeof(T));
+      } else {
+        std::memcpy(at, &value, sizeof(T));
+        if (with_index) std::memcpy(at + sizeof(T), &bits, sizeof(T));
+      }
+    }
+}
+
+// The shape of a reduction's mask: its own (isSetMask) or the register's, counter mode included.
+template <bool isSetMask>
+VecShape reduce_shape(std::int32_t mask, std::int32_t repeatTime, unsigned elem, const char* what) {
+  if (repeatTime < 0 || repeatTime > 255)
+    core().fault_at(what, fmt::format("repeatTime {} is outside 0..255", repeatTime));
+  if constexpr (isSetMask) {
+    Core& c = core();
+    if (c.mask_counter) {
+      if (mask <= 0) c.fault_at(what, fmt::format("counter-mode count {} must be positive", mask));
+      c.vector_mask = {static_cast<std::uint64_t>(mask), 0};
+    } else {
+      c.vector_mask = mask_shape(static_cast<std::uint64_t>(std::max(mask, 0)), 1, elem, what).mask;
+    }
+  }
+  Core& c = core();
+  VecShape s;
+  if (c.mask_counter) {
+    if (c.vector_mask[0] == 0) c.fault_at(what, "counter mode (SetMaskCount) with a count of 0");
+    s.count = c.vector_mask[0];
+    return s;
+  }
+  s.repeat = static_cast<std::uint32_t>(repeatTime);
+  s.mask = c.vector_mask;
+  return s;
+}
+template <bool isSetMask>
+VecShape reduce_bits(const std::uint64_t mask[], std::int32_t repeatTime, const char* what) {
+  if constexpr (isSetMask) core().vector_mask = {mask[0], mask[1]};
+  return reduce_shape<false>(0, repeatTime, 2, what);
+}
+}  // namespace detail
+
+#define TESSERA_ASCENDC_WHOLE_REDUCE(NAME, OP, ORDER_PARAM, ORDER)                                 \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::int32_t mask,         \
+            const std::int32_t repeatTime, const std::int32_t dstRepStride,                        \
+            const std::int32_t srcBlkStride, const std::int32_t srcRepStride ORDER_PARAM) {        \
+    detail::group_reduce(                                                                          \
+        #NAME, dst, src, detail::reduce_shape<isSetMask>(mask, repeatTime, sizeof(T), #NAME),      \
+        detail::ReduceGroup::kWhole, OP, ORDER, dstRepStride, srcBlkStride, srcRepStride);         \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::uint64_t mask[],      \
+            const std::int32_t repeatTime, const std::int32_t dstRepStride,                        \
+            const std::int32_t srcBlkStride, const std::int32_t srcRepStride ORDER_PARAM) {        \
+    detail::group_reduce(#NAME, dst, src, detail::reduce_bits<isSetMask>(mask, repeatTime, #NAME), \
+                         detail::ReduceGroup::kWhole, OP, ORDER, dstRepStride, srcBlkStride,       \
+                         srcRepStride);                                                            \
+  }
+#define TESSERA_ASCENDC_ORDER_PARAM , ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX
+TESSERA_ASCENDC_WHOLE_REDUCE(WholeReduceSum, detail::ReduceOp::kSum, ,
+                             ReduceOrder::ORDER_ONLY_VALUE)
+TESSERA_ASCENDC_WHOLE_REDUCE(WholeReduceMax, detail::ReduceOp::kMax, TESSERA_ASCENDC_ORDER_PARAM,
+                             order)
+TESSERA_ASCENDC_WHOLE_REDUCE(WholeReduceMin, detail::ReduceOp::kMin, TESSERA_ASCENDC_ORDER_PARAM,
+                             order)
+#undef TESSERA_ASCENDC_ORDER_PARAM
+#undef TESSERA_ASCENDC_WHOLE_REDUCE
+
+// BlockReduce* and PairReduceSum take repeatTime before the mask (Ascend C's order).
+#define TESSERA_ASCENDC_GROUP_REDUCE(NAME, GROUP, OP)                                              \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::int32_t repeatTime,   \
+            const std::int32_t mask, const std::int32_t dstRepStride,                              \
+            const std::int32_t srcBlkStride, const std::int32_t srcRepStride) {                    \
+    detail::group_reduce(                                                                          \
+        #NAME, dst, src, detail::reduce_shape<isSetMask>(mask, repeatTime, sizeof(T), #NAME),      \
+        GROUP, OP, ReduceOrder::ORDER_ONLY_VALUE, dstRepStride, srcBlkStride, srcRepStride);       \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::int32_t repeatTime,   \
+            const std::uint64_t mask[], const std::int32_t dstRepStride,                           \
+            const std::int32_t srcBlkStride, const std::int32_t srcRepStride) {                    \
+    detail::group_reduce(#NAME, dst, src, detail::reduce_bits<isSetMask>(mask, repeatTime, #NAME), \
+                         GROUP, OP, ReduceOrder::ORDER_ONLY_VALUE, dstRepStride, srcBlkStride,     \
+                         srcRepStride);                                                            \
+  }
+TESSERA_ASCENDC_GROUP_REDUCE(BlockReduceSum, detail::ReduceGroup::kBlock, detail::ReduceOp::kSum)
+TESSERA_ASCENDC_GROUP_REDUCE(BlockReduceMax, detail::ReduceGroup::kBlock, detail::ReduceOp::kMax)
+TESSERA_ASCENDC_GROUP_REDUCE(BlockReduceMin, detail::ReduceGroup::kBlock, detail::ReduceOp::kMin)
+TESSERA_ASCENDC_GROUP_REDUCE(PairReduceSum, detail::ReduceGroup::kPair, detail::ReduceOp::kSum)
+#undef TESSERA_ASCENDC_GROUP_REDUCE
+
+// Brcb: repeat r reads src's 8 elements [8r, 8r + 8) and fills block j of its 8 destination
+// blocks with element 8r + j; the blocks lie dstBlkStride blocks apart, repeats dstRepStride
+// blocks apart (Ascend C API reference "Brcb"; Huawei lists it for the 220x and inference
+// parts, Tessera runs it on every aicore preset).
+struct BrcbRepeatParams {
+  BrcbRepeatParams() = default;
+  BrcbRepeatParams(const std::uint16_t dstBlkStrideIn, const std::uint16_t dstRepStrideIn)
+      : dstRepStride(dstRepStrideIn), dstBlkStride(dstBlkStrideIn) {}
+  std::uint32_t blockNumber = 8;
+  std::uint16_t dstRepStride = 8;
+  std::uint16_t dstBlkStride = 1;
+};
+
+template <typename T>
+void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::uint8_t repeatTime,
+          const BrcbRepeatParams& repeatParams) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Brcb takes 16- or 32-bit elements");
+  detail::Core& c = detail::core();
+  if (repeatTime == 0) c.fault_at("Brcb", "repeatTime 0; give at least one repeat");
+  detail::VecShape shape;
+  shape.repeat = repeatTime;
+  detail::VecOperand in = detail::operand(src, false);
+  in.span_bytes = static_cast<std::uint64_t>(repeatTime) * 8 * sizeof(T);
+  const std::array<detail::VecOperand, 2> ops = {
+      detail::operand(dst, true, repeatParams.dstBlkStride, repeatParams.dstRepStride), in};
+  c.vector("Brcb", ops, shape);
+  std::byte* ub = c.data(detail::Buf::UB, 0, c.memory(detail::Buf::UB).capacity(), "Brcb");
+  std::vector<T> values(static_cast<std::size_t>(repeatTime) * 8);
+  std::memcpy(values.data(), ub + src.ref_.addr, values.size() * sizeof(T));
+  constexpr std::uint64_t per_block = tessera::aicore::kBlockBytes / sizeof(T);
+  for (std::uint64_t r = 0; r < repeatTime; ++r)
+    for (std::uint64_t j = 0; j < 8; ++j)
+      for (std::uint64_t e = 0; e < per_block; ++e)
+        std::memcpy(ub + tessera::aicore::lane_address(ops[0], r, j * per_block + e),
+                    &values[r * 8 + j], sizeof(T));
+}
 
 // Compare and Select with their mask forms, after Ascend C's reference (hiascend.com CANN API
 // pages atlasascendc_api_07_0066 "Compare", 07_0067 "Compare (result in the register)", 07_0070
@@ -1758,6 +2321,8 @@ void load_tiling(T& out, const void* tiling) {
 #define GET_TILING_DATA_WITH_STRUCT(tiling_struct, tiling_data, tiling_arg) \
   tiling_struct tiling_data;                                                \
   ::AscendC::detail::load_tiling(tiling_data, tiling_arg)
+// The tiling key the host set (ICPU_SET_TILING_KEY in CPU-debug mode, SetTilingKey in CANN).
+#define TILING_KEY_IS(key) (::AscendC::detail::core().tiling_key == static_cast<std::uint64_t>(key))
 #define GET_TILING_DATA(tiling_data, tiling_arg) \
   GET_TILING_DATA_WITH_STRUCT(::optiling::TesseraDefaultTilingData, tiling_data, tiling_arg)
 

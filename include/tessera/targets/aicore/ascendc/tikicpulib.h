@@ -48,3 +48,7 @@ inline void SetKernelMode(KernelMode mode) {
 #define ICPU_RUN_KF(func, blockdim, ...)                                                     \
   ::tessera::aicore::launch(TESSERA_ASCENDC_STR(func), static_cast<std::uint32_t>(blockdim), \
                             [&] { func(__VA_ARGS__); })
+
+// The tiling key the next launches of this host thread see in TILING_KEY_IS (Ascend C's
+// CPU-debug ICPU_SET_TILING_KEY).
+#define ICPU_SET_TILING_KEY(key) ::tessera::aicore::set_tiling_key(static_cast<std::uint64_t>(key))

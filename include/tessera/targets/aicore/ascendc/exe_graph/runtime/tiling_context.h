@@ -122,8 +122,35 @@ class RuntimeAttrs {
   std::vector<std::string> names_;
 };
 
+// A tensor of the operator as the tiling function sees it (GetInputTensor / GetOutputTensor):
+// its shapes, type, formats and, for a value-dependent input, its data.
+class Tensor {
+ public:
+  const Shape& GetOriginShape() const { return shape.GetOriginShape(); }
+  const Shape& GetStorageShape() const { return shape.GetStorageShape(); }
+  std::int64_t GetShapeSize() const { return shape.GetStorageShape().GetShapeSize(); }
+  ge::DataType GetDataType() const { return desc.GetDataType(); }
+  ge::Format GetOriginFormat() const { return desc.GetOriginFormat(); }
+  ge::Format GetStorageFormat() const { return desc.GetStorageFormat(); }
+  // The data of a value-dependent input, or nullptr.
+  template <typename T>
+  const T* GetData() const {
+    return data.empty() ? nullptr : reinterpret_cast<const T*>(data.data());
+  }
+
+  StorageShape shape;
+  CompileTimeTensorDesc desc{ge::DT_UNDEFINED, ge::FORMAT_ND, ge::FORMAT_ND};
+  std::vector<std::uint8_t> data;
+};
+
 class TilingContext {
  public:
+  const Tensor* GetInputTensor(std::size_t index) const {
+    return index < inputs_.size() ? &inputs_[index] : nullptr;
+  }
+  const Tensor* GetOutputTensor(std::size_t index) const {
+    return index < outputs_.size() ? &outputs_[index] : nullptr;
+  }
   const StorageShape* GetInputShape(std::size_t index) const {
     return index < inputs_.size() ? &inputs_[index].shape : nullptr;
   }
@@ -177,11 +204,6 @@ class TilingContext {
 
  private:
   friend class TilingContextAccess;
-  struct Tensor {
-    StorageShape shape;
-    CompileTimeTensorDesc desc{ge::DT_UNDEFINED, ge::FORMAT_ND, ge::FORMAT_ND};
-    std::vector<std::uint8_t> data;
-  };
   std::vector<Tensor> inputs_, outputs_;
   RuntimeAttrs attrs_;
   std::string name_, type_;

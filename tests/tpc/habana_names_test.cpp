@@ -408,3 +408,15 @@ TEST(TpcHabanaNames, UnpackVbKeepsIncomeWherePredicateIsOff) {
   for (int i = 0; i < 128; ++i)
     EXPECT_EQ(static_cast<float>(some[i]), i % 2 == 0 ? static_cast<float>(all[i]) : -1.0f) << i;
 }
+
+TEST(TpcHabanaNames, Bf16ScalarBroadcastsWhereAVectorIsTaken) {
+  // Habana's relu6_fwd.h with BFLOAT16: `SCALAR threshold` passed as a bfloat128 operand.
+  const tessera::tpc::bf16 threshold = 0.5f, six = 6.0f;
+  bfloat128 x;
+  for (int i = 0; i < 128; ++i) x[i] = tessera::bf16(static_cast<float>(i % 9) - 1.0f);
+  const bfloat128 r = v_bf16_sel_leq_bf16_b(x, threshold, six, x);
+  for (int i = 0; i < 128; ++i) {
+    const float xi = static_cast<float>(x[i]);
+    EXPECT_EQ(static_cast<float>(r[i]), xi <= 0.5f ? 6.0f : xi) << i;
+  }
+}

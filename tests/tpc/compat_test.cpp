@@ -3,12 +3,15 @@
 // address generation that never faults while the access through it does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 #include <new>
 #include <sstream>
 #include <string>
 
 #include "gc_interface.h"
+#include "tessera/sim/scheduler.h"
 #include "tpc_test_util.h"
 
 using namespace tpc_test;
@@ -641,4 +644,217 @@ TEST_F(CompatFixture, SweepIntrinsicsFollowTheLatencyModel) {
   EXPECT_NEAR(per_issue("popcnt"), latency, 0.05);  // dependent: the VPU latency each
   EXPECT_NEAR(per_issue("chain"), latency, 0.05);
   EXPECT_NEAR(per_issue("indep"), 1.0, 0.05);       // independent: one issue each
+}
+
+// ---- LD_TNSR_LOW / _HIGH, ST_TNSR_LOW / _HIGH: 128 bytes between the tensor and one half of
+// the register, in the tensor's own elements ----
+namespace {
+
+// Row 0: the low half of an f32 load from a bf16 tensor at column 4 (the high half keeps the
+// income 7); row 1: the high half (the low half keeps 7); row 2: the legacy spellings.
+void half_loads(tensor in, tensor out) {
+  int5 c = {4, 0, 0, 0, 0};
+  int5 o = {0, 0, 0, 0, 0};
+  v_f32_st_tnsr(o, out, v_f32_ld_tnsr_low_b(c, in, 0, float64(7.0f)));
+  o[1] = 1;
+  v_f32_st_tnsr(o, out, v_f32_ld_tnsr_high_b(c, in, 0, float64(7.0f)));
+  o[1] = 2;
+  const float64 low = v_f32_ld_tnsr_low_i_b(c, in, float64(5.0f), true, false);
+  const float64 skipped = v_f32_ld_tnsr_high_i_b(c, in, low, false, false);  // predicate off
+  v_f32_st_tnsr(o, out, skipped);
+}
+// Stores: the low half of a register to row 0 at column 2, the high half to row 1 at column 0,
+// and the legacy low store culled past the row's end.
+void half_stores(tensor in, tensor out) {
+  const int5 c = {0};
+  const short128 x = v_i16_ld_tnsr_b(c, in);
+  int5 o = {2, 0, 0, 0, 0};
+  v_i16_st_tnsr_low(o, out, x);
+  o[0] = 0;
+  o[1] = 1;
+  v_i16_st_tnsr_high(o, out, x);
+  o[0] = 100;
+  o[1] = 2;
+  i16_st_tnsr_low_i_v(o, out, x);
+}
+// A vector predicate on lanes 16..63: of the high half (lanes 32..63) all load, and lanes
+// 0..31 keep the income either way.
+void half_load_vb(tensor in, tensor out) {
+  const int5 c = {0};
+  const int64 lane = (int64)read_lane_id_4b_b();
+  const bool64 upper = v_i32_cmp_geq_b(lane, int64(16));
+  v_f32_st_tnsr(c, out, v_f32_ld_tnsr_high_vb(c, in, 0, float64(3.0f), upper));
+}
+
+}  // namespace
+
+TEST_F(CompatFixture, HalfLoadsReadOneHalfOfTheRegisterInTheTensorsElements) {
+  add_one_member("half_loads", tpc_kernel<&half_loads>());
+  Runtime rt(*dev, options());
+  // A bf16 row of 40 elements: element k holds the bits k + 1; the loads start at column 4, so
+  // 36 elements are inside and the other 28 of the 64 bf16 elements of a half read the pad.
+  std::vector<std::uint16_t> host(40);
+  for (int k = 0; k < 40; ++k)
+    host[static_cast<std::size_t>(k)] = static_cast<std::uint16_t>(k + 1);
+  auto in = upload(*dev, DType::bf16, Shape{40}, host);
+  auto out = make_device_tensor(*dev, DType::f32, Shape{64, 3});
+  rt.launch("half_loads", {in}, {out});
+  const auto r = download<std::uint32_t>(*dev, out);
+  // f32 lane i of a half holds bf16 elements 4 + 2i (low bits) and 5 + 2i (high bits), pad 0
+  // past the row.
+  auto pair_bits = [&](int i) {
+    auto elem = [&](int k) -> std::uint32_t {
+      return k < 40 ? static_cast<std::uint32_t>(k + 1) : 0u;
+    };
+    return elem(4 + 2 * i) | (elem(5 + 2 * i) << 16);
+  };
+  const std::uint32_t seven = std::bit_cast<std::uint32_t>(7.0f);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(r[static_cast<std::size_t>(i)], i < 32 ? pair_bits(i) : seven) << i;
+    EXPECT_EQ(r[static_cast<std::size_t>(64 + i)], i < 32 ? seven : pair_bits(i - 32)) << i;
+    EXPECT_EQ(r[static_cast<std::size_t>(128 + i)],
+              i < 32 ? pair_bits(i) : std::bit_cast<std::uint32_t>(5.0f))
+        << i;
+  }
+}
+
+TEST_F(CompatFixture, HalfStoresWriteOneHalfOfTheRegister) {
+  add_one_member("half_stores", tpc_kernel<&half_stores>());
+  add_one_member("half_load_vb", tpc_kernel<&half_load_vb>());
+  Runtime rt(*dev, options());
+  std::vector<std::int16_t> host(128);
+  for (int i = 0; i < 128; ++i)
+    host[static_cast<std::size_t>(i)] = static_cast<std::int16_t>(1000 + i);
+  auto in = upload(*dev, DType::i16, Shape{128}, host);
+  std::vector<std::int16_t> zeros(130 * 3, -1);
+  auto out = upload(*dev, DType::i16, Shape{130, 3}, zeros);
+  rt.launch("half_stores", {in}, {out});
+  const auto r = download<std::int16_t>(*dev, out);
+  for (int x = 0; x < 130; ++x) {
+    const auto at = [&](int row) { return r[static_cast<std::size_t>(row * 130 + x)]; };
+    EXPECT_EQ(at(0), x >= 2 && x < 66 ? 1000 + x - 2 : -1) << x;  // lanes 0..63 from column 2
+    EXPECT_EQ(at(1), x < 64 ? 1064 + x : -1) << x;                // lanes 64..127 from column 0
+    EXPECT_EQ(at(2), x >= 100 ? 1000 + x - 100 : -1) << x;        // culled past column 129
+  }
+  std::vector<float> f(64);
+  for (int i = 0; i < 64; ++i) f[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  auto fin = upload(*dev, DType::f32, Shape{64}, f);
+  auto fout = make_device_tensor(*dev, DType::f32, Shape{64});
+  rt.launch("half_load_vb", {fin}, {fout});
+  const auto v = download<float>(*dev, fout);
+  // The high half (lanes 32..63) takes the tensor's elements 0..31.
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(v[static_cast<std::size_t>(i)], i < 32 ? 3.0f : static_cast<float>(i - 32)) << i;
+}
+
+// ---- ST_TNSR RMW: atomic updates that members share, in index-space order ----
+namespace {
+
+// Each member adds its value (its index + 0.1, as f32) into all of the output's 64 lanes of
+// row 0, and takes the max into row 1; a store without RMW_SET is a plain store (row 2).
+void rmw_accumulate(tensor in, tensor out) {
+  const int5 start = get_index_space_offset();
+  const int5 end = start + get_index_space_size();
+  for (int m = start[1]; m < end[1]; ++m) {
+    const int5 c = {0, m, 0, 0, 0};
+    const float64 x = v_f32_ld_tnsr_b(c, in);
+    int5 o = {0, 0, 0, 0, 0};
+    v_f32_st_tnsr_rmw(o, out, x, MkRMW(e_rmw_fp32, e_rmw_add, e_rmw_atomic, e_tnsr_dt_srf));
+    o[1] = 1;
+    v_f32_st_tnsr_rmw(o, out, x, MkRMW(e_rmw_fp32, e_rmw_max, e_rmw_atomic, e_tnsr_dt_desc));
+    o[1] = 2;
+    if (m == 0) v_f32_st_tnsr_rmw(o, out, x, MkRMW(e_rmw_fp32, e_rmw_add, e_rmw_plain, 0));
+  }
+}
+void rmw_wrong_type(tensor in, tensor out) {
+  const int5 c = {0};
+  v_f32_st_tnsr_rmw(c, out, v_f32_ld_tnsr_b(c, in), MkRMW(e_rmw_int32, e_rmw_add, 1, 0));
+}
+
+}  // namespace
+
+TEST_F(CompatFixture, RmwUpdatesAddUpInIndexSpaceOrderOnAnyThreadCount) {
+  constexpr int members = 257;
+  lib->add("rmw_accumulate",
+           [](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* i) {
+             i->indexSpaceGeometry.dims = 2;
+             i->indexSpaceGeometry.sizes[0] = 1;
+             i->indexSpaceGeometry.sizes[1] = members;
+             return gcapi::set_kernel(i, tpc_kernel<&rmw_accumulate>());
+           });
+  add_one_member("rmw_wrong_type", tpc_kernel<&rmw_wrong_type>());
+  // Values whose f32 sum depends on the order they are added in.
+  std::vector<float> host(64 * members);
+  for (int m = 0; m < members; ++m)
+    for (int l = 0; l < 64; ++l)
+      host[static_cast<std::size_t>(m * 64 + l)] = (m % 3 == 0 ? 1e7f : 0.37f) * (l + 1) + m;
+  std::vector<float> want_sum(64, 1.0f), want_max(64, 1.0f);
+  for (int m = 0; m < members; ++m)
+    for (int l = 0; l < 64; ++l) {
+      want_sum[static_cast<std::size_t>(l)] += host[static_cast<std::size_t>(m * 64 + l)];
+      want_max[static_cast<std::size_t>(l)] = std::max(want_max[static_cast<std::size_t>(l)],
+                                                       host[static_cast<std::size_t>(m * 64 + l)]);
+    }
+  for (const unsigned threads : {1u, 2u, 8u}) {
+    sim::WorkScheduler pool(threads);
+    RuntimeOptions o = options();
+    o.scheduler = &pool;
+    Runtime rt(*dev, o);
+    auto in = upload(*dev, DType::f32, Shape{64, members}, host);
+    auto out = upload(*dev, DType::f32, Shape{64, 3}, std::vector<float>(64 * 3, 1.0f));
+    rt.launch("rmw_accumulate", {in}, {out});
+    const auto r = download<float>(*dev, out);
+    for (int l = 0; l < 64; ++l) {
+      EXPECT_EQ(r[static_cast<std::size_t>(l)], want_sum[static_cast<std::size_t>(l)])
+          << threads << " " << l;
+      EXPECT_EQ(r[static_cast<std::size_t>(64 + l)], want_max[static_cast<std::size_t>(l)]) << l;
+      EXPECT_EQ(r[static_cast<std::size_t>(128 + l)], host[static_cast<std::size_t>(l)]) << l;
+    }
+    if (threads == 1) {
+      auto small = make_device_tensor(*dev, DType::f32, Shape{64});
+      try {
+        rt.launch("rmw_wrong_type", {small}, {small});
+        FAIL() << "an RMW data type that is not the tensor's must be a UserError";
+      } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("v_f32_st_tnsr_rmw"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+namespace {
+
+// PARTIAL and half RMW: lanes 10..19 added in place; the low half added at column 0; the high
+// half subtracted at column 8.
+void rmw_parts(tensor in, tensor out) {
+  const int5 c = {0};
+  const float64 x = v_f32_ld_tnsr_b(c, in);
+  const int add = MkRMW(e_rmw_fp32, e_rmw_add, e_rmw_atomic, e_tnsr_dt_srf);
+  int5 o = {0, 0, 0, 0, 0};
+  v_f32_st_tnsr_partial_rmw(o, out, x, add, 9, 10);
+  o[1] = 1;
+  v_f32_st_tnsr_low_rmw(o, out, x, add);
+  o[0] = 8;
+  o[1] = 2;
+  v_f32_st_tnsr_high_rmw(o, out, x, MkRMW(e_rmw_fp32, e_rmw_sub, e_rmw_atomic, e_tnsr_dt_srf));
+}
+
+}  // namespace
+
+TEST_F(CompatFixture, PartialAndHalfRmwUpdateOnlyTheirLanes) {
+  add_one_member("rmw_parts", tpc_kernel<&rmw_parts>());
+  Runtime rt(*dev, options());
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i) * 0.5f + 1;
+  auto in = upload(*dev, DType::f32, Shape{64}, x);
+  auto out = upload(*dev, DType::f32, Shape{64, 3}, std::vector<float>(64 * 3, 100.0f));
+  rt.launch("rmw_parts", {in}, {out});
+  const auto r = download<float>(*dev, out);
+  for (int i = 0; i < 64; ++i) {
+    const auto at = [&](int row) { return r[static_cast<std::size_t>(row * 64 + i)]; };
+    const auto xi = [&](int k) { return x[static_cast<std::size_t>(k)]; };
+    EXPECT_EQ(at(0), i >= 10 && i < 20 ? 100.0f + xi(i) : 100.0f) << i;
+    EXPECT_EQ(at(1), i < 32 ? 100.0f + xi(i) : 100.0f) << i;
+    EXPECT_EQ(at(2), i >= 8 && i < 40 ? 100.0f - xi(i - 8 + 32) : 100.0f) << i;
+  }
 }

@@ -344,3 +344,79 @@ TEST(TpcHabanaNames, Bf16MacAcc32SumsEvenAndOddLanesInF32) {
   EXPECT_EQ(v_bf16_mac_acc32_b(a, b, acc, 0, false).v1[5], acc.v1[5]);
   EXPECT_THROW((void)v_bf16_mac_acc32_b(a, b, acc, SW_SAT), UserError);
 }
+
+TEST(TpcHabanaNames, FormFpNumTakesSignExponentAndMantissaFields) {
+  float64 a, b, c;
+  for (int i = 0; i < 64; ++i) {
+    a[i] = std::ldexp(1.0f, i % 20 - 10);          // exponent field from a
+    b[i] = (i % 2) ? -3.0f : 5.0f;                 // sign from b
+    c[i] = 1.0f + static_cast<float>(i) / 128.0f;  // mantissa from c
+  }
+  const float64 r = v_f32_form_fp_num_b(a, b, c);
+  const float64 forced = v_f32_form_fp_num_b(a, b, c, SW_FORCE_SIGN0);
+  bfloat128 ah, bh, ch;
+  for (int i = 0; i < 128; ++i) {
+    ah[i] = tessera::bf16(std::ldexp(1.0f, i % 16 - 8));
+    bh[i] = tessera::bf16((i % 3) ? 1.0f : -1.0f);
+    ch[i] = tessera::bf16(1.0f + static_cast<float>(i % 64) / 64.0f);
+  }
+  const bfloat128 h = v_bf16_form_fp_num_b(ah, bh, ch);
+  for (int i = 0; i < 64; ++i) {
+    const float want = std::copysign(std::ldexp(c[i], i % 20 - 10), b[i]);  // c in [1, 2)
+    EXPECT_EQ(r[i], want) << i;
+    EXPECT_EQ(forced[i], std::fabs(want)) << i;
+  }
+  for (int i = 0; i < 128; ++i)
+    EXPECT_EQ(
+        static_cast<float>(h[i]),
+        std::copysign(std::ldexp(static_cast<float>(ch[i]), i % 16 - 8), static_cast<float>(bh[i])))
+        << i;
+  EXPECT_THROW((void)v_f32_form_fp_num_b(a, b, c, SW_ADD_BIAS), UserError);
+}
+
+TEST(TpcHabanaNames, Bf16FclassAndCalcFpSpecialFollowTheF32Rules) {
+  bfloat128 x;
+  const float values[8] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 2.0f, -2.0f, 1e-40f};
+  for (int i = 0; i < 128; ++i) x[i] = tessera::bf16(values[i % 8]);
+  const bfloat128 cls = v_bf16_fclass_b(x);
+  const bfloat128 logs = v_bf16_calc_fp_special_b(cls, cls, e_fp_log, bfloat128(7.0f));
+  for (int i = 0; i < 128; ++i) {
+    const float v = static_cast<float>(x[i]);
+    EXPECT_EQ(static_cast<float>(cls[i]), v_f32_fclass_b(float64(v))[0]) << i;
+    const float want = (std::isnan(v) || std::isinf(v) || v <= 0) ? std::log(v) : 7.0f;
+    const float got = static_cast<float>(logs[i]);
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(got)) << i;
+    else
+      EXPECT_EQ(got, want) << i;
+  }
+  // The vector-predicated FCLASS keeps income where the predicate is off.
+  float64 y(2.0f);
+  bool64 low;  // a compare of 64-lane vectors sets the 4 bits of each lane
+  for (int bit = 0; bit < 256; ++bit) low.set(bit, bit / 4 < 10);
+  const float64 f = v_f32_fclass_vb(y, 0, float64(-1.0f), low);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(f[i], i < 10 ? 64.0f : -1.0f) << i;
+}
+
+TEST(TpcHabanaNames, UnpackVbKeepsIncomeWherePredicateIsOff) {
+  bfloat128 a;
+  for (int i = 0; i < 128; ++i) a[i] = tessera::bf16(static_cast<float>(i));
+  bool128 even;
+  for (int bit = 0; bit < 256; ++bit) even.set(bit, (bit / 2) % 2 == 0);
+  const bfloat128 all = v_bf16_unpack_b(a, 0, bfloat128());
+  const bfloat128 some = v_bf16_unpack_vb(a, 0, bfloat128(-1.0f), even);
+  for (int i = 0; i < 128; ++i)
+    EXPECT_EQ(static_cast<float>(some[i]), i % 2 == 0 ? static_cast<float>(all[i]) : -1.0f) << i;
+}
+
+TEST(TpcHabanaNames, Bf16ScalarBroadcastsWhereAVectorIsTaken) {
+  // Habana's relu6_fwd.h with BFLOAT16: `SCALAR threshold` passed as a bfloat128 operand.
+  const tessera::tpc::bf16 threshold = 0.5f, six = 6.0f;
+  bfloat128 x;
+  for (int i = 0; i < 128; ++i) x[i] = tessera::bf16(static_cast<float>(i % 9) - 1.0f);
+  const bfloat128 r = v_bf16_sel_leq_bf16_b(x, threshold, six, x);
+  for (int i = 0; i < 128; ++i) {
+    const float xi = static_cast<float>(x[i]);
+    EXPECT_EQ(static_cast<float>(r[i]), xi <= 0.5f ? 6.0f : xi) << i;
+  }
+}

@@ -25,6 +25,7 @@ KERNEL_BINARY(avg_pool_2d_fwd_f32)
 KERNEL_BINARY(batch_norm_fwd_f32)
 KERNEL_BINARY(filter_fwd_2d_f32)
 KERNEL_BINARY(bitonic_sort_f32)
+KERNEL_BINARY(embedding_bag_sum_f32)
 
 namespace {
 
@@ -232,6 +233,30 @@ gcapi::GlueCodeReturn_t gather(gcapi::HabanaKernelParams_t* in,
                      &_binary___gather_fwd_dim1_i32_o_end);
 }
 
+// Table {width + 2, rows} f32 (scale and bias after each row's values), indices and bag ids
+// {count} i32, output {width, bags} f32: one member per 64 columns and index. Members add into
+// shared bags, so the output is read-modify-written: the caller starts it at zero.
+gcapi::GlueCodeReturn_t embedding_bag(gcapi::HabanaKernelParams_t* in,
+                                      gcapi::HabanaKernelInstantiation_t* out) {
+  gcapi::GlueCodeReturn_t rc = check_counts(in, 3, 1);
+  if (rc != gcapi::GLUE_SUCCESS) return rc;
+  const gcapi::TensorGeometry_t& t = in->inputTensors[0].geometry;
+  gcapi::TensorGeometry_t& o = in->outputTensors[0].geometry;
+  if (o.sizes[0] + 2 != t.sizes[0]) {
+    o.sizes[0] = t.sizes[0] - 2;
+    return gcapi::GLUE_INCOMPATIBLE_OUTPUT_SIZE;
+  }
+  if (in->inputTensors[1].geometry.sizes[0] != in->inputTensors[2].geometry.sizes[0])
+    return gcapi::GLUE_INCOMPATIBLE_INPUT_SIZE;
+  out->indexSpaceGeometry.dims = 2;
+  out->indexSpaceGeometry.sizes[0] = (o.sizes[0] + 63) / 64;
+  out->indexSpaceGeometry.sizes[1] = in->inputTensors[1].geometry.sizes[0];
+  for (unsigned i = 0; i < 3; ++i) out->inputTensorAccessPattern[i].allRequired = 1;
+  out->outputTensorAccessPattern[0].allRequired = 1;
+  return copy_binary(out, &_binary___embedding_bag_sum_f32_o_start,
+                     &_binary___embedding_bag_sum_f32_o_end);
+}
+
 struct AvgPoolParam {
   int kernel_w, kernel_h, stride_w, stride_h;
 };
@@ -421,6 +446,7 @@ const Entry kKernels[] = {
     {"custom_batch_norm_fwd_f32", batch_norm},
     {"custom_filter_fwd_2d_f32", filter_2d},
     {"custom_bitonic_sort_f32", bitonic_sort},
+    {"custom_embedding_bag_sum_f32", embedding_bag},
 };
 constexpr unsigned kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
 

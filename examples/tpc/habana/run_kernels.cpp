@@ -306,6 +306,36 @@ int main(int argc, char** argv) {
         check(ok, "bitonic_sort_f32 rows of " + std::to_string(n) +
                       (descending ? " descending" : " ascending"));
       }
+    {  // embedding bags: scaled table rows summed per bag, members sharing bags
+      const int width = 150, rows = 40, count = 300, bag_count = 7;
+      std::vector<float> table =
+          random_floats(static_cast<std::size_t>((width + 2) * rows), -1, 1, 11);
+      for (int r = 0; r < rows; ++r) {
+        table[static_cast<std::size_t>(r * (width + 2) + width)] =
+            0.5f + 0.125f * (r % 5);                                                     // scale
+        table[static_cast<std::size_t>(r * (width + 2) + width + 1)] = 0.25f * (r % 3);  // bias
+      }
+      std::vector<std::int32_t> indices(count), bag(count);
+      for (int k = 0; k < count; ++k) {
+        indices[static_cast<std::size_t>(k)] = (k * 13 + 5) % rows;
+        bag[static_cast<std::size_t>(k)] = (k * 3) % bag_count;
+      }
+      const auto tt = make_device_tensor(d, DType::f32, Shape{width + 2, rows}, table.data());
+      const auto ti = make_device_tensor(d, DType::i32, Shape{count}, indices.data());
+      const auto tb = make_device_tensor(d, DType::i32, Shape{count}, bag.data());
+      const std::vector<float> zeros(static_cast<std::size_t>(width * bag_count), 0.0f);
+      const auto out = make_device_tensor(d, DType::f32, Shape{width, bag_count}, zeros.data());
+      rt.launch("custom_embedding_bag_sum_f32", {tt, ti, tb}, {out});
+      std::vector<float> want(zeros);
+      for (int k = 0; k < count; ++k) {
+        const float* row =
+            &table[static_cast<std::size_t>(indices[static_cast<std::size_t>(k)] * (width + 2))];
+        for (int c = 0; c < width; ++c)
+          want[static_cast<std::size_t>(bag[static_cast<std::size_t>(k)] * width + c)] +=
+              row[c] * row[width] + row[width + 1];
+      }
+      check(close(download<float>(d, out), want, 1e-5f), "embedding_bag_sum_f32");
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -251,10 +251,44 @@ void bad_partial(const char* intrinsic, int size, int offset, int lanes) {
       intrinsic, size, offset, offset, offset + size, lanes, lanes - 1);
 }
 
+void rmw_update(InstanceContext& c, const TensorSlot& t, const RmwVector& update) {
+  const auto moved = static_cast<std::uint64_t>(update.count) * update.bytes;
+  c.counters.bytes_read += moved;
+  c.counters.bytes_written += moved;
+  auto apply = [&] {
+    for (int i = 0; i < update.count; ++i)
+      update.apply(update.first + i * update.step, update.lanes + i * update.bytes);
+  };
+  if (c.rmw == nullptr) return apply();
+  const std::lock_guard<std::mutex> lock(c.rmw->mutex);
+  auto it = std::find_if(c.rmw->tensors.begin(), c.rmw->tensors.end(),
+                         [&](const RmwLaunch::Tensor& x) { return x.base == t.base; });
+  if (it == c.rmw->tensors.end()) {
+    std::int64_t elements = 1;
+    for (int d = 0; d < 5; ++d) elements += (t.size[d] - 1) * t.stride[d];
+    const auto bytes = static_cast<std::size_t>(elements) * t.elem_bytes;
+    RmwLaunch::Tensor x{t.base, t.elem_bytes, std::vector<std::byte>(bytes),
+                        std::vector<bool>(static_cast<std::size_t>(elements), false)};
+    it = c.rmw->tensors.insert(c.rmw->tensors.end(), std::move(x));
+  }
+  // Each element's value before its first update; only updated elements are read, as other
+  // instances may be storing to the rest of the tensor.
+  for (int i = 0; i < update.count; ++i) {
+    std::byte* at = update.first + i * update.step;
+    const auto e = static_cast<std::size_t>((at - t.base) / t.elem_bytes);
+    if (it->updated[e]) continue;
+    std::memcpy(it->before.data() + e * t.elem_bytes, at, t.elem_bytes);
+    it->updated[e] = true;
+  }
+  apply();
+  c.rmw_updates.push_back(update);
+}
+
 void bad_rmw(const char* intrinsic, int rmw, int expected_dt) {
   throw_user_error(
-      "{}: RMW selector 0x{:x} is not one Tessera models for this data type; use "
-      "MkRMW(0x{:x}, op, set, 0) with op RMW_OP_ADD..RMW_OP_MAX (>> 4) and the tensor's RMW_DT_*",
+      "{}: RMW selector 0x{:x} does not fit this data type; use MkRMW(0x{:x}, op, set, "
+      "location) with op e_rmw_add..e_rmw_max, set e_rmw_atomic and location e_tnsr_dt_srf (or "
+      "e_tnsr_dt_desc to take the tensor's type)",
       intrinsic, static_cast<unsigned>(rmw), static_cast<unsigned>(expected_dt));
 }
 

@@ -128,6 +128,7 @@ struct InstanceResult {
   std::uint64_t slm_high = 0, vlm_high = 0;
   bool special_functions = false;
   bool printf_used = false;
+  std::vector<detail::RmwVector> rmw_updates;  // its ST_TNSR RMW updates, in program order
 };
 
 std::uint32_t mix(std::uint32_t x) {
@@ -350,6 +351,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
                     "data or keep it in tensors",
                     locals_modeled, vlm_limit,
                     launch.special_functions ? " when the program calls special functions" : ""));
+  detail::RmwLaunch rmw;
   auto run_instance = [&](std::size_t unit) {
     const std::size_t index = order[unit];
     const InstanceBox& box = boxes[index];
@@ -381,6 +383,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     c.s_lfsr = mix(seed ^ 0x5bd1e995u) | 1u;
     c.printf_out = printf_out ? &(*printf_out)[index] : nullptr;
     c.coherency_check = options.coherency_check && !shuffled;  // warned in the first run
+    c.rmw = boxes.size() > 1 ? &rmw : nullptr;  // one instance applies its updates in order
     {
       CurrentInstance guard(&c);
       const FileLocals::OnCore on_core(locals, core);
@@ -400,6 +403,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     r.vlm_high = vlm.stack.stats().high_water;
     r.special_functions = c.special_functions_called;
     r.printf_used = c.printf_called;
+    r.rmw_updates = std::move(c.rmw_updates);
   };
   if (parallel && !shuffled && locals.bytes() == 0) {
     sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
@@ -407,6 +411,15 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
   } else {
     for (std::size_t u = 0; u < order.size(); ++u) run_instance(u);
   }
+  // RMW updates met in whatever order the host threads ran them: put back what the elements
+  // held and replay them in index-space order (see detail::RmwLaunch).
+  for (const detail::RmwLaunch::Tensor& t : rmw.tensors)
+    for (std::size_t e = 0; e < t.updated.size(); ++e)
+      if (t.updated[e]) std::memcpy(t.base + e * t.bytes, t.before.data() + e * t.bytes, t.bytes);
+  if (!rmw.tensors.empty())
+    for (const InstanceResult& r : results)
+      for (const detail::RmwVector& u : r.rmw_updates)
+        for (int i = 0; i < u.count; ++i) u.apply(u.first + i * u.step, u.lanes + i * u.bytes);
 }
 
 const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,31 @@ struct Counters {
 
 struct LocalMemory;  // one core-local memory of the instance (runtime.cpp)
 
+// ST_TNSR RMW (the atomics by which index-space members add into shared elements): instances on
+// different host threads may update the same element, so each update is made under the
+// launch's lock and also noted, in program order, with the value each element had before its
+// first update. After the launch the runtime puts those values back and
+// replays every instance's updates in index-space order, so the result does not depend on how
+// the host threads met (float additions do not commute in rounding).
+struct RmwVector {
+  std::byte* first;     // the first in-tensor lane's element
+  std::int64_t step;    // bytes between the lanes' elements
+  int count;            // in-tensor lanes
+  std::uint32_t bytes;  // element size
+  void (*apply)(std::byte* at, const std::byte* lane);
+  std::byte lanes[256];  // the lanes' values, packed
+};
+struct RmwLaunch {
+  struct Tensor {
+    std::byte* base;
+    std::uint32_t bytes;            // element size
+    std::vector<std::byte> before;  // each updated element before its first update
+    std::vector<bool> updated;      // per element
+  };
+  std::mutex mutex;
+  std::vector<Tensor> tensors;
+};
+
 struct InstanceContext {
   TensorSlot tensors[kMaxTensorSlots];
   int tensor_count = 0;
@@ -79,6 +105,8 @@ struct InstanceContext {
   std::uint32_t s_lfsr = 1;
   std::string* printf_out = nullptr;
   bool coherency_check = true;
+  RmwLaunch* rmw = nullptr;            // the launch's RMW record; null applies updates directly
+  std::vector<RmwVector> rmw_updates;  // this instance's RMW updates in program order
 };
 
 // Set by the executor for the duration of a program instance on this host thread. Every
@@ -174,6 +202,8 @@ void load_slow(InstanceContext& c, const TensorSlot& t, const int5& coord, void*
                std::uint32_t elem_bytes, int lanes);
 void store_slow(InstanceContext& c, TensorSlot& t, const int5& coord, const void* in,
                 std::uint32_t elem_bytes, int lanes);
+// Applies one RMW update of the running instance to tensor `t` (see RmwLaunch).
+void rmw_update(InstanceContext& c, const TensorSlot& t, const RmwVector& update);
 void check_coherency(InstanceContext& c, int id, const int5& coord, std::int64_t first,
                      std::int64_t last);
 void note_store(TensorSlot& t, std::int64_t first, std::int64_t last);

@@ -396,11 +396,15 @@ inline V scatter_lanes(const V& a, int ratio) {
 }
 
 // ---- tensor access (spec 000 §2.4.1) ----
-inline TensorSlot& slot(InstanceContext& c, tensor t, std::uint32_t elem_bytes,
-                        const char* intrinsic) {
+// The tensor's slot whatever its element size (the half-register accesses move bytes).
+inline TensorSlot& any_slot(InstanceContext& c, tensor t, const char* intrinsic) {
   if (static_cast<unsigned>(t.id) >= static_cast<unsigned>(c.tensor_count)) [[unlikely]]
     bad_tensor_fault(c, t.id, intrinsic);
-  TensorSlot& s = c.tensors[t.id];
+  return c.tensors[t.id];
+}
+inline TensorSlot& slot(InstanceContext& c, tensor t, std::uint32_t elem_bytes,
+                        const char* intrinsic) {
+  TensorSlot& s = any_slot(c, t, intrinsic);
   if (s.elem_bytes != elem_bytes) [[unlikely]]
     element_size_fault(c, t.id, elem_bytes, intrinsic);
   return s;

@@ -199,6 +199,8 @@ enum e_rmw_datatype : int {
 };
 enum e_rmw_op : int { e_rmw_add = 0, e_rmw_sub = 1, e_rmw_min = 2, e_rmw_max = 3 };
 enum e_rmw_set : int { e_rmw_plain = 0, e_rmw_atomic = 1 };
+// Where ST_TNSR RMW takes its data type from: the switch (SRF) or the tensor descriptor.
+enum e_tnsr_dt_location : int { e_tnsr_dt_srf = 0, e_tnsr_dt_desc = 1 };
 enum e_fp_special_values : int {
   e_fp_nan = 0,
   e_fp_pos_inf = 1,
@@ -447,6 +449,36 @@ inline V load_lanes(const int5& coord, tensor t, int size, int offset, const V& 
   r.ready = std::max(full.ready, income.ready);
   return r;
 }
+// LD_TNSR_LOW / LD_TNSR_HIGH and ST_TNSR_LOW / ST_TNSR_HIGH (tpc-intrinsics.h "Load" and
+// "Store", subsections LD_TNSR_LOW, ST_TNSR_HIGH, ...): tpc-intrinsics.h gives only the
+// signatures; what "low" and "high" mean is its description of the same halves as LD_TNSR_CNVRT
+// switches, "write to low (high) 128B of VRF". So a half access moves 128 bytes between the
+// tensor at coord and that half of the register; a load keeps income in the other half. The
+// bytes are the tensor's own elements (pad outside it, culled on stores), whatever the register
+// type: Habana's sparse_lengths_sum_bf16_2D_f32_embed reads an f32 scale and bias out of a bf16
+// row this way. One vector transaction on the port, as LD_TNSR.
+constexpr int kHalfRegisterBytes = 128;
+template <typename V>
+inline V load_half(const int5& coord, tensor t, bool high, const V& income, const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  const TensorSlot& s = any_slot(c, t, intrinsic);
+  V r = income;
+  const std::uint64_t loaded = global_read(c, 0);
+  load_slow(c, s, coord, reinterpret_cast<std::byte*>(r.v) + (high ? kHalfRegisterBytes : 0),
+            s.elem_bytes, kHalfRegisterBytes / static_cast<int>(s.elem_bytes));
+  r.ready = std::max(loaded, income.ready);
+  return r;
+}
+template <typename V>
+inline void store_half(const int5& coord, tensor t, const V& value, bool high,
+                       const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  TensorSlot& s = any_slot(c, t, intrinsic);
+  global_write(c, value.ready);
+  store_slow(c, s, coord,
+             reinterpret_cast<const std::byte*>(value.v) + (high ? kHalfRegisterBytes : 0),
+             s.elem_bytes, kHalfRegisterBytes / static_cast<int>(s.elem_bytes));
+}
 template <typename V>
 inline void store_lanes(const int5& coord, tensor t, const V& value, int size, int offset,
                         const char* intrinsic) {
@@ -468,15 +500,73 @@ inline void store_lanes(const int5& coord, tensor t, const V& value, int size, i
   }
 }
 
-template <typename V, typename F>
-inline void store_rmw(const int5& coord, tensor t, const V& value, F f, const char* intrinsic) {
-  V old = load<V>(coord, t, intrinsic);
-  V r = map2(old, value, f);
-  r.ready = std::max(old.ready, value.ready);
-  store(coord, t, r, intrinsic);
+// ST_TNSR with RMW: each in-tensor lane becomes op(element, lane) at memory, as one atomic
+// update (rmw_update); lanes outside the tensor are culled. It reads and writes the port.
+template <typename T, typename F>
+void rmw_apply(std::byte* at, const std::byte* lane) {
+  T old, v;
+  std::memcpy(&old, at, sizeof(T));
+  std::memcpy(&v, lane, sizeof(T));
+  using M = lane_math_t<T>;  // bf16 computes in f32 and rounds back, as map2 does
+  const T r = static_cast<T>(F{}(static_cast<M>(old), static_cast<M>(v)));
+  std::memcpy(at, &r, sizeof(T));
 }
-
+// Register lanes first .. first + count - 1 go to elements coord[0] + lane - shift along dim 0:
+// all lanes for ST_TNSR, the PARTIAL lanes in place, a half for ST_TNSR_LOW / _HIGH.
+template <typename V, typename F>
+inline void store_rmw(const int5& coord, tensor t, const V& value, F, const char* intrinsic,
+                      int first = 0, int count = V::lanes, int shift = 0) {
+  using T = lane_t<V>;
+  InstanceContext& c = instance(intrinsic);
+  TensorSlot& s = slot(c, t, sizeof(T), intrinsic);
+  global_write(c, std::max(global_read(c, 0), value.ready));
+  const std::int64_t outer = outer_offset(s, coord);
+  if (outer < 0) return;
+  const std::int64_t x0 = static_cast<std::int64_t>(coord.v[0]) - shift;  // element of lane 0
+  const std::int64_t lo = std::clamp<std::int64_t>(-x0, first, first + count);
+  const std::int64_t hi = std::clamp<std::int64_t>(s.size[0] - x0, lo, first + count);
+  if (lo == hi) return;
+  RmwVector update{};
+  const std::int64_t at = (outer + (x0 + lo) * s.stride[0]) * static_cast<std::int64_t>(sizeof(T));
+  update.first = s.base + at;
+  update.step = s.stride[0] * static_cast<std::int64_t>(sizeof(T));
+  update.count = static_cast<int>(hi - lo);
+  update.bytes = sizeof(T);
+  update.apply = &rmw_apply<T, F>;
+  std::memcpy(update.lanes, &value.v[lo], static_cast<std::size_t>(hi - lo) * sizeof(T));
+  if (c.coherency_check)
+    for (std::int64_t i = 0; i < hi - lo; ++i)
+      note_store(s, at + i * update.step,
+                 at + i * update.step + static_cast<std::int64_t>(sizeof(T)));
+  rmw_update(c, s, update);
+}
 [[noreturn]] void bad_rmw(const char* intrinsic, int rmw, int expected_dt);
+// A store whose predicate is off still takes its slot.
+template <typename V>
+inline void skip_store(const V& value) {
+  issue(kStore, value.ready);
+}
+// MkRMW(dt, op, set, location) (tpc-intrinsics.h "ST_TNSR with RMW_SEL switch", tpc-special.h):
+// dt bits 0-3 must be the register's type unless location (bit 7) is e_tnsr_dt_desc, which
+// takes the tensor's; op bits 4-5; RMW_SET (bit 6) enables the update, without it the store is
+// `plain`.
+template <typename V, typename Plain>
+inline void rmw_store(const int5& ndx, tensor t, const V& value, int rmw, int rmw_dt,
+                      const char* intrinsic, int first, int count, int shift, Plain plain) {
+  if (((rmw & 0x80) == 0 && (rmw & 0xf) != rmw_dt) || (rmw & ~0xff) != 0)
+    bad_rmw(intrinsic, rmw, rmw_dt);
+  if ((rmw & RMW_SET) == 0) return plain();
+  switch ((rmw >> 4) & 3) {
+    case 0:
+      return store_rmw(ndx, t, value, op_add{}, intrinsic, first, count, shift);
+    case 1:
+      return store_rmw(ndx, t, value, op_sub{}, intrinsic, first, count, shift);
+    case 2:
+      return store_rmw(ndx, t, value, op_min{}, intrinsic, first, count, shift);
+    default:
+      return store_rmw(ndx, t, value, op_max{}, intrinsic, first, count, shift);
+  }
+}
 
 // POPCNT (tpc-intrinsics.h): the number of ones (SW_COUNT_ONES) or zeros of each element, as a
 // uchar256 whatever the element width. The count of element i goes to the low byte of that
@@ -616,6 +706,66 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
         a, b, income, predicate);                                                                  \
   }
 
+// LD_TNSR_LOW / _HIGH and ST_TNSR_LOW / _HIGH (see load_half), current names and tpc-defs.h's
+// legacy ones: v_<dt>_ld_tnsr_low_i_b(ndx, t, income, p, o), _i_vb, _i, the deprecated
+// _reg_i_s* aliases, and <dt>_st_tnsr_low_i_v_b(ndx, t, value, p, o), _i_v.
+#define TESSERA_TPC_G_HALF(D, V, B, PART, HIGH)                                                   \
+  inline V v_##D##_ld_tnsr_##PART##_b(const int5& ndx, tensor t, int switches = 0,                \
+                                      const V& income = V(), bool predicate = true,               \
+                                      bool polarity = false) {                                    \
+    detail::check_switches(switches, 0, "v_" #D "_ld_tnsr_" #PART "_b");                          \
+    if (!detail::enabled(predicate, polarity))                                                    \
+      return detail::on_slot(                                                                     \
+          detail::kLoad, [&] { return income; }, income);                                         \
+    return detail::load_half(ndx, t, HIGH, income, "v_" #D "_ld_tnsr_" #PART "_b");               \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_##PART##_vb(const int5& ndx, tensor t, int switches, const V& income,  \
+                                       const B& predicate, bool polarity = false) {               \
+    detail::check_switches(switches, 0, "v_" #D "_ld_tnsr_" #PART "_vb");                         \
+    V r = detail::blend(detail::load_half(ndx, t, HIGH, income, "v_" #D "_ld_tnsr_" #PART "_vb"), \
+                        income, predicate, polarity);                                             \
+    r.ready = std::max({r.ready, income.ready, predicate.ready});                                 \
+    return r;                                                                                     \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_##PART##_i_b(const int5& ndx, tensor t, const V& income,               \
+                                        bool predicate, bool polarity) {                          \
+    return v_##D##_ld_tnsr_##PART##_b(ndx, t, 0, income, predicate, polarity);                    \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_##PART##_i_vb(const int5& ndx, tensor t, const V& income,              \
+                                         const bool256& predicate, bool polarity) {               \
+    return v_##D##_ld_tnsr_##PART##_vb(ndx, t, 0, income, B(predicate), polarity);                \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_##PART##_i(const int5& ndx, tensor t) {                                \
+    return v_##D##_ld_tnsr_##PART##_b(ndx, t);                                                    \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_##PART##_reg_i_s_b(const int5& ndx, tensor t, const V& income,         \
+                                              bool predicate, bool polarity) {                    \
+    return v_##D##_ld_tnsr_##PART##_i_b(ndx, t, income, predicate, polarity);                     \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_##PART##_reg_i_s_vb(const int5& ndx, tensor t, const V& income,        \
+                                               const bool256& predicate, bool polarity) {         \
+    return v_##D##_ld_tnsr_##PART##_i_vb(ndx, t, income, predicate, polarity);                    \
+  }                                                                                               \
+  inline V v_##D##_ld_tnsr_##PART##_reg_i_s(const int5& ndx, tensor t) {                          \
+    return v_##D##_ld_tnsr_##PART##_i(ndx, t);                                                    \
+  }                                                                                               \
+  inline void v_##D##_st_tnsr_##PART(const int5& ndx, tensor t, const V& value, int switches = 0, \
+                                     bool predicate = true, bool polarity = false) {              \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr_" #PART);                            \
+    if (!detail::enabled(predicate, polarity)) {                                                  \
+      detail::issue(detail::kStore, value.ready);                                                 \
+      return;                                                                                     \
+    }                                                                                             \
+    detail::store_half(ndx, t, value, HIGH, "v_" #D "_st_tnsr_" #PART);                           \
+  }                                                                                               \
+  inline void D##_st_tnsr_##PART##_i_v_b(const int5& ndx, tensor t, const V& value,               \
+                                         bool predicate, bool polarity) {                         \
+    v_##D##_st_tnsr_##PART(ndx, t, value, 0, predicate, polarity);                                \
+  }                                                                                               \
+  inline void D##_st_tnsr_##PART##_i_v(const int5& ndx, tensor t, const V& value) {               \
+    v_##D##_st_tnsr_##PART(ndx, t, value);                                                        \
+  }
+
 #define TESSERA_TPC_G_COMMON(D, V, B, S)                                                           \
   TESSERA_TPC_G_BIN(D, V, B, add, (detail::add_sat<V, false>(a, b, switches)), SW_SAT)             \
   TESSERA_TPC_G_BIN(D, V, B, sub, (detail::add_sat<V, true>(a, b, switches)), SW_SAT)              \
@@ -662,8 +812,8 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
     const V r = detail::mov_group(a, b, switches, income, "v_" #D "_mov_group_vb");                \
     return detail::predicated_v(r, income, predicate, polarity, a);                                \
   }                                                                                                \
-  /* legacy MOV_GROUP of tpc-defs.h: v_<t>_mov_group_v(a, b, income, groups, dual_groups) is   \
-     v_<t>_mov_group_b(a, b, (dual_groups << 2) | groups, income) */                              \
+  /* legacy MOV_GROUP of tpc-defs.h: v_<t>_mov_group_v(a, b, income, groups, dual_groups) is       \
+     v_<t>_mov_group_b(a, b, (dual_groups << 2) | groups, income) */                               \
   inline V v_##D##_mov_group_v_b(const V& a, std::uint32_t b, const V& income, int g, int d,       \
                                  bool predicate, bool polarity) {                                  \
     return v_##D##_mov_group_b(a, b, (d << 2) | g, income, predicate, polarity);                   \
@@ -675,7 +825,7 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
   inline V v_##D##_mov_group_v(const V& a, std::uint32_t b, const V& income, int g, int d) {       \
     return v_##D##_mov_group_b(a, b, (d << 2) | g, income);                                        \
   }                                                                                                \
-  /* POPCNT: a count per element, returned as uchar256 (tpc-intrinsics.h) */                      \
+  /* POPCNT: a count per element, returned as uchar256 (tpc-intrinsics.h) */                       \
   inline uchar256 v_##D##_popcnt_b(const V& a, int switches = 0, const uchar256& income = {},      \
                                    bool predicate = true, bool polarity = false) {                 \
     return detail::predicated(detail::popcnt(a, switches, income, "v_" #D "_popcnt_b"), income,    \
@@ -686,7 +836,7 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
     return detail::predicated_v(detail::popcnt(a, switches, income, "v_" #D "_popcnt_vb"), income, \
                                 predicate, polarity, a);                                           \
   }                                                                                                \
-  inline std::uint8_t s_##D##_popcnt(S a, int switches = 0, std::uint8_t income = 0,              \
+  inline std::uint8_t s_##D##_popcnt(S a, int switches = 0, std::uint8_t income = 0,               \
                                      bool predicate = true, bool polarity = false) {               \
     const std::uint8_t r = detail::popcnt_scalar(a, switches, "s_" #D "_popcnt");                  \
     detail::issue(detail::kSpu);                                                                   \
@@ -702,6 +852,11 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
                             bool predicate = true, bool polarity = false) {                        \
     return detail::predicated(detail::unpack(a, switches, "v_" #D "_unpack_b"), income, predicate, \
                               polarity, a);                                                        \
+  }                                                                                                \
+  inline V v_##D##_unpack_vb(const V& a, int switches, const V& income, const B& predicate,        \
+                             bool polarity = false) {                                              \
+    return detail::predicated_v(detail::unpack(a, switches, "v_" #D "_unpack_vb"), income,         \
+                                predicate, polarity, a);                                           \
   }                                                                                                \
   /* tensor access (spec 000 §2.4.1): pad outside on reads, culled outside on writes */           \
   inline V v_##D##_ld_tnsr_b(const int5& ndx, tensor t, int switches = 0, const V& income = V(),   \
@@ -722,7 +877,7 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
   }                                                                                                \
   inline void v_##D##_st_tnsr(const int5& ndx, tensor t, const V& value, int switches = 0,         \
                               bool predicate = true, bool polarity = false) {                      \
-    detail::check_store_switches(switches, "v_" #D "_st_tnsr");                                       \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr");                                    \
     if (!detail::enabled(predicate, polarity)) {                                                   \
       detail::issue(detail::kStore, value.ready);                                                  \
       return;                                                                                      \
@@ -766,13 +921,15 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
   inline void v_##D##_st_tnsr_partial(const int5& ndx, tensor t, const V& value, int size,         \
                                       int offset, int switches = 0, bool predicate = true,         \
                                       bool polarity = false) {                                     \
-    detail::check_store_switches(switches, "v_" #D "_st_tnsr_partial");                               \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr_partial");                            \
     if (!detail::enabled(predicate, polarity)) {                                                   \
       detail::issue(detail::kStore, value.ready);                                                  \
       return;                                                                                      \
     }                                                                                              \
     detail::store_lanes(ndx, t, value, size, offset, "v_" #D "_st_tnsr_partial");                  \
   }                                                                                                \
+  TESSERA_TPC_G_HALF(D, V, B, low, false)                                                          \
+  TESSERA_TPC_G_HALF(D, V, B, high, true)                                                          \
   /* ld_g: one scalar from global memory, broadcast to every lane */                               \
   inline V v_##D##_ld_g(const global_address& addr, int switches = 0, const V& income = V(),       \
                         bool predicate = true, bool polarity = false) {                            \
@@ -849,27 +1006,45 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
     return detail::enabled(predicate, polarity) ? a : income;                                      \
   }
 
-#define TESSERA_TPC_G_RMW(D, V, RDT)                                                              \
-  inline void v_##D##_st_tnsr_rmw(const int5& ndx, tensor t, const V& value, int rmw,             \
-                                  int switches = 0, bool predicate = true,                        \
-                                  bool polarity = false) {                                        \
-    detail::check_store_switches(switches, "v_" #D "_st_tnsr_rmw");                                  \
-    if ((rmw & 0xf) != RDT || (rmw & ~(0xf | (0x7 << 4) | RMW_SET)) != 0 || ((rmw >> 4) & 7) > 3) \
-      detail::bad_rmw("v_" #D "_st_tnsr_rmw", rmw, RDT);                                          \
-    if (!detail::enabled(predicate, polarity)) {                                                  \
-      detail::issue(detail::kStore, value.ready);                                                 \
-      return;                                                                                     \
-    }                                                                                             \
-    switch ((rmw >> 4) & 7) {                                                                     \
-      case 0:                                                                                     \
-        return detail::store_rmw(ndx, t, value, detail::op_add{}, "v_" #D "_st_tnsr_rmw");        \
-      case 1:                                                                                     \
-        return detail::store_rmw(ndx, t, value, detail::op_sub{}, "v_" #D "_st_tnsr_rmw");        \
-      case 2:                                                                                     \
-        return detail::store_rmw(ndx, t, value, detail::op_min{}, "v_" #D "_st_tnsr_rmw");        \
-      default:                                                                                    \
-        return detail::store_rmw(ndx, t, value, detail::op_max{}, "v_" #D "_st_tnsr_rmw");        \
-    }                                                                                             \
+// ST_TNSR with RMW_SEL, whole (_rmw), PARTIAL (_partial_rmw) and half (_low_rmw, _high_rmw).
+#define TESSERA_TPC_G_RMW(D, V, RDT)                                                          \
+  inline void v_##D##_st_tnsr_rmw(const int5& ndx, tensor t, const V& value, int rmw,         \
+                                  int switches = 0, bool predicate = true,                    \
+                                  bool polarity = false) {                                    \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr_rmw");                           \
+    if (!detail::enabled(predicate, polarity)) return detail::skip_store(value);              \
+    detail::rmw_store(ndx, t, value, rmw, RDT, "v_" #D "_st_tnsr_rmw", 0, V::lanes, 0,        \
+                      [&] { detail::store(ndx, t, value, "v_" #D "_st_tnsr_rmw"); });         \
+  }                                                                                           \
+  inline void v_##D##_st_tnsr_partial_rmw(const int5& ndx, tensor t, const V& value, int rmw, \
+                                          int size, int offset, int switches = 0,             \
+                                          bool predicate = true, bool polarity = false) {     \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr_partial_rmw");                   \
+    detail::check_partial<V>(size, offset, "v_" #D "_st_tnsr_partial_rmw");                   \
+    if (!detail::enabled(predicate, polarity)) return detail::skip_store(value);              \
+    detail::rmw_store(                                                                        \
+        ndx, t, value, rmw, RDT, "v_" #D "_st_tnsr_partial_rmw", offset, size + 1, 0, [&] {   \
+          detail::store_lanes(ndx, t, value, size, offset, "v_" #D "_st_tnsr_partial_rmw");   \
+        });                                                                                   \
+  }                                                                                           \
+  inline void v_##D##_st_tnsr_low_rmw(const int5& ndx, tensor t, const V& value, int rmw,     \
+                                      int switches = 0, bool predicate = true,                \
+                                      bool polarity = false) {                                \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr_low_rmw");                       \
+    if (!detail::enabled(predicate, polarity)) return detail::skip_store(value);              \
+    detail::rmw_store(                                                                        \
+        ndx, t, value, rmw, RDT, "v_" #D "_st_tnsr_low_rmw", 0, V::lanes / 2, 0,              \
+        [&] { detail::store_half(ndx, t, value, false, "v_" #D "_st_tnsr_low_rmw"); });       \
+  }                                                                                           \
+  inline void v_##D##_st_tnsr_high_rmw(const int5& ndx, tensor t, const V& value, int rmw,    \
+                                       int switches = 0, bool predicate = true,               \
+                                       bool polarity = false) {                               \
+    detail::check_store_switches(switches, "v_" #D "_st_tnsr_high_rmw");                      \
+    if (!detail::enabled(predicate, polarity)) return detail::skip_store(value);              \
+    detail::rmw_store(ndx, t, value, rmw, RDT, "v_" #D "_st_tnsr_high_rmw", V::lanes / 2,     \
+                      V::lanes / 2, V::lanes / 2, [&] {                                       \
+                        detail::store_half(ndx, t, value, true, "v_" #D "_st_tnsr_high_rmw"); \
+                      });                                                                     \
   }
 
 #define TESSERA_TPC_G_FLOAT(D, V, B)                                                             \
@@ -1178,6 +1353,7 @@ TESSERA_TPC_G_SEL2(u8, uchar256, u8, uchar256, bool256, uchar512)
 #undef TESSERA_TPC_G_ABS
 #undef TESSERA_TPC_G_RMW
 #undef TESSERA_TPC_G_COMMON
+#undef TESSERA_TPC_G_HALF
 #undef TESSERA_TPC_G_CMP
 #undef TESSERA_TPC_G_S_CMP
 #undef TESSERA_TPC_G_BIN
@@ -1586,6 +1762,78 @@ inline float64 v_f32_fclass_b(const float64& a, int switches = 0, const float64&
   detail::check_switches(switches, 0, "v_f32_fclass_b");
   return detail::predicated(detail::map1(a, [](float x) { return detail::fclass_bits(x); }), income,
                             predicate, polarity, a);
+}
+inline float64 v_f32_fclass_vb(const float64& a, int switches, const float64& income,
+                               const bool64& predicate, bool polarity = false) {
+  detail::check_switches(switches, 0, "v_f32_fclass_vb");
+  return detail::predicated_v(detail::map1(a, [](float x) { return detail::fclass_bits(x); }),
+                              income, predicate, polarity, a);
+}
+// FORM_FP_NUM with the exponent taken from a's exponent field (the form without _ie_; Habana's
+// log_bf16 in kernel_config.h writes it as SIGN(Src2) | EXPONENT(Src1) | MANTISSA(Src3)).
+namespace detail {
+template <typename V, typename Bits>
+inline V form_fp_num(const V& a, const V& b, const V& c, int switches, Bits sign_mask,
+                     Bits exp_mask, const char* intrinsic) {
+  check_switches(switches, SW_FORCE_SIGN0 | SW_FORCE_SIGN1 | SW_SIGN_LSB, intrinsic);
+  V r(no_init_t{});
+  for (int i = 0; i < V::lanes; ++i) {
+    const auto bits = [](const auto& x) { return std::bit_cast<Bits>(x); };
+    Bits sign = bits(b.v[i]) & sign_mask;
+    if (switches & SW_FORCE_SIGN0) sign = 0;
+    if (switches & SW_FORCE_SIGN1) sign = sign_mask;
+    if (switches & SW_SIGN_LSB) sign = (bits(b.v[i]) & 1u) ? sign_mask : Bits(0);
+    const Bits mantissa_mask = static_cast<Bits>(~(sign_mask | exp_mask));
+    r.v[i] = std::bit_cast<lane_t<V>>(
+        static_cast<Bits>(sign | (bits(a.v[i]) & exp_mask) | (bits(c.v[i]) & mantissa_mask)));
+  }
+  return r;
+}
+}  // namespace detail
+inline float64 v_f32_form_fp_num_b(const float64& a, const float64& b, const float64& c,
+                                   int switches = 0, const float64& income = float64(),
+                                   bool predicate = true, bool polarity = false) {
+  return detail::predicated(
+      detail::form_fp_num(a, b, c, switches, 0x80000000u, 0x7f800000u, "v_f32_form_fp_num_b"),
+      income, predicate, polarity, a, b, c);
+}
+inline bfloat128 v_bf16_form_fp_num_b(const bfloat128& a, const bfloat128& b, const bfloat128& c,
+                                      int switches = 0, const bfloat128& income = bfloat128(),
+                                      bool predicate = true, bool polarity = false) {
+  return detail::predicated(detail::form_fp_num(a, b, c, switches, std::uint16_t{0x8000},
+                                                std::uint16_t{0x7f80}, "v_bf16_form_fp_num_b"),
+                            income, predicate, polarity, a, b, c);
+}
+// bf16 FCLASS and CALC_FP_SPECIAL: the f32 rules on the widened lanes, the result rounded back
+// (class bits are powers of two, exact in bf16).
+inline bfloat128 v_bf16_fclass_b(const bfloat128& a, int switches = 0,
+                                 const bfloat128& income = bfloat128(), bool predicate = true,
+                                 bool polarity = false) {
+  detail::check_switches(switches, 0, "v_bf16_fclass_b");
+  bfloat128 r(detail::no_init_t{});
+  for (int i = 0; i < 128; ++i) r.v[i] = bf16(detail::fclass_bits(static_cast<float>(a.v[i])));
+  return detail::predicated(r, income, predicate, polarity, a);
+}
+inline bfloat128 v_bf16_calc_fp_special_b(const bfloat128& src1, const bfloat128& src2,
+                                          int switches, const bfloat128& income,
+                                          bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, 0x7, "v_bf16_calc_fp_special_b");
+  bfloat128 r = income;
+  for (int i = 0; i < 128; ++i) {
+    float out = 0;
+    if (detail::special_result(switches & 0x7, detail::class_value(static_cast<float>(src1.v[i])),
+                               detail::class_value(static_cast<float>(src2.v[i])), out))
+      r.v[i] = bf16(out);
+  }
+  return detail::predicated(r, income, predicate, polarity, src1, src2);
+}
+// PREFETCH (tpc-intrinsics.h "Cache"): brings global data into the scalar cache, which Tessera
+// does not model (docs/targets/tpc.md, "Not modeled"), so it changes no result: one load-slot
+// issue.
+inline void prefetch(const global_address&, int switches = 0, bool predicate = true,
+                     bool polarity = false) {
+  detail::check_switches(switches, 0, "prefetch");
+  if (detail::enabled(predicate, polarity)) detail::issue(detail::kLoad);
 }
 inline float64 v_f32_calc_fp_special_b(const float64& src1, const float64& src2, int switches,
                                        const float64& income, bool predicate = true,

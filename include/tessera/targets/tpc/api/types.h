@@ -81,6 +81,13 @@ struct alignas(64) vec {
     const T x = static_cast<T>(scalar);
     for (int i = 0; i < N; ++i) v[i] = x;
   }
+  // A bf16 scalar broadcasts too (Habana's relu6_fwd.h passes its `bf16` threshold where
+  // v_bf16_sel_leq_bf16_b takes a bfloat128).
+  vec(const T& scalar)  // NOLINT(google-explicit-constructor): TPC-C semantics
+    requires(!std::is_same_v<T, lane_math_t<T>>)
+  {
+    for (int i = 0; i < N; ++i) v[i] = scalar;
+  }
   T& operator[](int i) { return v[i]; }
   const T& operator[](int i) const { return v[i]; }
   // A cast between vector types of one size reinterprets the register's bits (`(char256)x`,

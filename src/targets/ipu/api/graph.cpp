@@ -322,11 +322,17 @@ void map_bytes(GraphState& g, std::uint32_t var, std::uint64_t b, std::uint64_t 
 }  // namespace
 
 void Graph::setTileMapping(const Tensor& t, unsigned tileNum) {
+  if (!t.valid())
+    throw invalid_tile_mapping("setTileMapping of an invalid Tensor (default-constructed, never "
+                               "made by the graph)");
   unsigned tile = physicalTile(tileNum);
   for (const auto& r : t.regions()) map_bytes(*state_, r.var, r.begin, r.end, tile);
 }
 
 void Graph::setTileMapping(const Tensor& t, const TileToTensorMapping& mapping) {
+  if (!t.valid())
+    throw invalid_tile_mapping("setTileMapping of an invalid Tensor (default-constructed, never "
+                               "made by the graph)");
   std::size_t es = t.elementSize();
   const auto& regions = t.regions();
   for (std::size_t tile = 0; tile < mapping.size(); ++tile) {

@@ -206,6 +206,10 @@ Tensor Tensor::dimShuffle(ArrayRef<unsigned> permutation) const {
 }
 
 Tensor Tensor::dimRoll(unsigned dimIdx, unsigned newIdx) const {
+  if (dimIdx >= rank() || newIdx >= rank())
+    throw index_error(fmt::format("dimRoll of dimension {} to position {} of a rank-{} tensor; "
+                                  "both must be below the rank",
+                                  dimIdx, newIdx, rank()));
   std::vector<unsigned> p(rank());
   std::iota(p.begin(), p.end(), 0u);
   p.erase(p.begin() + dimIdx);
@@ -237,6 +241,9 @@ Tensor Tensor::expand(ArrayRef<std::size_t> indices) const {
 }
 
 Tensor Tensor::squeeze(ArrayRef<std::size_t> indices) const {
+  for (std::size_t i : indices)
+    if (i >= rank())
+      throw index_error(fmt::format("squeeze of dimension {} of a rank-{} tensor", i, rank()));
   std::vector<std::size_t> s;
   for (std::size_t d = 0; d < rank(); ++d) {
     bool drop = std::find(indices.begin(), indices.end(), d) != indices.end();

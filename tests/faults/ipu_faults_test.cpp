@@ -7,6 +7,8 @@
 #include <poplar/Graph.hpp>
 #include <poplar/IPUModel.hpp>
 
+#include "misuse.h"
+
 using namespace poplar;
 using namespace poplar::program;
 
@@ -20,17 +22,7 @@ Device device(unsigned tiles = 4, const char* version = "ipu2") {
   return m.createDevice();
 }
 
-// Runs `fn`, expects exception E, returns its message.
-template <typename E, typename F>
-std::string message_of(F&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no " << typeid(E).name() << " was raised";
-  return "";
-}
+using misuse::message_of;
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

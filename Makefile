@@ -42,7 +42,7 @@ tsan: deps
 # libFuzzer targets (fuzz/README.md), built with Debian's clang 16 into build-fuzz/: clang 14,
 # Debian's default, has no _Float16 on x86-64 (ipu, aicore) and cannot capture a structured binding.
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS = onnx tsm preset ctable
+FUZZ_TARGETS = onnx tsm preset ctable bmodel
 FUZZ_PACKAGES = clang-16 libclang-rt-16-dev libomp-16-dev
 fuzz:
 	@command -v clang++-16 >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y --no-install-recommends $(FUZZ_PACKAGES); } \

@@ -7,6 +7,8 @@
 #include <poplar/Graph.hpp>
 #include <poplar/IPUModel.hpp>
 
+#include "misuse.h"
+
 using namespace poplar;
 using namespace poplar::program;
 
@@ -20,17 +22,7 @@ Device device(unsigned tiles = 4, const char* version = "ipu2") {
   return m.createDevice();
 }
 
-// Runs `fn`, expects exception E, returns its message.
-template <typename E, typename F>
-std::string message_of(F&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no " << typeid(E).name() << " was raised";
-  return "";
-}
+using misuse::message_of;
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -121,6 +113,7 @@ TEST(IpuFaults, ConstraintThatCannotBeMet) {
   ComputeSet cs2 = g2.addComputeSet("copy");
   g2.setTileMapping(g2.addVertex(cs2, "ConstrainedCopy", {{"src", a}, {"dst", b}}), 0);
   Engine ok(g2, Execute(cs2));
+  ok.load(d);
   ok.run();
 }
 
@@ -136,8 +129,10 @@ TEST(IpuFaults, ReadOfANeverWrittenElementWithTheDebugOption) {
   ComputeSet cs = g.addComputeSet("add");
   g.setTileMapping(g.addVertex(cs, "AdderVertex", {{"x", x[0]}, {"y", x[1]}, {"sum", s[0]}}), 0);
   Engine plain(g, Execute(cs));
+  plain.load(d);
   plain.run();  // undefined, but not checked
   Engine e(g, Execute(cs), {{"debug.checkUndefinedReads", "true"}});
+  e.load(d);
   std::string msg = message_of<tessera::DeviceFault>([&] { e.run(); });
   EXPECT_TRUE(has(msg, "tile 0")) << msg;
   EXPECT_TRUE(has(msg, "field 'y'")) << msg;
@@ -155,6 +150,7 @@ TEST(IpuFaults, IndexPastAVectorFieldsEnd) {
   ComputeSet cs = g.addComputeSet("sum");
   g.setTileMapping(g.addVertex(cs, "OffByOne", {{"in", in}, {"out", out[0]}}), 3);
   Engine e(g, Execute(cs));
+  e.load(d);
   std::string msg = message_of<tessera::DeviceFault>([&] { e.run(); });
   EXPECT_TRUE(has(msg, "tile 3 vertex 0 (OffByOne)")) << msg;
   EXPECT_TRUE(has(msg, "field 'in' is read or written at index 5, past its end (5 elements)"))
@@ -197,6 +193,7 @@ TEST(IpuFaults, GraphMisuseIsAUserError) {
   g2.setTileMapping(j, 0);
   auto feed = g2.addHostToDeviceFIFO("feed", INT, 1);
   Engine e(g2, Copy(feed, j));
+  e.load(d);
   EXPECT_TRUE(has(message_of<stream_connection_error>([&] { e.run(); }), "'feed'"));
   (void)s;
 }

@@ -951,6 +951,11 @@ profile::KernelRecord launch(std::string_view name, std::uint32_t block_dim,
 profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::uint32_t block_dim,
                              const std::function<void()>& body) {
   if (block_dim == 0) throw_user_error("ICPU_RUN_KF({}): blockDim is 0; launch at least 1", name);
+  // A nested launch would wait on the scheduler its own block occupies and unbind the block.
+  if (in_kernel())
+    throw_user_error("ICPU_RUN_KF({}): called from inside a kernel (block {} of {}); kernels are "
+                     "launched from host code, one after another",
+                     name, current_core().block_idx, current_core().block_num);
   const auto cores = std::min<std::uint32_t>(
       block_dim, static_cast<std::uint32_t>(dev.spec().core_count.as_int()));
   BufferLease buffers(dev, cores);  // outlives the cores, which hand their buffers back to it

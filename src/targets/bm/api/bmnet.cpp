@@ -7,6 +7,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,10 +33,27 @@ struct Header {
 };
 
 
+// nlohmann converts a JSON float to an integer with a plain cast, undefined past the type's
+// range (1e26 as an int): every integer of a bmodel is read through this instead.
+template <typename T>
+T integer(const nlohmann::json& j, const std::string& name, const char* what, T lowest) {
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    if (std::in_range<T>(u) && static_cast<T>(u) >= lowest) return static_cast<T>(u);
+  } else if (j.is_number_integer()) {
+    const auto v = j.get<std::int64_t>();
+    if (std::in_range<T>(v) && static_cast<T>(v) >= lowest) return static_cast<T>(v);
+  }
+  throw_user_error("bmodel '{}': {} is {}, not a whole number from {} to {}; write the file again "
+                   "with tessera::bm::save_bmodel",
+                   name, what, j.dump(), lowest, std::numeric_limits<T>::max());
+}
+
 nlohmann::json shape_json(const shape_t& s) { return {s.n, s.c, s.h, s.w}; }
-shape_t json_shape(const nlohmann::json& j) {
+shape_t json_shape(const nlohmann::json& j, const std::string& name) {
   if (!j.is_array() || j.size() != 4) throw_user_error("a shape must be [n, c, h, w]");
-  return shape_t4(j[0].get<int>(), j[1].get<int>(), j[2].get<int>(), j[3].get<int>());
+  auto dim = [&](std::size_t i) { return integer<int>(j[i], name, "a shape's dimension", 1); };
+  return shape_t4(dim(0), dim(1), dim(2), dim(3));
 }
 std::string shape_text(const shape_t& s) {
   return fmt::format("({}, {}, {}, {})", s.n, s.c, s.h, s.w);
@@ -124,8 +143,14 @@ BModel decode_bmodel(const std::vector<std::uint8_t>& bytes, const std::string& 
     m.output_name = j.value("output_name", "output");
     m.input_threshold = j.value("input_threshold", 1.0f);
     m.output_threshold = j.value("output_threshold", 1.0f);
+    for (const float t : {m.input_threshold, m.output_threshold})
+      if (!(t > 0 && t < std::numeric_limits<float>::infinity()))
+        throw_user_error("bmodel '{}': a threshold is {}; the int8 scales of the input and the "
+                         "output must be positive and finite",
+                         name, t);
     auto slice = [&](const nlohmann::json& s) {
-      const auto off = s.at("offset").get<std::uint64_t>(), size = s.at("size").get<std::uint64_t>();
+      const auto off = integer<std::uint64_t>(s.at("offset"), name, "a section's offset", 0);
+      const auto size = integer<std::uint64_t>(s.at("size"), name, "a section's size", 0);
       if (off > h.blob_bytes || size > h.blob_bytes - off)
         throw_user_error("bmodel '{}': a section [{}, {}) lies outside the {} B blob", name, off,
                          off + size, h.blob_bytes);
@@ -134,12 +159,15 @@ BModel decode_bmodel(const std::vector<std::uint8_t>& bytes, const std::string& 
     m.weight = slice(j.at("weight"));
     for (const nlohmann::json& s : j.at("stages")) {
       BModelStage st;
-      st.input_shape = json_shape(s.at("input_shape"));
-      st.output_shape = json_shape(s.at("output_shape"));
-      st.neuron_size = s.at("neuron_size").get<std::uint64_t>();
-      st.input_size = s.at("input_size").get<std::uint64_t>();
-      st.output_offset = s.at("output_offset").get<std::uint64_t>();
-      st.output_size = s.at("output_size").get<std::uint64_t>();
+      st.input_shape = json_shape(s.at("input_shape"), name);
+      st.output_shape = json_shape(s.at("output_shape"), name);
+      auto byte_count = [&](const char* key) {
+        return integer<std::uint64_t>(s.at(key), name, key, 0);
+      };
+      st.neuron_size = byte_count("neuron_size");
+      st.input_size = byte_count("input_size");
+      st.output_offset = byte_count("output_offset");
+      st.output_size = byte_count("output_size");
       st.cmdbuf = slice(s.at("cmdbuf"));
       m.stages.push_back(std::move(st));
     }

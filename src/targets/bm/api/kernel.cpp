@@ -4,7 +4,9 @@
 // command timed on the TPU or GDMA pipe of a sim::Timeline with costs from the preset, and the
 // buffer recorded on the device's Profile as one kernel.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -36,7 +38,7 @@ std::unordered_set<const Command*>& handles() {
 
 
 std::uint32_t align_up(std::uint32_t v, std::uint32_t a) { return (v + a - 1) / a * a; }
-std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return a / b + (a % b != 0); }
 
 shape_t storage_shape(const ChipParams& p, shape_t s) {
   if (s.dim != 2) return s;
@@ -48,10 +50,19 @@ shape_t storage_shape(const ChipParams& p, shape_t s) {
 }
 
 void check_shape(shape_t s, const char* op) {
+  if (s.dim != 2 && s.dim != 4)
+    throw_user_error("{}: shape dim {} is neither 4 (a tensor, shape_t4) nor 2 (a matrix, "
+                     "shape_t2); make the shape with shape_t4 or shape_t2",
+                     op, s.dim);
   const bool zero = s.dim == 2 ? (s.row == 0 || s.col == 0)
                                : (s.n == 0 || s.c == 0 || s.h == 0 || s.w == 0);
   if (zero)
     throw_user_error("{}: shape ({}, {}, {}, {}) has a zero dimension", op, s.n, s.c, s.h, s.w);
+  const u32 largest = s.dim == 2 ? std::max(s.row, s.col) : std::max({s.n, s.c, s.h, s.w});
+  if (largest > static_cast<u32>(std::numeric_limits<int>::max()))
+    throw_user_error("{}: shape ({}, {}, {}, {}) has a dimension above 2^31 - 1 (a negative int "
+                     "given to shape_t4 or shape_t2?); dimensions are positive",
+                     op, s.n, s.c, s.h, s.w);
 }
 
 void check_fmt(fmt_t fmt, const char* op) {
@@ -61,9 +72,27 @@ void check_fmt(fmt_t fmt, const char* op) {
                      op, fmt);
 }
 
-std::uint32_t lane_bytes(const ChipParams& p, shape_t s, bool aligned) {
-  const stride_t st = default_stride(p, s, aligned);
-  return st.n * (s.dim == 2 ? s.row : s.n);
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+
+// The default channel and batch strides in 64 bits: in 32 bits the strides of a shape far too
+// large for lmem wrap around to ones that fit.
+struct WideStrides {
+  std::uint64_t c = 0, n = 0;
+};
+WideStrides default_stride_wide(const ChipParams& p, shape_t s, bool aligned) {
+  const shape_t t = storage_shape(p, s);
+  const std::uint64_t hw = std::uint64_t{t.h} * t.w;  // < 2^64: both are 32-bit
+  WideStrides st;
+  st.c = aligned ? (hw + p.eu_num - 1) / p.eu_num * p.eu_num : hw;
+  st.n = saturating_mul(st.c, ceil_div(t.c, p.npu_num));
+  return st;
+}
+
+std::uint64_t lane_bytes(const ChipParams& p, shape_t s, bool aligned) {
+  return saturating_mul(default_stride_wide(p, s, aligned).n, s.dim == 2 ? s.row : s.n);
 }
 
 tensor_lmem* make_tensor(bmk1880_context* k, laddr_t la, shape_t s, fmt_t fmt, bool aligned,
@@ -88,11 +117,11 @@ tensor_lmem* stack_alloc(bmk1880_context* k, std::uint32_t bank_lo, std::uint32_
     throw_user_error("{}: ctrls 0x{:x}: only CTRL_NULL or CTRL_AL apply to an lmem allocation", op,
                      ctrls);
   const bool aligned = (ctrls & CTRL_AL) != 0;
-  const std::uint32_t bytes = lane_bytes(k->params, s, aligned);
+  const std::uint64_t bytes = lane_bytes(k->params, s, aligned);
   // Every allocation starts on an EU boundary (the BM1880 backend of Bitmain's BMNet places
   // the next tensor at ALIGN(la + size, eu_num), BM1880BackendContext::get_high_8bit_addr).
   const std::uint32_t la = std::max(align_up(k->top, k->params.eu_num), bank_lo);
-  if (la >= bank_hi || std::uint64_t{la} + bytes > bank_hi) {
+  if (la >= bank_hi || bytes > bank_hi - la) {
     const std::string where = bank >= 0 ? fmt::format("bank {} [0x{:x}, 0x{:x})", bank, bank_lo,
                                                       bank_hi)
                                         : fmt::format("lmem ({})", sim::format_bytes(bank_hi));
@@ -105,7 +134,7 @@ tensor_lmem* stack_alloc(bmk1880_context* k, std::uint32_t bank_lo, std::uint32_
   }
   tensor_lmem* t = make_tensor(k, la, s, fmt, aligned, TL_TYPE_TENSOR);
   k->frames.push_back({t, k->top});
-  k->top = la + bytes;
+  k->top = la + static_cast<std::uint32_t>(bytes);
   k->high_water = std::max(k->high_water, k->top);
   return t;
 }
@@ -171,6 +200,7 @@ void retire(bmk1880_context* k) {
   k->barrier.clear();
   k->last_of_engine.clear();
   k->stream_tail.clear();
+  k->stream_count = 0;
   k->mode = bmk1880_context::Mode::serial;
   k->poisoned.clear();
 }
@@ -184,6 +214,7 @@ void destroy_kernel(bmk1880_context* k) {
     for (const Command& c : k->commands) handles().erase(&c);
   }
   for (tensor_lmem* t : k->tensors) delete t;
+  for (tensor_lmem* t : k->freed_order) delete t;
   if (k->runtime) k->runtime->kernel = nullptr;
   delete k;
 }
@@ -203,8 +234,10 @@ bmk1880_context* kernel_of(void* ctx) {
                              "bmruntime_bmkernel_create");
   auto* k = static_cast<bmk1880_context*>(ctx);
   std::lock_guard<std::mutex> lock(registry_mutex);
-  auto it = registry().find(k->id);
-  if (it == registry().end() || it->second != k)
+  // Found by address, never by reading the context: a cleaned-up one is freed memory.
+  const bool live = std::any_of(registry().begin(), registry().end(),
+                                [&](const auto& entry) { return entry.second == k; });
+  if (!live)
     throw_user_error("the BMKernel context is not live (cleaned up, or not a BMKernel context)");
   return k;
 }
@@ -214,16 +247,21 @@ stride_t default_stride(const ChipParams& p, shape_t s, bool aligned) {
   // bmk1880v2_tensor_lmem_default_stride computes them (cvikernel): w 1, h W, c H*W (rounded up
   // to eu_num when aligned), n c * ceil(C / npu_num).
   const shape_t t = storage_shape(p, s);
+  const WideStrides wide = default_stride_wide(p, s, aligned);
   stride_t st{};
   st.w = 1;
   st.h = t.w;
-  st.c = aligned ? align_up(t.h * t.w, p.eu_num) : t.h * t.w;
-  st.n = st.c * ceil_div(t.c, p.npu_num);
+  // Strides beyond 32 bits belong to shapes capture() refuses by their per-lane size.
+  st.c = static_cast<std::uint32_t>(std::min<std::uint64_t>(wide.c, UINT32_MAX));
+  st.n = static_cast<std::uint32_t>(std::min<std::uint64_t>(wide.n, UINT32_MAX));
   return st;
 }
 
 Tl capture(bmk1880_context* k, const tensor_lmem* t, const char* role, const char* op) {
   if (!t) throw_user_error("{}: {} is NULL", op, role);
+  if (k->freed.count(t))
+    throw_user_error("{}: {} was freed with bmk1880_tl_free; allocate it again before using it",
+                     op, role);
   if (t->type == TL_TYPE_CONSTANT)
     throw_user_error("{}: {} is a constant, not a tensor in lmem", op, role);
   check_fmt(t->fmt, op);
@@ -316,7 +354,7 @@ Command* record(bmk1880_context* k, int engine, std::string name, Cost cost,
       break;
     }
     case Mode::streams: {
-      Command*& tail = k->stream_tail[static_cast<std::size_t>(k->stream)];
+      Command*& tail = k->stream_tail[k->stream];
       c.deps = tail ? std::vector<Command*>{tail} : k->barrier;
       tail = &c;
       break;
@@ -577,7 +615,8 @@ void bmk1880_create_streams(void* ctx, int nr_streams) {
                        k->mode == Mode::streams ? "bmk1880_destroy_streams"
                                                 : "bmk1880_parallel_disable");
     k->barrier = k->outstanding;
-    k->stream_tail.assign(static_cast<std::size_t>(nr_streams), nullptr);
+    k->stream_tail.clear();
+    k->stream_count = nr_streams;
     k->stream = 0;
     k->mode = Mode::streams;
   });
@@ -589,8 +628,8 @@ void bmk1880_destroy_streams(void* ctx) {
     if (k->mode != bmk1880_context::Mode::streams)
       throw_user_error("bmk1880_destroy_streams: no streams were created");
     std::vector<Command*> after;
-    for (Command* t : k->stream_tail)
-      if (t) after.push_back(t);
+    for (const auto& [index, tail] : k->stream_tail)
+      if (tail) after.push_back(tail);
     k->outstanding = after.empty() ? k->barrier : after;
     k->stream_tail.clear();
     k->mode = bmk1880_context::Mode::serial;
@@ -603,9 +642,9 @@ void bmk1880_set_stream(void* ctx, int i) {
     if (k->mode != bmk1880_context::Mode::streams)
       throw_user_error("bmk1880_set_stream: no streams were created; call "
                        "bmk1880_create_streams first");
-    if (i < 0 || static_cast<std::size_t>(i) >= k->stream_tail.size())
+    if (i < 0 || i >= k->stream_count)
       throw_user_error("bmk1880_set_stream: stream {} does not exist (streams 0..{})", i,
-                       k->stream_tail.size() - 1);
+                       k->stream_count - 1);
     k->stream = i;
   });
 }
@@ -708,7 +747,13 @@ void bmk1880_tl_free(void* ctx, tensor_lmem* tlp) {
       k->frames.pop_back();
     }
     k->tensors.erase(tlp);
-    delete tlp;
+    k->freed.insert(tlp);
+    k->freed_order.push_back(tlp);
+    if (k->freed_order.size() > bmk1880_context::kFreedKept) {
+      k->freed.erase(k->freed_order.front());
+      delete k->freed_order.front();
+      k->freed_order.pop_front();
+    }
   });
 }
 
@@ -717,7 +762,12 @@ int bmk1880_tl_shape_to_size(void* ctx, shape_t s, bool aligned, fmt_t fmt) {
     bmk1880_context* k = kernel_of(ctx);
     check_shape(s, "bmk1880_tl_shape_to_size");
     check_fmt(fmt, "bmk1880_tl_shape_to_size");
-    return static_cast<int>(lane_bytes(k->params, s, aligned));
+    const std::uint64_t bytes = lane_bytes(k->params, s, aligned);
+    if (bytes > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+      throw_user_error("bmk1880_tl_shape_to_size: shape ({}, {}, {}, {}) needs {} bytes per lane, "
+                       "which does not fit an int (a lane's lmem holds {}); split it into tiles",
+                       s.n, s.c, s.h, s.w, bytes, sim::format_bytes(k->params.lmem_size));
+    return static_cast<int>(bytes);
   });
 }
 

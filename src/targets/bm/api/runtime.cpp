@@ -265,14 +265,20 @@ std::size_t shape_bytes(const bmshape_t* shape) {
   static const int bits[BM_FMT_MAX] = {32, 16, 16, 8};
   if (shape->fmt < 0 || shape->fmt >= BM_FMT_MAX)
     throw_user_error("bmmem_device_alloc: fmt {} is not a bmfmt_t", static_cast<int>(shape->fmt));
-  std::size_t count = 1;
+  std::size_t bytes = static_cast<std::size_t>(bits[shape->fmt] / 8);
   for (int i = 0; i < shape->dim_size; ++i) {
     if (shape->dim[i] <= 0)
       throw_user_error("bmmem_device_alloc: dim[{}] is {}; every dimension must be positive", i,
                        shape->dim[i]);
-    count *= static_cast<std::size_t>(shape->dim[i]);
+    // A wrapped product would allocate a few bytes for a shape that needs exabytes.
+    if (__builtin_mul_overflow(bytes, static_cast<std::size_t>(shape->dim[i]), &bytes))
+      throw_user_error("bmmem_device_alloc: the shape ({}, {}, {}, {}) holds more bytes than any "
+                       "device memory (the count overflows 64 bits); check its dimensions",
+                       shape->dim[0], shape->dim_size > 1 ? shape->dim[1] : 1,
+                       shape->dim_size > 2 ? shape->dim[2] : 1,
+                       shape->dim_size > 3 ? shape->dim[3] : 1);
   }
-  return count * static_cast<std::size_t>(bits[shape->fmt] / 8);
+  return bytes;
 }
 
 bm_memory* alloc_raw(bmctx_t ctx, std::size_t size) {

@@ -199,6 +199,11 @@ struct bmk1880_context {
   std::uint32_t high_water = 0;
   std::vector<Frame> frames;
   std::set<tensor_lmem*> tensors;  // every tensor_lmem this context handed out
+  // The most recently freed tensors, kept allocated so that their addresses are not reused and a
+  // use after bmk1880_tl_free is refused by address (kFreedKept of them, oldest deleted first).
+  static constexpr std::size_t kFreedKept = 4096;
+  std::deque<tensor_lmem*> freed_order;
+  std::set<const tensor_lmem*> freed;
 
   // Commands: the current command buffer's, in record order; older ones are kept as retired
   // shells so that a handle from an earlier buffer is recognised.
@@ -214,7 +219,9 @@ struct bmk1880_context {
   std::vector<tessera::bm::Command*> outstanding;  // what the next serial command waits for
   std::vector<tessera::bm::Command*> barrier;      // what a parallel/stream region starts after
   std::map<int, tessera::bm::Command*> last_of_engine;
-  std::vector<tessera::bm::Command*> stream_tail;
+  // The last command of each stream that has one (a map: nr_streams may be any int).
+  std::map<int, tessera::bm::Command*> stream_tail;
+  int stream_count = 0;
   int stream = 0;
 };
 

@@ -985,6 +985,7 @@ class Runner {
       conn.callback->complete();
       return;
     }
+    if (n == 0) return;  // a stream of 0 elements moves nothing
     std::size_t size = static_cast<std::size_t>(conn.end - conn.begin);
     if (size < n || size % n != 0)
       throw stream_connection_error(fmt::format(
@@ -1651,13 +1652,18 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
   // Remote buffers live in the preset's global memory (Streaming Memory), one per replica.
   for (const auto& rb : e.graph->remote_buffers) {
     std::size_t reps = rb.replicated ? e.graph->replication_factor : 1;
-    std::uint64_t bytes = reps * rb.repeats * rb.elements * rb.type.tesseraSize();
-    if (bytes > e.device->global_bytes_free())
+    // addRemoteBuffer checked one replica's bytes; all replicas' may still pass 64 bits.
+    std::uint64_t bytes = 0;
+    const bool overflow =
+        __builtin_mul_overflow(std::uint64_t{rb.repeats} * rb.elements * rb.type.tesseraSize(),
+                               std::uint64_t{reps}, &bytes);
+    if (overflow || bytes > e.device->global_bytes_free())
       throw graph_memory_allocation_error(
           fmt::format("remote buffer '{}'", rb.handle),
           fmt::format("needs {} ({} replica(s) x {} rows x {} elements of {}); the device's {} "
                       "memory has {} free; use fewer rows or elements",
-                      sim::format_bytes(bytes), reps, rb.repeats, rb.elements, rb.type.toString(),
+                      overflow ? std::string("more than 2^64 B") : sim::format_bytes(bytes),
+                      reps, rb.repeats, rb.elements, rb.type.toString(),
                       e.target->spec->global_memory,
                       sim::format_bytes(e.device->global_bytes_free())));
     e.remote.push_back(e.device->allocate(bytes, "remote buffer " + rb.handle));
@@ -1708,6 +1714,9 @@ void Engine::load(const Device& device) {
 
 void Engine::run(unsigned prog, const std::string&) {
   auto& e = *state_;
+  if (!e.loaded)
+    throw control_program_error(fmt::format(
+        "Engine::run({}) before Engine::load; load the engine onto a device first", prog));
   if (prog >= e.programs.size())
     throw control_program_error(
         fmt::format("run({}) of an Engine with {} programs", prog, e.programs.size()));
@@ -1748,6 +1757,7 @@ void Engine::writeTensor(StringRef h, const void* buf, const void* bufEnd) {
 void Engine::writeTensor(StringRef h, const void* buf) {
   auto& e = *state_;
   const auto& hh = handle(e, h, true);
+  if (!buf) throw tensor_io_state_error(fmt::format("writeTensor '{}': the buffer is NULL", h));
   std::size_t pos = 0, es = hh.tensor.elementSize();
   for (const auto& view : e.graph->replica_views(hh.tensor))
     for (const auto& r : view.regions()) {
@@ -1774,6 +1784,7 @@ void Engine::readTensor(StringRef h, void* buf, void* bufEnd) {
 void Engine::readTensor(StringRef h, void* buf) {
   auto& e = *state_;
   const auto& hh = handle(e, h, false);
+  if (!buf) throw tensor_io_state_error(fmt::format("readTensor '{}': the buffer is NULL", h));
   std::size_t pos = 0;
   for (const auto& view : e.graph->replica_views(hh.tensor))
     for (const auto& r : view.regions()) {
@@ -1804,10 +1815,19 @@ void Engine::connectStream(StringRef h, void* p) {
       replicated && !(s.isHostToDevice() && mode == ReplicatedStreamMode::BROADCAST)
           ? state_->graph->replication_factor
           : 1;
-  connectStream(h, b, b + copies * s.numElements() * s.elementType().tesseraSize());
+  const std::size_t bytes = copies * s.numElements() * s.elementType().tesseraSize();
+  if (!b && bytes != 0)
+    throw stream_connection_error(fmt::format("connectStream '{}': the buffer is NULL", h));
+  connectStream(h, b, b + bytes);
 }
 void Engine::connectStream(StringRef h, void* begin, void* end) {
   find_stream(*state_, h);
+  // Transfers copy n bytes at begin + position, modulo end - begin.
+  if ((begin == nullptr) != (end == nullptr) || end < begin)
+    throw stream_connection_error(fmt::format(
+        "connectStream '{}': the buffer [{}, {}) is {}; pass host memory that holds a whole "
+        "number of transfers",
+        h, begin, end, end < begin ? "reversed" : "half NULL"));
   auto& c = state_->streams[std::string(h)];
   c.begin = static_cast<std::byte*>(begin);
   c.end = static_cast<std::byte*>(end);

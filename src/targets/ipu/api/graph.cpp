@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <poplar/Graph.hpp>
 #include <poplar/Program.hpp>
 
@@ -217,9 +220,16 @@ Tensor Graph::addVariable(const Type& type, ArrayRef<std::size_t> shape,
   v.name = debugContext.getPathName().empty() ? "<anon>" : debugContext.getPathName();
   v.type = type;
   v.shape = shape.vec();
+  // A wrapped count would make a tensor of that shape with no bytes behind it.
   std::size_t n = 1;
-  for (auto d : v.shape) n *= d;
-  v.bytes = n * type.tesseraSize();
+  bool overflow = false;
+  for (auto d : v.shape) overflow |= __builtin_mul_overflow(n, d, &n);
+  overflow |= __builtin_mul_overflow(n, std::size_t{type.tesseraSize()}, &v.bytes);
+  if (overflow)
+    throw tensor_creation_error(fmt::format(
+        "addVariable '{}': shape {{{}}} of {} holds more bytes than 64 bits count; check its "
+        "dimensions",
+        v.name, fmt::join(v.shape, ", "), type.toString()));
   auto id = static_cast<std::uint32_t>(state_->variables.size());
   v.base = id;
   v.replicas = replication_;
@@ -315,11 +325,17 @@ void map_bytes(GraphState& g, std::uint32_t var, std::uint64_t b, std::uint64_t 
 }  // namespace
 
 void Graph::setTileMapping(const Tensor& t, unsigned tileNum) {
+  if (!t.valid())
+    throw invalid_tile_mapping("setTileMapping of an invalid Tensor (default-constructed, never "
+                               "made by the graph)");
   unsigned tile = physicalTile(tileNum);
   for (const auto& r : t.regions()) map_bytes(*state_, r.var, r.begin, r.end, tile);
 }
 
 void Graph::setTileMapping(const Tensor& t, const TileToTensorMapping& mapping) {
+  if (!t.valid())
+    throw invalid_tile_mapping("setTileMapping of an invalid Tensor (default-constructed, never "
+                               "made by the graph)");
   std::size_t es = t.elementSize();
   const auto& regions = t.regions();
   for (std::size_t tile = 0; tile < mapping.size(); ++tile) {
@@ -666,12 +682,26 @@ DataStream Graph::addDeviceToHostFIFO(StringRef handle, const Type& elementType,
   return state_->streams.back();
 }
 
+namespace {
+// A second handle of one name would silently replace the first.
+void add_host_handle(detail::GraphState& g, const std::string& key, StringRef handle,
+                     const Tensor& t, bool write) {
+  if (!t.valid())
+    throw tensor_io_state_error(fmt::format("host {} handle '{}' of an invalid Tensor",
+                                            write ? "write" : "read", handle));
+  if (!g.host_handles.emplace(key, detail::HostHandle{t, write}).second)
+    throw tensor_io_state_error(fmt::format("a host {} handle named '{}' already exists; give "
+                                            "each handle its own name",
+                                            write ? "write" : "read", handle));
+}
+}  // namespace
+
 void Graph::createHostWrite(StringRef handle, const Tensor& t, bool) {
-  state_->host_handles[std::string(handle)] = {t, true};
+  add_host_handle(*state_, std::string(handle), handle, t, true);
 }
 
 void Graph::createHostRead(StringRef handle, const Tensor& t, bool) {
-  state_->host_handles[std::string(handle) + "\x01read"] = {t, false};
+  add_host_handle(*state_, std::string(handle) + "\x01read", handle, t, false);
 }
 
 RemoteBuffer Graph::addRemoteBuffer(StringRef handle, const Type& elementType,
@@ -684,6 +714,13 @@ RemoteBuffer Graph::addRemoteBuffer(StringRef handle, const Type& elementType,
         "remote buffer '{}' of {} elements x {} repeats: give an element type and at least one "
         "element and one repeat",
         h, numElements, repeats));
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(numElements, repeats, &bytes) ||
+      __builtin_mul_overflow(bytes, std::size_t{elementType.tesseraSize()}, &bytes))
+    throw tensor_creation_error(fmt::format(
+        "remote buffer '{}' of {} elements x {} repeats of {} holds more bytes than 64 bits "
+        "count; use fewer rows or elements",
+        h, numElements, repeats, elementType.toString()));
   unsigned id = static_cast<unsigned>(state_->remote_buffers.size());
   state_->remote_buffers.push_back({h, elementType, numElements, repeats, replication_ > 1});
   state_->remote_index[h] = id;

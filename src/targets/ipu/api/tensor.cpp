@@ -12,11 +12,18 @@
 namespace poplar {
 
 namespace {
-std::size_t product(const std::vector<std::size_t>& s) {
-  return std::accumulate(s.begin(), s.end(), std::size_t{1}, std::multiplies<>());
-}
 std::string shape_str(const std::vector<std::size_t>& s) {
   return fmt::format("{{{}}}", fmt::join(s, ","));
+}
+// A wrapped count could equal a real tensor's and let reshape accept a shape of 2^64+ elements.
+std::size_t product(const std::vector<std::size_t>& s) {
+  std::size_t n = 1;
+  for (std::size_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw tensor_creation_error(
+          fmt::format("the shape {} has more elements than 64 bits count; check its dimensions",
+                      shape_str(s)));
+  return n;
 }
 using Elems = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
 }  // namespace
@@ -222,6 +229,10 @@ Tensor Tensor::dimShuffle(ArrayRef<unsigned> permutation) const {
 }
 
 Tensor Tensor::dimRoll(unsigned dimIdx, unsigned newIdx) const {
+  if (dimIdx >= rank() || newIdx >= rank())
+    throw index_error(fmt::format("dimRoll of dimension {} to position {} of a rank-{} tensor; "
+                                  "both must be below the rank",
+                                  dimIdx, newIdx, rank()));
   std::vector<unsigned> p(rank());
   std::iota(p.begin(), p.end(), 0u);
   p.erase(p.begin() + dimIdx);
@@ -253,6 +264,9 @@ Tensor Tensor::expand(ArrayRef<std::size_t> indices) const {
 }
 
 Tensor Tensor::squeeze(ArrayRef<std::size_t> indices) const {
+  for (std::size_t i : indices)
+    if (i >= rank())
+      throw index_error(fmt::format("squeeze of dimension {} of a rank-{} tensor", i, rank()));
   std::vector<std::size_t> s;
   for (std::size_t d = 0; d < rank(); ++d) {
     bool drop = std::find(indices.begin(), indices.end(), d) != indices.end();

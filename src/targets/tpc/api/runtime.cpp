@@ -13,6 +13,8 @@
 #include <optional>
 #include <random>
 
+#include <fmt/ranges.h>
+
 #include "local_memory_impl.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
@@ -457,6 +459,15 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   if (launch.index_space.dims < 1 || launch.index_space.dims > 5)
     throw_user_error("kernel {}: the glue's index space has {} dimensions; it must have 1 to 5",
                      launch.name, launch.index_space.dims);
+  // A member count that wraps 64 bits would split into no instances and run nothing.
+  std::uint64_t space = 1;
+  for (unsigned d = 0; d < launch.index_space.dims; ++d)
+    if (__builtin_mul_overflow(space, std::uint64_t{launch.index_space.sizes[d]}, &space))
+      throw_user_error("kernel {}: the glue's index space ({}) has more than 2^64 members; give "
+                       "each member more of the tensor so that the index space is smaller",
+                       launch.name,
+                       fmt::join(launch.index_space.sizes,
+                                 launch.index_space.sizes + launch.index_space.dims, " x "));
   auto check_tensor = [&](const DeviceTensor& t, const char* role, std::size_t i) {
     if (!t.buffer)
       throw_user_error("kernel {}: {} tensor {} has no device buffer", launch.name, role, i);
@@ -464,18 +475,33 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
       throw_user_error("kernel {}: {} tensor {} is bool; TPC tensors hold numbers (use u8)",
                        launch.name, role, i);
     const Strides strides = t.strides.rank() == 0 ? Strides(t.shape) : t.strides;
-    std::int64_t last = 0;
+    // The lowest and highest element the strides reach (negative strides reach below the
+    // offset), in checked arithmetic: a wrapped sum would pass for a tensor far outside.
+    std::int64_t lo = 0, hi = 0;
+    bool overflow = false;
     for (int d = 0; d < t.shape.rank(); ++d) {
       if (t.shape[d] == 0) return;
-      last += (t.shape[d] - 1) * (d < strides.rank() ? strides[d] : 0);
+      std::int64_t span = 0;
+      overflow |= __builtin_mul_overflow(t.shape[d] - 1, d < strides.rank() ? strides[d] : 0,
+                                         &span);
+      overflow |= __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
     }
-    const std::uint64_t need =
-        t.byte_offset + static_cast<std::uint64_t>(last + 1) * dtype_size(t.dtype);
-    if (need > t.buffer.bytes)
+    const auto elem = static_cast<std::int64_t>(dtype_size(t.dtype));
+    std::int64_t first = 0, end = 0;
+    overflow |= t.byte_offset > t.buffer.bytes;
+    overflow |= __builtin_mul_overflow(lo, elem, &first) ||
+                __builtin_add_overflow(first, static_cast<std::int64_t>(t.byte_offset), &first);
+    overflow |= __builtin_add_overflow(hi, std::int64_t{1}, &end) ||
+                __builtin_mul_overflow(end, elem, &end) ||
+                __builtin_add_overflow(end, static_cast<std::int64_t>(t.byte_offset), &end);
+    if (overflow || first < 0 || static_cast<std::uint64_t>(end) > t.buffer.bytes)
       throw_user_error(
-          "kernel {}: {} tensor {} ({}) needs {} bytes from offset 0 but its buffer "
-          "has {}; allocate a larger buffer",
-          launch.name, role, i, shape_text(t), need, t.buffer.bytes);
+          "kernel {}: {} tensor {} ({}) at byte offset {} reaches {} of its buffer, which "
+          "has {} bytes; allocate a larger buffer or fix the tensor's offset and strides",
+          launch.name, role, i, shape_text(t), t.byte_offset,
+          overflow ? std::string("past any 64-bit address")
+                   : fmt::format("bytes [{}, {})", first, end),
+          t.buffer.bytes);
   };
   for (std::size_t i = 0; i < launch.inputs.size(); ++i) check_tensor(launch.inputs[i], "input", i);
   for (std::size_t i = 0; i < launch.outputs.size(); ++i)

@@ -591,11 +591,16 @@ inline void check_roi(std::string_view api, const std::string& tensor, const std
                       const std::size_t roi[4], const std::size_t off[4], const char* roi_what) {
   static const char* names[4] = {"batch", "channel", "height", "width"};
   for (int d = 0; d < 4; ++d)
-    if (off[d] + roi[d] > dims[d])
+    // Compared without the sum, which wraps for an offset computed as 0 - 1.
+    if (off[d] > dims[d] || roi[d] > dims[d] - off[d]) {
+      const std::size_t end = off[d] + roi[d];
+      const std::string reach =
+          end < off[d] ? fmt::format("{} + {}", off[d], roi[d]) : fmt::format("{}", end);
       arr().fault(api, fmt::format("the {} {}x{}x{}x{} at offsets ({}, {}, {}, {}) reaches {} {} of {}, "
                                    "which has {}; keep offset + extent within the tensor",
                                    roi_what, roi[0], roi[1], roi[2], roi[3], off[0], off[1], off[2], off[3],
-                                   names[d], off[d] + roi[d], tensor, dims[d]));
+                                   names[d], reach, tensor, dims[d]));
+    }
 }
 }  // namespace detail
 

@@ -858,3 +858,69 @@ TEST_F(CompatFixture, PartialAndHalfRmwUpdateOnlyTheirLanes) {
     EXPECT_EQ(at(2), i >= 8 && i < 40 ? 100.0f - xi(i - 8 + 32) : 100.0f) << i;
   }
 }
+
+namespace {
+
+// Each member adds its row into output row 0 with RMW add: the result is the glue's memset value
+// plus the sum only when the runtime applies outputMemsetValues before the launch.
+void rmw_add_rows(tensor in, tensor out) {
+  const int5 start = get_index_space_offset();
+  const int5 end = start + get_index_space_size();
+  for (int m = start[1]; m < end[1]; ++m) {
+    const int5 c = {0, m, 0, 0, 0};
+    const int5 o = {0};
+    v_f32_st_tnsr_rmw(o, out, v_f32_ld_tnsr_b(c, in),
+                      MkRMW(e_rmw_fp32, e_rmw_add, e_rmw_atomic, e_tnsr_dt_srf));
+  }
+}
+
+void leave_output_alone(tensor, tensor) {}
+
+}  // namespace
+
+TEST_F(CompatFixture, OutputsAreMemsetBeforeTheLaunchWhenTheGlueAsks) {
+  constexpr int members = 5;
+  for (const bool ask : {true, false})
+    lib->add(ask ? "rmw_add_memset" : "rmw_add_no_memset",
+             [ask](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* i) {
+               i->indexSpaceGeometry.dims = 2;
+               i->indexSpaceGeometry.sizes[0] = 1;
+               i->indexSpaceGeometry.sizes[1] = members;
+               i->outputTensorAccessPattern[0].allRequired = 1;
+               i->outputTensorAccessPattern[0].memsetBeforeExecution = ask ? 1 : 0;
+               i->outputMemsetValues[0].fValue = -2.5f;
+               return gcapi::set_kernel(i, tpc_kernel<&rmw_add_rows>());
+             });
+  Runtime rt(*dev, options());
+  std::vector<float> host(64 * members);
+  for (std::size_t k = 0; k < host.size(); ++k) host[k] = static_cast<float>(k % 64) * 0.25f + 1;
+  auto in = upload(*dev, DType::f32, Shape{64, members}, host);
+  for (const bool ask : {true, false}) {
+    // The output holds stale values a memset must replace.
+    auto out = upload(*dev, DType::f32, Shape{64}, std::vector<float>(64, 1000.0f));
+    rt.launch(ask ? "rmw_add_memset" : "rmw_add_no_memset", {in}, {out});
+    const auto r = download<float>(*dev, out);
+    for (int l = 0; l < 64; ++l) {
+      float want = ask ? -2.5f : 1000.0f;
+      for (int m = 0; m < members; ++m) want += host[static_cast<std::size_t>(m * 64 + l)];
+      EXPECT_EQ(r[static_cast<std::size_t>(l)], want) << ask << " " << l;
+    }
+  }
+}
+
+TEST_F(CompatFixture, MemsetValuesFillAtTheOutputsElementWidth) {
+  lib->add("memset_i16", [](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* i) {
+    i->indexSpaceGeometry.dims = 1;
+    i->indexSpaceGeometry.sizes[0] = 1;
+    i->outputTensorAccessPattern[0].allRequired = 1;
+    i->outputTensorAccessPattern[0].memsetBeforeExecution = 1;
+    i->outputMemsetValues[0].i16Value = -7;
+    return gcapi::set_kernel(i, tpc_kernel<&leave_output_alone>());
+  });
+  Runtime rt(*dev, options());
+  auto in = make_device_tensor(*dev, DType::i16, Shape{8});
+  auto out = upload(*dev, DType::i16, Shape{8}, std::vector<std::int16_t>(8, 3));
+  rt.launch("memset_i16", {in}, {out});
+  const auto r = download<std::int16_t>(*dev, out);
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(r[static_cast<std::size_t>(k)], -7) << k;
+}

@@ -421,6 +421,69 @@ TEST(TpcCompat, AddAndSubSaturateOnlyWithSwSat) {
   EXPECT_EQ(v_i8_sub_b(char256(-128), char256(1), SW_SAT)[7], -128);
 }
 
+// MAC of 16-bit integers into 32-bit pair accumulators against a plain loop: lane i of the
+// sources lands in v1[i / 2] (even i) or v2[i / 2] (odd i); SW_SAT clamps, no switch wraps.
+TEST(TpcCompat, SixteenBitMacsAccumulateIntoWidePairs) {
+  short128 a, b;
+  ushort128 ua, ub;
+  int128 acc;
+  uint128 uacc;
+  bool128 odd_lanes;
+  for (int i = 0; i < 128; ++i) {
+    a.v[i] = static_cast<std::int16_t>(i * 257 - 16000);
+    b.v[i] = static_cast<std::int16_t>(i % 2 ? 32767 : -3 * i);
+    ua.v[i] = static_cast<std::uint16_t>(i * 511);
+    ub.v[i] = static_cast<std::uint16_t>(65535 - i);
+    odd_lanes.set(2 * i, i % 2 == 1);  // a bool128 lane is two of the 256 bits
+    odd_lanes.set(2 * i + 1, i % 2 == 1);
+  }
+  for (int j = 0; j < 64; ++j) {
+    acc.v1.v[j] = j % 5 ? j * 1000 : std::numeric_limits<std::int32_t>::max() - 7;
+    acc.v2.v[j] = -j * 999;
+    uacc.v1.v[j] = static_cast<std::uint32_t>(j) * 70000u;
+    uacc.v2.v[j] = j % 3 ? 5u : 0xfffffff0u;
+  }
+  const auto lane = [](auto& pair, int i) -> auto& {
+    return (i % 2 ? pair.v2 : pair.v1).v[i / 2];
+  };
+  const int128 wrapped = v_i16_mac_b(a, b, acc);
+  const int128 saturated = v_i16_mac_b(a, b, acc, SW_SAT);
+  const int128 odd_only = v_i16_mac_vb(a, b, acc, 0, odd_lanes);
+  const int128 even_only = v_i16_mac_vb(a, b, acc, 0, odd_lanes, true);
+  const int128 off = v_i16_mac_b(a, b, acc, 0, false);
+  const uint128 uwrapped = v_u16_mac_b(ua, ub, uacc);
+  const uint128 usaturated = v_u16_mac_b(ua, ub, uacc, SW_SAT);
+  for (int i = 0; i < 128; ++i) {
+    const long long sum =
+        static_cast<long long>(lane(acc, i)) + static_cast<long long>(a.v[i]) * b.v[i];
+    const auto wrap = static_cast<std::int32_t>(static_cast<std::uint32_t>(sum));
+    const auto sat = static_cast<std::int32_t>(std::clamp<long long>(
+        sum, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+    EXPECT_EQ(lane(wrapped, i), wrap) << i;
+    EXPECT_EQ(lane(saturated, i), sat) << i;
+    EXPECT_EQ(lane(odd_only, i), i % 2 ? wrap : lane(acc, i)) << i;
+    EXPECT_EQ(lane(even_only, i), i % 2 ? lane(acc, i) : wrap) << i;
+    EXPECT_EQ(lane(off, i), lane(acc, i)) << i;
+    const unsigned long long usum = static_cast<unsigned long long>(lane(uacc, i)) +
+                                    static_cast<unsigned long long>(ua.v[i]) * ub.v[i];
+    EXPECT_EQ(lane(uwrapped, i), static_cast<std::uint32_t>(usum)) << i;
+    EXPECT_EQ(lane(usaturated, i),
+              static_cast<std::uint32_t>(std::min<unsigned long long>(usum, 0xffffffffull)))
+        << i;
+  }
+  EXPECT_EQ(s_i16_mac(-300, 200, 7), 7 - 60000);
+  EXPECT_EQ(s_u16_mac(65535, 65535, 0x10000000u, SW_SAT), 0xffffffffu);
+  EXPECT_EQ(s_u16_mac(2, 3, 10u, 0, false), 10u);
+  // Gaudi takes SW_NEG on float MACs only.
+  EXPECT_THROW((void)v_i16_mac_b(a, b, acc, SW_NEG), UserError);
+  EXPECT_THROW((void)s_u16_mac(1, 1, 1u, SW_NEG), UserError);
+  EXPECT_EQ(s_f32_mac(2.0f, 3.0f, 1.0f), 7.0f);
+  EXPECT_EQ(s_f32_mac(2.0f, 3.0f, 1.0f, SW_NEG), -5.0f);
+  EXPECT_EQ(s_bf16_mac_acc32(tpc::bf16(1.5f), tpc::bf16(2.0f), 0.25f), 3.25f);
+  EXPECT_EQ(static_cast<float>(s_bf16_mac(tpc::bf16(256.0f), tpc::bf16(1.0f), tpc::bf16(1.0f))),
+            256.0f);
+}
+
 TEST(TpcCompat, SingleLaneConvertsFillEvenLanesWithLegacyRoundingModes) {
   float64 a;
   for (int i = 0; i < 64; ++i) a[i] = 1.0f + static_cast<float>(i) * 0x1p-10f;  // not bf16-exact
@@ -613,6 +676,15 @@ void convert_shift_chain(tensor in, tensor out) {
 }
 
 template <int N>
+void int_mac_chain(tensor in, tensor out) {
+  const int5 c = {0};
+  const short128 x = (short128)v_i32_ld_tnsr_b(c, in);
+  int128 acc = {};
+  for (int i = 0; i < N; ++i) acc = v_i16_mac_b(x, x, acc);  // needs the previous sum
+  v_i32_st_tnsr(c, out, acc.v1);
+}
+
+template <int N>
 void convert_shift_independent(tensor in, tensor out) {
   const int5 c = {0};
   const int64 x = v_i32_ld_tnsr_b(c, in);
@@ -629,6 +701,8 @@ TEST_F(CompatFixture, SweepIntrinsicsFollowTheLatencyModel) {
   add_one_member("popcnt_2", tpc_kernel<&popcnt_chain<2 * n>>());
   add_one_member("chain_1", tpc_kernel<&convert_shift_chain<n>>());
   add_one_member("chain_2", tpc_kernel<&convert_shift_chain<2 * n>>());
+  add_one_member("mac_1", tpc_kernel<&int_mac_chain<n>>());
+  add_one_member("mac_2", tpc_kernel<&int_mac_chain<2 * n>>());
   add_one_member("indep_1", tpc_kernel<&convert_shift_independent<n>>());
   add_one_member("indep_2", tpc_kernel<&convert_shift_independent<2 * n>>());
   Runtime rt(*dev, options());
@@ -643,6 +717,7 @@ TEST_F(CompatFixture, SweepIntrinsicsFollowTheLatencyModel) {
   };
   EXPECT_NEAR(per_issue("popcnt"), latency, 0.05);  // dependent: the VPU latency each
   EXPECT_NEAR(per_issue("chain"), latency, 0.05);
+  EXPECT_NEAR(per_issue("mac"), latency, 0.05);
   EXPECT_NEAR(per_issue("indep"), 1.0, 0.05);       // independent: one issue each
 }
 

@@ -893,7 +893,7 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
     if (!inst.outputTensorAccessPattern[i].memsetBeforeExecution) continue;
     const gcapi::PadValue& v = inst.outputMemsetValues[i];
     const std::size_t width = dtype_size(outs[i].dtype);
-    const void* value = width == 4 ? static_cast<const void*>(&v.u32Value)
+    const void* value = width == 4   ? static_cast<const void*>(&v.u32Value)
                         : width == 2 ? static_cast<const void*>(&v.u16Value)
                                      : static_cast<const void*>(&v.u8Value);
     if (width != 4 && width != 2 && width != 1)

@@ -1733,6 +1733,90 @@ inline float128 v_bf16_mac_acc32_vb(const bfloat128& a, const bfloat128& b,
   return r;
 }
 
+// ---- MAC of 16-bit integers into 32-bit accumulators (tpc-intrinsics.h MAC, Gaudi set) ----
+// `v_i16_mac_b` sums short128 products into an int128 pair, lane 2i into v1 and 2i + 1 into v2,
+// the layout of the ACC_F32 form above. SW_SAT clamps to the accumulator's range, else it wraps;
+// on Gaudi the header allows SW_NEG for float types only, so the integer forms reject it. The
+// 8-bit forms (`v_i8_mac_b` into int256) are declared for Goya and Greco, not for Gaudi.
+namespace detail {
+template <typename T>
+inline T mac_lane(T acc, long long product, int switches) {
+  const long long x = static_cast<long long>(acc) + product;
+  if (switches & SW_SAT)
+    return static_cast<T>(
+        std::clamp<long long>(x, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x));
+}
+template <typename Acc, typename Src, typename Enabled>
+inline Acc int_mac_wide(const Src& a, const Src& b, const Acc& acc, int switches,
+                        Enabled&& lane_enabled) {
+  using T = lane_t<decltype(acc.v1)>;
+  Acc r = acc;
+  for (int i = 0; i < Src::lanes; ++i) {
+    if (!lane_enabled(i)) continue;
+    T& dst = (i % 2 == 0 ? r.v1 : r.v2).v[i / 2];
+    dst =
+        mac_lane<T>(dst, static_cast<long long>(a.v[i]) * static_cast<long long>(b.v[i]), switches);
+  }
+  return r;
+}
+}  // namespace detail
+#define TESSERA_TPC_G_INT_MAC(D, SRC, ACC, B, S, SACC)                                           \
+  inline ACC v_##D##_mac_b(const SRC& a, const SRC& b, const ACC& accumulator, int switches = 0, \
+                           bool predicate = true, bool polarity = false) {                       \
+    detail::check_switches(switches, SW_SAT, "v_" #D "_mac_b");                                  \
+    const bool on = detail::enabled(predicate, polarity);                                        \
+    return detail::timed_pair_on_vpu(                                                            \
+        detail::int_mac_wide(a, b, accumulator, switches, [on](int) { return on; }), a, b,       \
+        accumulator.v1, accumulator.v2);                                                         \
+  }                                                                                              \
+  inline ACC v_##D##_mac_vb(const SRC& a, const SRC& b, const ACC& accumulator, int switches,    \
+                            const B& predicate, bool polarity = false) {                         \
+    detail::check_switches(switches, SW_SAT, "v_" #D "_mac_vb");                                 \
+    return detail::timed_pair_on_vpu(                                                            \
+        detail::int_mac_wide(                                                                    \
+            a, b, accumulator, switches,                                                         \
+            [&](int i) { return detail::enabled(predicate.lane<SRC::lanes>(i), polarity); }),    \
+        a, b, accumulator.v1, accumulator.v2, predicate);                                        \
+  }                                                                                              \
+  inline SACC s_##D##_mac(S a, S b, SACC accumulator, int switches = 0, bool predicate = true,   \
+                          bool polarity = false) {                                               \
+    detail::check_switches(switches, SW_SAT, "s_" #D "_mac");                                    \
+    detail::issue(detail::kSpu);                                                                 \
+    if (!detail::enabled(predicate, polarity)) return accumulator;                               \
+    return detail::mac_lane<SACC>(                                                               \
+        accumulator, static_cast<long long>(a) * static_cast<long long>(b), switches);           \
+  }
+TESSERA_TPC_G_INT_MAC(i16, short128, int128, bool128, std::int16_t, std::int32_t)
+TESSERA_TPC_G_INT_MAC(u16, ushort128, uint128, bool128, std::uint16_t, std::uint32_t)
+#undef TESSERA_TPC_G_INT_MAC
+
+// Scalar float MACs on the SPU; SW_NEG subtracts the product. bf16 rounds the f32 result to
+// nearest even, as the vector bf16 MAC does; _acc32 keeps the f32 sum (ACC_F32).
+inline float s_f32_mac(float a, float b, float accumulator, int switches = 0, bool predicate = true,
+                       bool polarity = false) {
+  detail::check_switches(switches, SW_NEG, "s_f32_mac");
+  detail::issue(detail::kSpu);
+  if (!detail::enabled(predicate, polarity)) return accumulator;
+  return std::fma((switches & SW_NEG) ? -a : a, b, accumulator);
+}
+inline float s_bf16_mac_acc32(bf16 a, bf16 b, float accumulator, int switches = 0,
+                              bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, SW_NEG, "s_bf16_mac_acc32");
+  return s_f32_mac(static_cast<float>(a), static_cast<float>(b), accumulator, switches, predicate,
+                   polarity);
+}
+inline bf16 s_bf16_mac(bf16 a, bf16 b, bf16 accumulator, int switches = 0, bool predicate = true,
+                       bool polarity = false) {
+  detail::check_switches(switches, SW_NEG, "s_bf16_mac");
+  if (!detail::enabled(predicate, polarity)) {
+    detail::issue(detail::kSpu);
+    return accumulator;
+  }
+  return bf16(s_f32_mac(static_cast<float>(a), static_cast<float>(b),
+                        static_cast<float>(accumulator), switches));
+}
+
 // ---- floating-point helpers ----
 // FORM_FP_NUM with the exponent given as a number (the _ie_ form): exponent from a's lane byte
 // (SW_ADD_BIAS adds 127), sign of b (or forced, or b's LSB with SW_SIGN_LSB), significand of c,

@@ -999,3 +999,55 @@ TEST_F(CompatFixture, MemsetValuesFillAtTheOutputsElementWidth) {
   const auto r = download<std::int16_t>(*dev, out);
   for (int k = 0; k < 8; ++k) EXPECT_EQ(r[static_cast<std::size_t>(k)], -7) << k;
 }
+
+namespace {
+
+// Every second row of `in` as four rows (stride 2 rows, size 4); row 4 is then outside the
+// tensor and loads the pad value. The new size and stride go to `dims`.
+void every_second_row(tensor in, tensor out, tensor dims) {
+  set_dim_stride(in, 1, 2 * get_dim_stride(in, 1));
+  set_dim_size(in, 1, 4);
+  for (int m = 0; m < 5; ++m) {
+    const int5 c = {0, m, 0, 0, 0};
+    v_f32_st_tnsr(c, out, v_f32_ld_tnsr_b(c, in));
+  }
+  int5 at = {0};
+  s_i32_st_g(gen_addr(at, dims), static_cast<int>(get_dim_size(in, 1)));
+  at[0] = 1;
+  s_i32_st_g(gen_addr(at, dims), static_cast<int>(get_dim_stride(in, 1)));
+}
+void size_past_the_buffer(tensor in, tensor out) {
+  set_dim_size(in, 1, 100);  // no access yet: no fault
+  set_dim_size(in, 1, 8);
+  set_dim_size(in, 1, 100);
+  const int5 c = {0};
+  v_f32_st_tnsr(c, out, v_f32_ld_tnsr_b(c, in));
+}
+
+}  // namespace
+
+TEST_F(CompatFixture, SetDimSizeAndStrideRewriteTheDescriptorInsideItsBuffer) {
+  add_one_member("every_second_row", tpc_kernel<&every_second_row>());
+  add_one_member("size_past_the_buffer", tpc_kernel<&size_past_the_buffer>());
+  Runtime rt(*dev, options());
+  std::vector<float> host(64 * 8);
+  for (std::size_t k = 0; k < host.size(); ++k) host[k] = static_cast<float>(k) * 0.5f;
+  auto in = upload(*dev, DType::f32, Shape{64, 8}, host);
+  auto out = upload(*dev, DType::f32, Shape{64, 5}, std::vector<float>(64 * 5, -1.0f));
+  auto dims = make_device_tensor(*dev, DType::i32, Shape{2});
+  rt.launch("every_second_row", {in}, {out, dims});
+  const auto r = download<float>(*dev, out);
+  for (int m = 0; m < 5; ++m)
+    for (int l = 0; l < 64; ++l)
+      EXPECT_EQ(r[static_cast<std::size_t>(m * 64 + l)],
+                m < 4 ? host[static_cast<std::size_t>(2 * m * 64 + l)] : 0.0f)
+          << m << " " << l;
+  EXPECT_EQ(download<std::int32_t>(*dev, dims), (std::vector<std::int32_t>{4, 128}));
+  try {
+    rt.launch("size_past_the_buffer", {in}, {out});
+    FAIL() << "a descriptor reaching past the buffer must be a DeviceFault";
+  } catch (const DeviceFault& e) {
+    EXPECT_NE(std::string(e.what()).find("v_f32_ld_tnsr_b accesses tensor 0"), std::string::npos)
+        << e.what();
+  }
+}

@@ -300,6 +300,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
   auto add_slot = [&](const DeviceTensor& t, bool output, const gcapi::PadValue* pad) {
     detail::TensorSlot s;
     s.base = device.data(t.buffer) + t.byte_offset;
+    s.buffer_bytes = static_cast<std::int64_t>(t.buffer.bytes - t.byte_offset);
     s.elem_bytes = static_cast<std::uint32_t>(dtype_size(t.dtype));
     s.dtype = t.dtype;
     s.rank = tensor_rank(t);

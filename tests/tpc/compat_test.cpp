@@ -484,6 +484,57 @@ TEST(TpcCompat, SixteenBitMacsAccumulateIntoWidePairs) {
             256.0f);
 }
 
+// Bitwise operations on float encodings, scalar bitwise/shift/abs on the SPU and the int5 forms,
+// against plain loops over the bits.
+TEST(TpcCompat, BitwiseShiftAndAbsFormsMatchPlainLoops) {
+  float64 a, b;
+  int64 ia;
+  bool64 even;
+  for (int i = 0; i < 64; ++i) {
+    a.v[i] = static_cast<float>(i) * -1.25f + 3.0f;
+    b.v[i] = static_cast<float>(i * i) * 0.5f - 7.0f;
+    ia.v[i] = i * 0x01010101 - 5;
+    even.set(4 * i, i % 2 == 0);  // a bool64 lane is four of the 256 bits
+    even.set(4 * i + 1, i % 2 == 0);
+    even.set(4 * i + 2, i % 2 == 0);
+    even.set(4 * i + 3, i % 2 == 0);
+  }
+  const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  const float64 f_and = v_f32_and_b(a, b), f_xor = v_f32_xor_vb(a, b, 0, a, even);
+  const float64 f_not = v_f32_not_b(a);
+  const int64 i_not = v_i32_not_vb(ia, 0, ia, even, true);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(bits(f_and.v[i]), bits(a.v[i]) & bits(b.v[i])) << i;
+    EXPECT_EQ(bits(f_xor.v[i]), i % 2 == 0 ? (bits(a.v[i]) ^ bits(b.v[i])) : bits(a.v[i])) << i;
+    EXPECT_EQ(bits(f_not.v[i]), ~bits(a.v[i])) << i;
+    EXPECT_EQ(i_not.v[i], i % 2 == 0 ? ia.v[i] : ~ia.v[i]) << i;
+  }
+  EXPECT_EQ(bits(s_f32_or(-2.0f, 0.5f)), bits(-2.0f) | bits(0.5f));
+  EXPECT_EQ(s_bf16_xor(tpc::bf16(1.0f), tpc::bf16(-1.0f)).bits, 0x8000);
+  EXPECT_EQ(s_i32_shl(-3, 4), -48);
+  EXPECT_EQ(s_i32_shr(-1, 28), 15);  // logical, as the vector SHR
+  EXPECT_EQ(s_u8_shl(0x81, 1), 0x02);
+  EXPECT_EQ(s_u16_not(0x00ffu), 0xff00u);
+  EXPECT_EQ(s_i16_and(0x0f0f, 0x00ff, 0, 7, false), 7);  // predicate off: the income
+  EXPECT_EQ(s_i32_abs(std::numeric_limits<std::int32_t>::min()),
+            std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(s_i8_abs(-5), 5);
+  EXPECT_EQ(s_f32_abs(-0.0f), 0.0f);
+  EXPECT_EQ(static_cast<float>(s_bf16_abs(tpc::bf16(-3.5f))), 3.5f);
+  EXPECT_THROW((void)s_i32_shl(1, 1, SW_SAT), UserError);
+  const int5 x = {{1, -2, 3, 0x70000000, -8}};
+  const int5 shl = i_i32_shl(x, int5{{1, 1, 1, 1, 1}}, 0b11111, 0, x);
+  const int5 nots = i_i32_not(x, 0b00101, 0, x);
+  const int5 absd = i_i32_abs(x, 0b11111, 0, x);
+  const int5 ands = i_i32_and(x, int5{{3, 3, 3, 3, 3}}, 0b11111, 0, x);
+  for (int d = 0; d < 5; ++d) {
+    EXPECT_EQ(shl.v[d], static_cast<int>(static_cast<unsigned>(x.v[d]) << 1)) << d;
+    EXPECT_EQ(nots.v[d], (0b00101 >> d) & 1 ? ~x.v[d] : x.v[d]) << d;
+    EXPECT_EQ(absd.v[d], x.v[d] < 0 ? -x.v[d] : x.v[d]) << d;
+    EXPECT_EQ(ands.v[d], x.v[d] & 3) << d;
+  }
+}
+
 TEST(TpcCompat, SingleLaneConvertsFillEvenLanesWithLegacyRoundingModes) {
   float64 a;
   for (int i = 0; i < 64; ++i) a[i] = 1.0f + static_cast<float>(i) * 0x1p-10f;  // not bf16-exact

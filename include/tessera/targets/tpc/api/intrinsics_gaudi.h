@@ -2247,16 +2247,26 @@ inline bfloat128_pair_t v_bf16_lookup_2c(const ushort128&, int fid, int, const b
 }
 
 // ---- index registers (i_*): int5 arithmetic on the dimensions `dimmask` selects ----
+namespace detail {
+// One SPU instruction on an index register: `lane(d)` on the dimensions `dimmask` selects, the
+// income elsewhere and when the predicate is off.
+template <typename F>
+inline int5 index_op(const int5& income, int dimmask, int switches, bool predicate, bool polarity,
+                     const char* name, F lane) {
+  check_switches(switches, 0, name);
+  issue(kSpu);
+  if (!enabled(predicate, polarity)) return income;
+  int5 r = income;
+  for (int d = 0; d < 5; ++d)
+    if ((dimmask >> d) & 1) r.v[d] = lane(d);
+  return r;
+}
+}  // namespace detail
 #define TESSERA_TPC_G_INDEX(NAME, EXPR)                                                        \
   inline int5 i_i32_##NAME(const int5& a, const int5& b, int dimmask, int switches,            \
                            const int5& income, bool predicate = true, bool polarity = false) { \
-    detail::check_switches(switches, 0, "i_i32_" #NAME);                                       \
-    detail::issue(detail::kSpu);                                                               \
-    if (!detail::enabled(predicate, polarity)) return income;                                  \
-    int5 r = income;                                                                           \
-    for (int d = 0; d < 5; ++d)                                                                \
-      if ((dimmask >> d) & 1) r.v[d] = (EXPR);                                                 \
-    return r;                                                                                  \
+    return detail::index_op(income, dimmask, switches, predicate, polarity, "i_i32_" #NAME,    \
+                            [&](int d) { return (EXPR); });                                    \
   }
 TESSERA_TPC_G_INDEX(add, a.v[d] + b.v[d])
 TESSERA_TPC_G_INDEX(sub, a.v[d] - b.v[d])
@@ -2269,16 +2279,11 @@ TESSERA_TPC_G_INDEX(xor, a.v[d] ^ b.v[d])
 TESSERA_TPC_G_INDEX(shl, detail::op_shl{}(a.v[d], b.v[d]))
 TESSERA_TPC_G_INDEX(shr, detail::op_shr{}(a.v[d], b.v[d]))
 #undef TESSERA_TPC_G_INDEX
-#define TESSERA_TPC_G_INDEX_UNARY(NAME, EXPR)                                            \
-  inline int5 i_i32_##NAME(const int5& a, int dimmask, int switches, const int5& income, \
-                           bool predicate = true, bool polarity = false) {               \
-    detail::check_switches(switches, 0, "i_i32_" #NAME);                                 \
-    detail::issue(detail::kSpu);                                                         \
-    if (!detail::enabled(predicate, polarity)) return income;                            \
-    int5 r = income;                                                                     \
-    for (int d = 0; d < 5; ++d)                                                          \
-      if ((dimmask >> d) & 1) r.v[d] = (EXPR);                                           \
-    return r;                                                                            \
+#define TESSERA_TPC_G_INDEX_UNARY(NAME, EXPR)                                               \
+  inline int5 i_i32_##NAME(const int5& a, int dimmask, int switches, const int5& income,    \
+                           bool predicate = true, bool polarity = false) {                  \
+    return detail::index_op(income, dimmask, switches, predicate, polarity, "i_i32_" #NAME, \
+                            [&](int d) { return (EXPR); });                                 \
   }
 TESSERA_TPC_G_INDEX_UNARY(not, ~a.v[d])
 TESSERA_TPC_G_INDEX_UNARY(abs, detail::abs_lane(a.v[d]))

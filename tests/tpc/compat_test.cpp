@@ -421,6 +421,120 @@ TEST(TpcCompat, AddAndSubSaturateOnlyWithSwSat) {
   EXPECT_EQ(v_i8_sub_b(char256(-128), char256(1), SW_SAT)[7], -128);
 }
 
+// MAC of 16-bit integers into 32-bit pair accumulators against a plain loop: lane i of the
+// sources lands in v1[i / 2] (even i) or v2[i / 2] (odd i); SW_SAT clamps, no switch wraps.
+TEST(TpcCompat, SixteenBitMacsAccumulateIntoWidePairs) {
+  short128 a, b;
+  ushort128 ua, ub;
+  int128 acc;
+  uint128 uacc;
+  bool128 odd_lanes;
+  for (int i = 0; i < 128; ++i) {
+    a.v[i] = static_cast<std::int16_t>(i * 257 - 16000);
+    b.v[i] = static_cast<std::int16_t>(i % 2 ? 32767 : -3 * i);
+    ua.v[i] = static_cast<std::uint16_t>(i * 511);
+    ub.v[i] = static_cast<std::uint16_t>(65535 - i);
+    odd_lanes.set(2 * i, i % 2 == 1);  // a bool128 lane is two of the 256 bits
+    odd_lanes.set(2 * i + 1, i % 2 == 1);
+  }
+  for (int j = 0; j < 64; ++j) {
+    acc.v1.v[j] = j % 5 ? j * 1000 : std::numeric_limits<std::int32_t>::max() - 7;
+    acc.v2.v[j] = -j * 999;
+    uacc.v1.v[j] = static_cast<std::uint32_t>(j) * 70000u;
+    uacc.v2.v[j] = j % 3 ? 5u : 0xfffffff0u;
+  }
+  const auto lane = [](auto& pair, int i) -> auto& {
+    return (i % 2 ? pair.v2 : pair.v1).v[i / 2];
+  };
+  const int128 wrapped = v_i16_mac_b(a, b, acc);
+  const int128 saturated = v_i16_mac_b(a, b, acc, SW_SAT);
+  const int128 odd_only = v_i16_mac_vb(a, b, acc, 0, odd_lanes);
+  const int128 even_only = v_i16_mac_vb(a, b, acc, 0, odd_lanes, true);
+  const int128 off = v_i16_mac_b(a, b, acc, 0, false);
+  const uint128 uwrapped = v_u16_mac_b(ua, ub, uacc);
+  const uint128 usaturated = v_u16_mac_b(ua, ub, uacc, SW_SAT);
+  for (int i = 0; i < 128; ++i) {
+    const long long sum =
+        static_cast<long long>(lane(acc, i)) + static_cast<long long>(a.v[i]) * b.v[i];
+    const auto wrap = static_cast<std::int32_t>(static_cast<std::uint32_t>(sum));
+    const auto sat = static_cast<std::int32_t>(std::clamp<long long>(
+        sum, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+    EXPECT_EQ(lane(wrapped, i), wrap) << i;
+    EXPECT_EQ(lane(saturated, i), sat) << i;
+    EXPECT_EQ(lane(odd_only, i), i % 2 ? wrap : lane(acc, i)) << i;
+    EXPECT_EQ(lane(even_only, i), i % 2 ? lane(acc, i) : wrap) << i;
+    EXPECT_EQ(lane(off, i), lane(acc, i)) << i;
+    const unsigned long long usum = static_cast<unsigned long long>(lane(uacc, i)) +
+                                    static_cast<unsigned long long>(ua.v[i]) * ub.v[i];
+    EXPECT_EQ(lane(uwrapped, i), static_cast<std::uint32_t>(usum)) << i;
+    EXPECT_EQ(lane(usaturated, i),
+              static_cast<std::uint32_t>(std::min<unsigned long long>(usum, 0xffffffffull)))
+        << i;
+  }
+  EXPECT_EQ(s_i16_mac(-300, 200, 7), 7 - 60000);
+  EXPECT_EQ(s_u16_mac(65535, 65535, 0x10000000u, SW_SAT), 0xffffffffu);
+  EXPECT_EQ(s_u16_mac(2, 3, 10u, 0, false), 10u);
+  // Gaudi takes SW_NEG on float MACs only.
+  EXPECT_THROW((void)v_i16_mac_b(a, b, acc, SW_NEG), UserError);
+  EXPECT_THROW((void)s_u16_mac(1, 1, 1u, SW_NEG), UserError);
+  EXPECT_EQ(s_f32_mac(2.0f, 3.0f, 1.0f), 7.0f);
+  EXPECT_EQ(s_f32_mac(2.0f, 3.0f, 1.0f, SW_NEG), -5.0f);
+  EXPECT_EQ(s_bf16_mac_acc32(tpc::bf16(1.5f), tpc::bf16(2.0f), 0.25f), 3.25f);
+  EXPECT_EQ(static_cast<float>(s_bf16_mac(tpc::bf16(256.0f), tpc::bf16(1.0f), tpc::bf16(1.0f))),
+            256.0f);
+}
+
+// Bitwise operations on float encodings, scalar bitwise/shift/abs on the SPU and the int5 forms,
+// against plain loops over the bits.
+TEST(TpcCompat, BitwiseShiftAndAbsFormsMatchPlainLoops) {
+  float64 a, b;
+  int64 ia;
+  bool64 even;
+  for (int i = 0; i < 64; ++i) {
+    a.v[i] = static_cast<float>(i) * -1.25f + 3.0f;
+    b.v[i] = static_cast<float>(i * i) * 0.5f - 7.0f;
+    ia.v[i] = i * 0x01010101 - 5;
+    even.set(4 * i, i % 2 == 0);  // a bool64 lane is four of the 256 bits
+    even.set(4 * i + 1, i % 2 == 0);
+    even.set(4 * i + 2, i % 2 == 0);
+    even.set(4 * i + 3, i % 2 == 0);
+  }
+  const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  const float64 f_and = v_f32_and_b(a, b), f_xor = v_f32_xor_vb(a, b, 0, a, even);
+  const float64 f_not = v_f32_not_b(a);
+  const int64 i_not = v_i32_not_vb(ia, 0, ia, even, true);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(bits(f_and.v[i]), bits(a.v[i]) & bits(b.v[i])) << i;
+    EXPECT_EQ(bits(f_xor.v[i]), i % 2 == 0 ? (bits(a.v[i]) ^ bits(b.v[i])) : bits(a.v[i])) << i;
+    EXPECT_EQ(bits(f_not.v[i]), ~bits(a.v[i])) << i;
+    EXPECT_EQ(i_not.v[i], i % 2 == 0 ? ia.v[i] : ~ia.v[i]) << i;
+  }
+  EXPECT_EQ(bits(s_f32_or(-2.0f, 0.5f)), bits(-2.0f) | bits(0.5f));
+  EXPECT_EQ(s_bf16_xor(tpc::bf16(1.0f), tpc::bf16(-1.0f)).bits, 0x8000);
+  EXPECT_EQ(s_i32_shl(-3, 4), -48);
+  EXPECT_EQ(s_i32_shr(-1, 28), 15);  // logical, as the vector SHR
+  EXPECT_EQ(s_u8_shl(0x81, 1), 0x02);
+  EXPECT_EQ(s_u16_not(0x00ffu), 0xff00u);
+  EXPECT_EQ(s_i16_and(0x0f0f, 0x00ff, 0, 7, false), 7);  // predicate off: the income
+  EXPECT_EQ(s_i32_abs(std::numeric_limits<std::int32_t>::min()),
+            std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(s_i8_abs(-5), 5);
+  EXPECT_EQ(s_f32_abs(-0.0f), 0.0f);
+  EXPECT_EQ(static_cast<float>(s_bf16_abs(tpc::bf16(-3.5f))), 3.5f);
+  EXPECT_THROW((void)s_i32_shl(1, 1, SW_SAT), UserError);
+  const int5 x = {{1, -2, 3, 0x70000000, -8}};
+  const int5 shl = i_i32_shl(x, int5{{1, 1, 1, 1, 1}}, 0b11111, 0, x);
+  const int5 nots = i_i32_not(x, 0b00101, 0, x);
+  const int5 absd = i_i32_abs(x, 0b11111, 0, x);
+  const int5 ands = i_i32_and(x, int5{{3, 3, 3, 3, 3}}, 0b11111, 0, x);
+  for (int d = 0; d < 5; ++d) {
+    EXPECT_EQ(shl.v[d], static_cast<int>(static_cast<unsigned>(x.v[d]) << 1)) << d;
+    EXPECT_EQ(nots.v[d], (0b00101 >> d) & 1 ? ~x.v[d] : x.v[d]) << d;
+    EXPECT_EQ(absd.v[d], x.v[d] < 0 ? -x.v[d] : x.v[d]) << d;
+    EXPECT_EQ(ands.v[d], x.v[d] & 3) << d;
+  }
+}
+
 TEST(TpcCompat, SingleLaneConvertsFillEvenLanesWithLegacyRoundingModes) {
   float64 a;
   for (int i = 0; i < 64; ++i) a[i] = 1.0f + static_cast<float>(i) * 0x1p-10f;  // not bf16-exact
@@ -613,6 +727,15 @@ void convert_shift_chain(tensor in, tensor out) {
 }
 
 template <int N>
+void int_mac_chain(tensor in, tensor out) {
+  const int5 c = {0};
+  const short128 x = (short128)v_i32_ld_tnsr_b(c, in);
+  int128 acc = {};
+  for (int i = 0; i < N; ++i) acc = v_i16_mac_b(x, x, acc);  // needs the previous sum
+  v_i32_st_tnsr(c, out, acc.v1);
+}
+
+template <int N>
 void convert_shift_independent(tensor in, tensor out) {
   const int5 c = {0};
   const int64 x = v_i32_ld_tnsr_b(c, in);
@@ -629,6 +752,8 @@ TEST_F(CompatFixture, SweepIntrinsicsFollowTheLatencyModel) {
   add_one_member("popcnt_2", tpc_kernel<&popcnt_chain<2 * n>>());
   add_one_member("chain_1", tpc_kernel<&convert_shift_chain<n>>());
   add_one_member("chain_2", tpc_kernel<&convert_shift_chain<2 * n>>());
+  add_one_member("mac_1", tpc_kernel<&int_mac_chain<n>>());
+  add_one_member("mac_2", tpc_kernel<&int_mac_chain<2 * n>>());
   add_one_member("indep_1", tpc_kernel<&convert_shift_independent<n>>());
   add_one_member("indep_2", tpc_kernel<&convert_shift_independent<2 * n>>());
   Runtime rt(*dev, options());
@@ -643,6 +768,7 @@ TEST_F(CompatFixture, SweepIntrinsicsFollowTheLatencyModel) {
   };
   EXPECT_NEAR(per_issue("popcnt"), latency, 0.05);  // dependent: the VPU latency each
   EXPECT_NEAR(per_issue("chain"), latency, 0.05);
+  EXPECT_NEAR(per_issue("mac"), latency, 0.05);
   EXPECT_NEAR(per_issue("indep"), 1.0, 0.05);       // independent: one issue each
 }
 
@@ -856,5 +982,123 @@ TEST_F(CompatFixture, PartialAndHalfRmwUpdateOnlyTheirLanes) {
     EXPECT_EQ(at(0), i >= 10 && i < 20 ? 100.0f + xi(i) : 100.0f) << i;
     EXPECT_EQ(at(1), i < 32 ? 100.0f + xi(i) : 100.0f) << i;
     EXPECT_EQ(at(2), i >= 8 && i < 40 ? 100.0f - xi(i - 8 + 32) : 100.0f) << i;
+  }
+}
+
+namespace {
+
+// Each member adds its row into output row 0 with RMW add: the result is the glue's memset value
+// plus the sum only when the runtime applies outputMemsetValues before the launch.
+void rmw_add_rows(tensor in, tensor out) {
+  const int5 start = get_index_space_offset();
+  const int5 end = start + get_index_space_size();
+  for (int m = start[1]; m < end[1]; ++m) {
+    const int5 c = {0, m, 0, 0, 0};
+    const int5 o = {0};
+    v_f32_st_tnsr_rmw(o, out, v_f32_ld_tnsr_b(c, in),
+                      MkRMW(e_rmw_fp32, e_rmw_add, e_rmw_atomic, e_tnsr_dt_srf));
+  }
+}
+
+void leave_output_alone(tensor, tensor) {}
+
+}  // namespace
+
+TEST_F(CompatFixture, OutputsAreMemsetBeforeTheLaunchWhenTheGlueAsks) {
+  constexpr int members = 5;
+  for (const bool ask : {true, false})
+    lib->add(ask ? "rmw_add_memset" : "rmw_add_no_memset",
+             [ask](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* i) {
+               i->indexSpaceGeometry.dims = 2;
+               i->indexSpaceGeometry.sizes[0] = 1;
+               i->indexSpaceGeometry.sizes[1] = members;
+               i->outputTensorAccessPattern[0].allRequired = 1;
+               i->outputTensorAccessPattern[0].memsetBeforeExecution = ask ? 1 : 0;
+               i->outputMemsetValues[0].fValue = -2.5f;
+               return gcapi::set_kernel(i, tpc_kernel<&rmw_add_rows>());
+             });
+  Runtime rt(*dev, options());
+  std::vector<float> host(64 * members);
+  for (std::size_t k = 0; k < host.size(); ++k) host[k] = static_cast<float>(k % 64) * 0.25f + 1;
+  auto in = upload(*dev, DType::f32, Shape{64, members}, host);
+  for (const bool ask : {true, false}) {
+    // The output holds stale values a memset must replace.
+    auto out = upload(*dev, DType::f32, Shape{64}, std::vector<float>(64, 1000.0f));
+    rt.launch(ask ? "rmw_add_memset" : "rmw_add_no_memset", {in}, {out});
+    const auto r = download<float>(*dev, out);
+    for (int l = 0; l < 64; ++l) {
+      float want = ask ? -2.5f : 1000.0f;
+      for (int m = 0; m < members; ++m) want += host[static_cast<std::size_t>(m * 64 + l)];
+      EXPECT_EQ(r[static_cast<std::size_t>(l)], want) << ask << " " << l;
+    }
+  }
+}
+
+TEST_F(CompatFixture, MemsetValuesFillAtTheOutputsElementWidth) {
+  lib->add("memset_i16", [](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* i) {
+    i->indexSpaceGeometry.dims = 1;
+    i->indexSpaceGeometry.sizes[0] = 1;
+    i->outputTensorAccessPattern[0].allRequired = 1;
+    i->outputTensorAccessPattern[0].memsetBeforeExecution = 1;
+    i->outputMemsetValues[0].i16Value = -7;
+    return gcapi::set_kernel(i, tpc_kernel<&leave_output_alone>());
+  });
+  Runtime rt(*dev, options());
+  auto in = make_device_tensor(*dev, DType::i16, Shape{8});
+  auto out = upload(*dev, DType::i16, Shape{8}, std::vector<std::int16_t>(8, 3));
+  rt.launch("memset_i16", {in}, {out});
+  const auto r = download<std::int16_t>(*dev, out);
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(r[static_cast<std::size_t>(k)], -7) << k;
+}
+
+namespace {
+
+// Every second row of `in` as four rows (stride 2 rows, size 4); row 4 is then outside the
+// tensor and loads the pad value. The new size and stride go to `dims`.
+void every_second_row(tensor in, tensor out, tensor dims) {
+  set_dim_stride(in, 1, 2 * get_dim_stride(in, 1));
+  set_dim_size(in, 1, 4);
+  for (int m = 0; m < 5; ++m) {
+    const int5 c = {0, m, 0, 0, 0};
+    v_f32_st_tnsr(c, out, v_f32_ld_tnsr_b(c, in));
+  }
+  int5 at = {0};
+  s_i32_st_g(gen_addr(at, dims), static_cast<int>(get_dim_size(in, 1)));
+  at[0] = 1;
+  s_i32_st_g(gen_addr(at, dims), static_cast<int>(get_dim_stride(in, 1)));
+}
+void size_past_the_buffer(tensor in, tensor out) {
+  set_dim_size(in, 1, 100);  // no access yet: no fault
+  set_dim_size(in, 1, 8);
+  set_dim_size(in, 1, 100);
+  const int5 c = {0};
+  v_f32_st_tnsr(c, out, v_f32_ld_tnsr_b(c, in));
+}
+
+}  // namespace
+
+TEST_F(CompatFixture, SetDimSizeAndStrideRewriteTheDescriptorInsideItsBuffer) {
+  add_one_member("every_second_row", tpc_kernel<&every_second_row>());
+  add_one_member("size_past_the_buffer", tpc_kernel<&size_past_the_buffer>());
+  Runtime rt(*dev, options());
+  std::vector<float> host(64 * 8);
+  for (std::size_t k = 0; k < host.size(); ++k) host[k] = static_cast<float>(k) * 0.5f;
+  auto in = upload(*dev, DType::f32, Shape{64, 8}, host);
+  auto out = upload(*dev, DType::f32, Shape{64, 5}, std::vector<float>(64 * 5, -1.0f));
+  auto dims = make_device_tensor(*dev, DType::i32, Shape{2});
+  rt.launch("every_second_row", {in}, {out, dims});
+  const auto r = download<float>(*dev, out);
+  for (int m = 0; m < 5; ++m)
+    for (int l = 0; l < 64; ++l)
+      EXPECT_EQ(r[static_cast<std::size_t>(m * 64 + l)],
+                m < 4 ? host[static_cast<std::size_t>(2 * m * 64 + l)] : 0.0f)
+          << m << " " << l;
+  EXPECT_EQ(download<std::int32_t>(*dev, dims), (std::vector<std::int32_t>{4, 128}));
+  try {
+    rt.launch("size_past_the_buffer", {in}, {out});
+    FAIL() << "a descriptor reaching past the buffer must be a DeviceFault";
+  } catch (const DeviceFault& e) {
+    EXPECT_NE(std::string(e.what()).find("v_f32_ld_tnsr_b accesses tensor 0"), std::string::npos)
+        << e.what();
   }
 }

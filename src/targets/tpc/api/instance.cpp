@@ -42,6 +42,15 @@ void bad_tensor_fault(const InstanceContext& c, int id, const char* intrinsic) {
                                           intrinsic, id, c.tensor_count, c.tensor_count - 1));
 }
 
+void descriptor_reach_fault(const InstanceContext& c, int id, const char* intrinsic) {
+  const TensorSlot& s = c.tensors[id];
+  throw DeviceFault(where(c),
+                    fmt::format("{} accesses tensor {}, whose descriptor (changed by "
+                                "set_dim_size / set_dim_stride) reaches {} bytes but its buffer "
+                                "holds {}; keep sizes and strides inside the tensor",
+                                intrinsic, id, s.reach_bytes, s.buffer_bytes));
+}
+
 void element_size_fault(const InstanceContext& c, int id, std::uint32_t bytes,
                         const char* intrinsic) {
   const TensorSlot& s = c.tensors[id];
@@ -264,8 +273,8 @@ void rmw_update(InstanceContext& c, const TensorSlot& t, const RmwVector& update
   auto it = std::find_if(c.rmw->tensors.begin(), c.rmw->tensors.end(),
                          [&](const RmwLaunch::Tensor& x) { return x.base == t.base; });
   if (it == c.rmw->tensors.end()) {
-    std::int64_t elements = 1;
-    for (int d = 0; d < 5; ++d) elements += (t.size[d] - 1) * t.stride[d];
+    // The whole buffer: set_dim_size / set_dim_stride may change what other instances reach.
+    const std::int64_t elements = t.buffer_bytes / t.elem_bytes;
     const auto bytes = static_cast<std::size_t>(elements) * t.elem_bytes;
     RmwLaunch::Tensor x{t.base, t.elem_bytes, std::vector<std::byte>(bytes),
                         std::vector<bool>(static_cast<std::size_t>(elements), false)};
@@ -400,6 +409,40 @@ unsigned int get_dim_stride(tensor a, unsigned int dim) {
                                                     "dimension {}; tensors have dimensions 0..4",
                                                     a.id, dim));
   return static_cast<unsigned>(c.tensors[a.id].stride[dim]);
+}
+
+namespace {
+// SET_DIM_SIZE / SET_DIM_STRIDE: the descriptor changes for the rest of this instance, as the
+// core's copy does. A descriptor reaching past the tensor's buffer faults at the next access
+// (a kernel may pass through such a state between two sets).
+void set_dim(tensor a, unsigned int dim, unsigned int value, bool stride, const char* intrinsic) {
+  detail::InstanceContext& c = detail::instance(intrinsic);
+  if (static_cast<unsigned>(a.id) >= static_cast<unsigned>(c.tensor_count))
+    detail::bad_tensor_fault(c, a.id, intrinsic);
+  c.clock.issue(detail::kSpu, 0);
+  if (dim >= 5)
+    throw DeviceFault(detail::where(c), fmt::format("{} of tensor {} names dimension {}; tensors "
+                                                    "have dimensions 0..4",
+                                                    intrinsic, a.id, dim));
+  detail::TensorSlot& t = c.tensors[a.id];
+  (stride ? t.stride : t.size)[dim] = value;
+  std::int64_t last = 0;  // element offset of the last element the descriptor reaches
+  bool empty = false;
+  for (int d = 0; d < 5; ++d) {
+    empty = empty || t.size[d] == 0;
+    last += (t.size[d] - 1) * t.stride[d];
+  }
+  t.reach_bytes = empty ? 0 : (last + 1) * t.elem_bytes;
+  t.reaches_past = t.reach_bytes > t.buffer_bytes;
+}
+}  // namespace
+
+void set_dim_size(tensor a, unsigned int dim, unsigned int value) {
+  set_dim(a, dim, value, false, "set_dim_size");
+}
+
+void set_dim_stride(tensor a, unsigned int dim, unsigned int value) {
+  set_dim(a, dim, value, true, "set_dim_stride");
 }
 
 void aso() {

@@ -302,6 +302,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
   auto add_slot = [&](const DeviceTensor& t, bool output, const gcapi::PadValue* pad) {
     detail::TensorSlot s;
     s.base = device.data(t.buffer) + t.byte_offset;
+    s.buffer_bytes = static_cast<std::int64_t>(t.buffer.bytes - t.byte_offset);
     s.elem_bytes = static_cast<std::uint32_t>(dtype_size(t.dtype));
     s.dtype = t.dtype;
     s.rank = tensor_rank(t);
@@ -910,6 +911,28 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
     check_pattern(inst.inputTensorAccessPattern[i], ins[i], "input", i);
   for (std::size_t i = 0; i < outs.size(); ++i)
     check_pattern(inst.outputTensorAccessPattern[i], outs[i], "output", i);
+
+  // An output whose pattern sets memsetBeforeExecution starts as outputMemsetValues[i] in every
+  // element, as Habana's graph compiler memsets it before the launch (for RMW accumulation).
+  // The value is read at the element's width (fValue/u32Value, u16Value, u8Value). Costed as a
+  // host-link write; Habana runs a DMA memset node on the device.
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    if (!inst.outputTensorAccessPattern[i].memsetBeforeExecution) continue;
+    const gcapi::PadValue& v = inst.outputMemsetValues[i];
+    const std::size_t width = dtype_size(outs[i].dtype);
+    const void* value = width == 4   ? static_cast<const void*>(&v.u32Value)
+                        : width == 2 ? static_cast<const void*>(&v.u16Value)
+                                     : static_cast<const void*>(&v.u8Value);
+    if (width != 4 && width != 2 && width != 1)
+      throw_user_error(
+          "kernel {}: output {} asks for memsetBeforeExecution but its type {} is not 1, 2 or 4 "
+          "bytes wide, the widths a PadValue holds; clear the flag or use a narrower type",
+          run_name, i, dtype_name(outs[i].dtype));
+    const std::size_t count = static_cast<std::size_t>(outs[i].shape.element_count());
+    std::vector<std::byte> filled(count * width);
+    for (std::size_t e = 0; e < count; ++e) std::memcpy(filled.data() + e * width, value, width);
+    im.device.copy_to_device(outs[i].buffer, filled.data(), filled.size());
+  }
 
   KernelLaunch l;
   l.name = run_name;

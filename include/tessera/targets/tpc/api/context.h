@@ -28,6 +28,11 @@ struct TensorSlot {
   DType dtype = DType::f32;
   int rank = 1;
   std::uint32_t pad_bits = 0;  // pad value as raw bits of the element type
+  std::int64_t buffer_bytes = 0;  // from base to the buffer's end: what a descriptor may reach
+  // Bytes the descriptor reaches once set_dim_size / set_dim_stride changed it; past
+  // buffer_bytes, the next access faults (the sets themselves may pass through such states).
+  std::int64_t reach_bytes = 0;
+  bool reaches_past = false;
   bool output = false;
   // Byte ranges [first, second) written by vector stores since the last aso() (spec 000 §2.8).
   // Only kept for tensors that were stored to, so pure loads cost one flag test.
@@ -196,6 +201,7 @@ inline void global_write(InstanceContext& c, std::uint64_t value_ready,
 
 // Slow paths and faults of tensor access, out of line.
 [[noreturn]] void bad_tensor_fault(const InstanceContext& c, int id, const char* intrinsic);
+[[noreturn]] void descriptor_reach_fault(const InstanceContext& c, int id, const char* intrinsic);
 [[noreturn]] void element_size_fault(const InstanceContext& c, int id, std::uint32_t bytes,
                                      const char* intrinsic);
 void load_slow(InstanceContext& c, const TensorSlot& t, const int5& coord, void* out,

@@ -400,6 +400,8 @@ inline V scatter_lanes(const V& a, int ratio) {
 inline TensorSlot& any_slot(InstanceContext& c, tensor t, const char* intrinsic) {
   if (static_cast<unsigned>(t.id) >= static_cast<unsigned>(c.tensor_count)) [[unlikely]]
     bad_tensor_fault(c, t.id, intrinsic);
+  if (c.tensors[t.id].reaches_past) [[unlikely]]
+    descriptor_reach_fault(c, t.id, intrinsic);
   return c.tensors[t.id];
 }
 inline TensorSlot& slot(InstanceContext& c, tensor t, std::uint32_t elem_bytes,
@@ -490,7 +492,7 @@ inline global_address gen_addr(const int5& coord, tensor t, const char* intrinsi
   std::int64_t off = 0;
   bool inside = true;
   for (int d = 0; d < 5; ++d) {
-    inside = inside && coord.v[d] >= 0 && coord.v[d] < s.size[d];
+    inside = inside && !s.reaches_past && coord.v[d] >= 0 && coord.v[d] < s.size[d];
     off += static_cast<std::int64_t>(coord.v[d]) * s.stride[d];
   }
   // Address arithmetic only: the pointer may lie outside the tensor; the access faults.
@@ -981,6 +983,11 @@ inline int5 get_index_space_size() {
 }
 unsigned int get_dim_size(tensor a, unsigned int dim);
 unsigned int get_dim_stride(tensor a, unsigned int dim);
+// Rewrite one dimension of the core's descriptor of tensor `a` for the rest of the program
+// (tpc-intrinsics.h). Tessera keeps the tensor inside its buffer: a size or stride that would
+// reach past it is a DeviceFault.
+void set_dim_size(tensor a, unsigned int dim, unsigned int value);
+void set_dim_stride(tensor a, unsigned int dim, unsigned int value);
 
 #define TESSERA_TPC_PAD(NAME, T)                          \
   inline T get_pad_value_##NAME(tensor a) {               \

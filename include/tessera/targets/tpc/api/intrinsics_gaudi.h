@@ -1153,6 +1153,122 @@ TESSERA_TPC_G_LOGIC(u8, uchar256, bool256)
 
 #undef TESSERA_TPC_G_LOGIC
 
+// AND/OR/XOR/NOT act on the encodings of float lanes too (tpc-intrinsics.h declares them for f32
+// and bf16), and SHL/SHR/AND/OR/XOR/NOT on the SPU for every scalar type.
+namespace detail {
+template <typename T, typename F>
+inline T on_bits(T a, T b, F f) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t,
+                               std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint8_t>>;
+  static_assert(sizeof(T) == sizeof(U), "lanes are 1, 2 or 4 bytes");
+  U x, y;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  const U r = static_cast<U>(f(x, y));
+  T out;
+  std::memcpy(static_cast<void*>(&out), &r, sizeof out);
+  return out;
+}
+struct op_not {
+  template <typename X>
+  X operator()(X a, X) const {
+    return static_cast<X>(~a);
+  }
+};
+template <typename V, typename F>
+inline V bits_map2(const V& a, const V& b, F f) {
+  V r(no_init_t{});
+  for (int i = 0; i < V::lanes; ++i) r.v[i] = on_bits(a.v[i], b.v[i], f);
+  return r;
+}
+// ABS: integers saturate ABS(MIN) to MAX (Gaudi has no SW_NO_SAT, a Greco switch in
+// tpc-intrinsics.h), floats clear the sign bit.
+template <typename S>
+inline S abs_lane(S a) {
+  if constexpr (std::is_integral_v<S>)
+    return a == std::numeric_limits<S>::lowest() ? std::numeric_limits<S>::max()
+                                                 : static_cast<S>(a < 0 ? -a : a);
+  else
+    return on_bits(a, a, [](auto x, auto) {
+      return x & static_cast<decltype(x)>(~(decltype(x){1} << (sizeof(x) * 8 - 1)));
+    });
+}
+}  // namespace detail
+#define TESSERA_TPC_G_FLOAT_LOGIC(D, V, B)                                        \
+  TESSERA_TPC_G_BIN(D, V, B, and, (detail::bits_map2(a, b, detail::op_and{})), 0) \
+  TESSERA_TPC_G_BIN(D, V, B, or, (detail::bits_map2(a, b, detail::op_or{})), 0)   \
+  TESSERA_TPC_G_BIN(D, V, B, xor, (detail::bits_map2(a, b, detail::op_xor{})), 0)
+TESSERA_TPC_G_FLOAT_LOGIC(f32, float64, bool64)
+TESSERA_TPC_G_FLOAT_LOGIC(bf16, bfloat128, bool128)
+#undef TESSERA_TPC_G_FLOAT_LOGIC
+#define TESSERA_TPC_G_NOT(D, V, B)                                                            \
+  inline V v_##D##_not_b(const V& a, int switches = 0, const V& income = V(),                 \
+                         bool predicate = true, bool polarity = false) {                      \
+    detail::check_switches(switches, 0, "v_" #D "_not_b");                                    \
+    return detail::predicated(detail::bits_map2(a, a, detail::op_not{}), income, predicate,   \
+                              polarity, a);                                                   \
+  }                                                                                           \
+  inline V v_##D##_not_vb(const V& a, int switches, const V& income, const B& predicate,      \
+                          bool polarity = false) {                                            \
+    detail::check_switches(switches, 0, "v_" #D "_not_vb");                                   \
+    return detail::predicated_v(detail::bits_map2(a, a, detail::op_not{}), income, predicate, \
+                                polarity, a);                                                 \
+  }
+TESSERA_TPC_G_NOT(f32, float64, bool64)
+TESSERA_TPC_G_NOT(bf16, bfloat128, bool128)
+TESSERA_TPC_G_NOT(i32, int64, bool64)
+TESSERA_TPC_G_NOT(u32, uint64, bool64)
+TESSERA_TPC_G_NOT(i16, short128, bool128)
+TESSERA_TPC_G_NOT(u16, ushort128, bool128)
+TESSERA_TPC_G_NOT(i8, char256, bool256)
+TESSERA_TPC_G_NOT(u8, uchar256, bool256)
+#undef TESSERA_TPC_G_NOT
+#define TESSERA_TPC_G_S_BIN(D, S, NAME, B_T, EXPR)                                             \
+  inline S s_##D##_##NAME(S a, B_T b, int switches = 0, S income = S(), bool predicate = true, \
+                          bool polarity = false) {                                             \
+    detail::check_switches(switches, 0, "s_" #D "_" #NAME);                                    \
+    detail::issue(detail::kSpu);                                                               \
+    return detail::enabled(predicate, polarity) ? (EXPR) : income;                             \
+  }
+#define TESSERA_TPC_G_S_UNARY(D, S, NAME, EXPR)                                         \
+  inline S s_##D##_##NAME(S a, int switches = 0, S income = S(), bool predicate = true, \
+                          bool polarity = false) {                                      \
+    detail::check_switches(switches, 0, "s_" #D "_" #NAME);                             \
+    detail::issue(detail::kSpu);                                                        \
+    return detail::enabled(predicate, polarity) ? (EXPR) : income;                      \
+  }
+#define TESSERA_TPC_G_S_BITS(D, S)                                           \
+  TESSERA_TPC_G_S_BIN(D, S, and, S, detail::on_bits(a, b, detail::op_and{})) \
+  TESSERA_TPC_G_S_BIN(D, S, or, S, detail::on_bits(a, b, detail::op_or{}))   \
+  TESSERA_TPC_G_S_BIN(D, S, xor, S, detail::on_bits(a, b, detail::op_xor{})) \
+  TESSERA_TPC_G_S_UNARY(D, S, not, detail::on_bits(a, a, detail::op_not{}))
+#define TESSERA_TPC_G_S_SHIFTS(D, S)                                                  \
+  TESSERA_TPC_G_S_BIN(D, S, shl, std::int8_t, detail::op_shl{}(a, static_cast<S>(b))) \
+  TESSERA_TPC_G_S_BIN(D, S, shr, std::int8_t, detail::op_shr{}(a, static_cast<S>(b)))
+TESSERA_TPC_G_S_BITS(f32, float)
+TESSERA_TPC_G_S_BITS(bf16, bf16)
+TESSERA_TPC_G_S_BITS(i32, std::int32_t)
+TESSERA_TPC_G_S_BITS(u32, std::uint32_t)
+TESSERA_TPC_G_S_BITS(i16, std::int16_t)
+TESSERA_TPC_G_S_BITS(u16, std::uint16_t)
+TESSERA_TPC_G_S_BITS(i8, std::int8_t)
+TESSERA_TPC_G_S_BITS(u8, std::uint8_t)
+TESSERA_TPC_G_S_SHIFTS(i32, std::int32_t)
+TESSERA_TPC_G_S_SHIFTS(u32, std::uint32_t)
+TESSERA_TPC_G_S_SHIFTS(i16, std::int16_t)
+TESSERA_TPC_G_S_SHIFTS(u16, std::uint16_t)
+TESSERA_TPC_G_S_SHIFTS(i8, std::int8_t)
+TESSERA_TPC_G_S_SHIFTS(u8, std::uint8_t)
+TESSERA_TPC_G_S_UNARY(f32, float, abs, detail::abs_lane(a))
+TESSERA_TPC_G_S_UNARY(bf16, bf16, abs, detail::abs_lane(a))
+TESSERA_TPC_G_S_UNARY(i32, std::int32_t, abs, detail::abs_lane(a))
+TESSERA_TPC_G_S_UNARY(i16, std::int16_t, abs, detail::abs_lane(a))
+TESSERA_TPC_G_S_UNARY(i8, std::int8_t, abs, detail::abs_lane(a))
+#undef TESSERA_TPC_G_S_SHIFTS
+#undef TESSERA_TPC_G_S_BITS
+#undef TESSERA_TPC_G_S_UNARY
+#undef TESSERA_TPC_G_S_BIN
+
 // SEL_<cmp> with the compared type A and the selected (result) type C, lanes of one width
 // (tpc-intrinsics.h: `float64 v_f32_sel_grt_i32_b(int64 a, int64 b, float64 c, float64 d, ...)`
 // returns c where a > b, else d). The legacy spelling of tpc-defs.h puts the compared type first:
@@ -1733,6 +1849,90 @@ inline float128 v_bf16_mac_acc32_vb(const bfloat128& a, const bfloat128& b,
   return r;
 }
 
+// ---- MAC of 16-bit integers into 32-bit accumulators (tpc-intrinsics.h MAC, Gaudi set) ----
+// `v_i16_mac_b` sums short128 products into an int128 pair, lane 2i into v1 and 2i + 1 into v2,
+// the layout of the ACC_F32 form above. SW_SAT clamps to the accumulator's range, else it wraps;
+// on Gaudi the header allows SW_NEG for float types only, so the integer forms reject it. The
+// 8-bit forms (`v_i8_mac_b` into int256) are declared for Goya and Greco, not for Gaudi.
+namespace detail {
+template <typename T>
+inline T mac_lane(T acc, long long product, int switches) {
+  const long long x = static_cast<long long>(acc) + product;
+  if (switches & SW_SAT)
+    return static_cast<T>(
+        std::clamp<long long>(x, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x));
+}
+template <typename Acc, typename Src, typename Enabled>
+inline Acc int_mac_wide(const Src& a, const Src& b, const Acc& acc, int switches,
+                        Enabled&& lane_enabled) {
+  using T = lane_t<decltype(acc.v1)>;
+  Acc r = acc;
+  for (int i = 0; i < Src::lanes; ++i) {
+    if (!lane_enabled(i)) continue;
+    T& dst = (i % 2 == 0 ? r.v1 : r.v2).v[i / 2];
+    dst =
+        mac_lane<T>(dst, static_cast<long long>(a.v[i]) * static_cast<long long>(b.v[i]), switches);
+  }
+  return r;
+}
+}  // namespace detail
+#define TESSERA_TPC_G_INT_MAC(D, SRC, ACC, B, S, SACC)                                           \
+  inline ACC v_##D##_mac_b(const SRC& a, const SRC& b, const ACC& accumulator, int switches = 0, \
+                           bool predicate = true, bool polarity = false) {                       \
+    detail::check_switches(switches, SW_SAT, "v_" #D "_mac_b");                                  \
+    const bool on = detail::enabled(predicate, polarity);                                        \
+    return detail::timed_pair_on_vpu(                                                            \
+        detail::int_mac_wide(a, b, accumulator, switches, [on](int) { return on; }), a, b,       \
+        accumulator.v1, accumulator.v2);                                                         \
+  }                                                                                              \
+  inline ACC v_##D##_mac_vb(const SRC& a, const SRC& b, const ACC& accumulator, int switches,    \
+                            const B& predicate, bool polarity = false) {                         \
+    detail::check_switches(switches, SW_SAT, "v_" #D "_mac_vb");                                 \
+    return detail::timed_pair_on_vpu(                                                            \
+        detail::int_mac_wide(                                                                    \
+            a, b, accumulator, switches,                                                         \
+            [&](int i) { return detail::enabled(predicate.lane<SRC::lanes>(i), polarity); }),    \
+        a, b, accumulator.v1, accumulator.v2, predicate);                                        \
+  }                                                                                              \
+  inline SACC s_##D##_mac(S a, S b, SACC accumulator, int switches = 0, bool predicate = true,   \
+                          bool polarity = false) {                                               \
+    detail::check_switches(switches, SW_SAT, "s_" #D "_mac");                                    \
+    detail::issue(detail::kSpu);                                                                 \
+    if (!detail::enabled(predicate, polarity)) return accumulator;                               \
+    return detail::mac_lane<SACC>(                                                               \
+        accumulator, static_cast<long long>(a) * static_cast<long long>(b), switches);           \
+  }
+TESSERA_TPC_G_INT_MAC(i16, short128, int128, bool128, std::int16_t, std::int32_t)
+TESSERA_TPC_G_INT_MAC(u16, ushort128, uint128, bool128, std::uint16_t, std::uint32_t)
+#undef TESSERA_TPC_G_INT_MAC
+
+// Scalar float MACs on the SPU; SW_NEG subtracts the product. bf16 rounds the f32 result to
+// nearest even, as the vector bf16 MAC does; _acc32 keeps the f32 sum (ACC_F32).
+inline float s_f32_mac(float a, float b, float accumulator, int switches = 0, bool predicate = true,
+                       bool polarity = false) {
+  detail::check_switches(switches, SW_NEG, "s_f32_mac");
+  detail::issue(detail::kSpu);
+  if (!detail::enabled(predicate, polarity)) return accumulator;
+  return std::fma((switches & SW_NEG) ? -a : a, b, accumulator);
+}
+inline float s_bf16_mac_acc32(bf16 a, bf16 b, float accumulator, int switches = 0,
+                              bool predicate = true, bool polarity = false) {
+  detail::check_switches(switches, SW_NEG, "s_bf16_mac_acc32");
+  return s_f32_mac(static_cast<float>(a), static_cast<float>(b), accumulator, switches, predicate,
+                   polarity);
+}
+inline bf16 s_bf16_mac(bf16 a, bf16 b, bf16 accumulator, int switches = 0, bool predicate = true,
+                       bool polarity = false) {
+  detail::check_switches(switches, SW_NEG, "s_bf16_mac");
+  if (!detail::enabled(predicate, polarity)) {
+    detail::issue(detail::kSpu);
+    return accumulator;
+  }
+  return bf16(s_f32_mac(static_cast<float>(a), static_cast<float>(b),
+                        static_cast<float>(accumulator), switches));
+}
+
 // ---- floating-point helpers ----
 // FORM_FP_NUM with the exponent given as a number (the _ie_ form): exponent from a's lane byte
 // (SW_ADD_BIAS adds 127), sign of b (or forced, or b's LSB with SW_SIGN_LSB), significand of c,
@@ -2047,23 +2247,47 @@ inline bfloat128_pair_t v_bf16_lookup_2c(const ushort128&, int fid, int, const b
 }
 
 // ---- index registers (i_*): int5 arithmetic on the dimensions `dimmask` selects ----
+namespace detail {
+// One SPU instruction on an index register: `lane(d)` on the dimensions `dimmask` selects, the
+// income elsewhere and when the predicate is off.
+template <typename F>
+inline int5 index_op(const int5& income, int dimmask, int switches, bool predicate, bool polarity,
+                     const char* name, F lane) {
+  check_switches(switches, 0, name);
+  issue(kSpu);
+  if (!enabled(predicate, polarity)) return income;
+  int5 r = income;
+  for (int d = 0; d < 5; ++d)
+    if ((dimmask >> d) & 1) r.v[d] = lane(d);
+  return r;
+}
+}  // namespace detail
 #define TESSERA_TPC_G_INDEX(NAME, EXPR)                                                        \
   inline int5 i_i32_##NAME(const int5& a, const int5& b, int dimmask, int switches,            \
                            const int5& income, bool predicate = true, bool polarity = false) { \
-    detail::check_switches(switches, 0, "i_i32_" #NAME);                                       \
-    detail::issue(detail::kSpu);                                                               \
-    if (!detail::enabled(predicate, polarity)) return income;                                  \
-    int5 r = income;                                                                           \
-    for (int d = 0; d < 5; ++d)                                                                \
-      if ((dimmask >> d) & 1) r.v[d] = (EXPR);                                                 \
-    return r;                                                                                  \
+    return detail::index_op(income, dimmask, switches, predicate, polarity, "i_i32_" #NAME,    \
+                            [&](int d) { return (EXPR); });                                    \
   }
 TESSERA_TPC_G_INDEX(add, a.v[d] + b.v[d])
 TESSERA_TPC_G_INDEX(sub, a.v[d] - b.v[d])
 TESSERA_TPC_G_INDEX(mul, a.v[d] * b.v[d])
 TESSERA_TPC_G_INDEX(min, b.v[d] < a.v[d] ? b.v[d] : a.v[d])
 TESSERA_TPC_G_INDEX(max, a.v[d] < b.v[d] ? b.v[d] : a.v[d])
+TESSERA_TPC_G_INDEX(and, a.v[d] & b.v[d])
+TESSERA_TPC_G_INDEX(or, a.v[d] | b.v[d])
+TESSERA_TPC_G_INDEX(xor, a.v[d] ^ b.v[d])
+TESSERA_TPC_G_INDEX(shl, detail::op_shl{}(a.v[d], b.v[d]))
+TESSERA_TPC_G_INDEX(shr, detail::op_shr{}(a.v[d], b.v[d]))
 #undef TESSERA_TPC_G_INDEX
+#define TESSERA_TPC_G_INDEX_UNARY(NAME, EXPR)                                               \
+  inline int5 i_i32_##NAME(const int5& a, int dimmask, int switches, const int5& income,    \
+                           bool predicate = true, bool polarity = false) {                  \
+    return detail::index_op(income, dimmask, switches, predicate, polarity, "i_i32_" #NAME, \
+                            [&](int d) { return (EXPR); });                                 \
+  }
+TESSERA_TPC_G_INDEX_UNARY(not, ~a.v[d])
+TESSERA_TPC_G_INDEX_UNARY(abs, detail::abs_lane(a.v[d]))
+#undef TESSERA_TPC_G_INDEX_UNARY
 // A scalar operand of an int5 op is splatted to every dimension, as TPC-C converts a scalar to
 // a vector (`i_i32_add(1, coords, 1 << 1, 0, coords, pred)` in Habana's matrix_mul).
 #define TESSERA_TPC_G_INDEX_SCALAR(NAME)                                                          \

@@ -1046,35 +1046,38 @@ T relu(T x) {
 
 }  // namespace detail
 
-// Binary: count form, continuous-mask form and bit-mask form.
-#define TESSERA_ASCENDC_BINARY(NAME, EXPR)                                                       \
-  template <typename T, bool isSetMask = true>                                                   \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
-            const std::int32_t& calCount) {                                                      \
-    detail::map(                                                                                 \
-        #NAME, detail::count_shape(calCount, #NAME), [](T a, T b) -> T { return EXPR; }, {1, 8}, \
-        dst, detail::in(src0), detail::in(src1));                                                \
-  }                                                                                              \
-  template <typename T, bool isSetMask = true>                                                   \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
-            std::uint64_t mask, const std::uint8_t repeatTimes, const BinaryRepeatParams& p) {   \
-    detail::map(                                                                                 \
-        #NAME,                                                                                   \
-        detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), #NAME, detail::dense(p)),    \
-        [](T a, T b) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,               \
-        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                      \
-        detail::in(src1, p.src1BlkStride, p.src1RepStride));                                     \
-  }                                                                                              \
-  template <typename T, bool isSetMask = true>                                                   \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
-            const std::uint64_t mask[2], const std::uint8_t repeatTimes,                         \
-            const BinaryRepeatParams& p) {                                                       \
-    detail::map(                                                                                 \
-        #NAME, detail::lane_bits<isSetMask>(mask, repeatTimes, #NAME, detail::dense(p)),         \
-        [](T a, T b) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,               \
-        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                      \
-        detail::in(src1, p.src1BlkStride, p.src1RepStride));                                     \
+// Binary: count form, continuous-mask form and bit-mask form. DST_IN(blk, rep) adds dst as a
+// third input for the ops that also read it, or nothing.
+#define TESSERA_ASCENDC_BINARY_FORMS(NAME, LAMBDA, DST_IN)                                         \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
+            const std::int32_t& calCount) {                                                        \
+    detail::map(#NAME, detail::count_shape(calCount, #NAME), LAMBDA, {1, 8}, dst,                  \
+                detail::in(src0), detail::in(src1) DST_IN(1, 8));                                  \
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
+            std::uint64_t mask, const std::uint8_t repeatTimes, const BinaryRepeatParams& p) {     \
+    detail::map(                                                                                   \
+        #NAME,                                                                                     \
+        detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), #NAME, detail::dense(p)),      \
+        LAMBDA, {p.dstBlkStride, p.dstRepStride}, dst,                                             \
+        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                        \
+        detail::in(src1, p.src1BlkStride, p.src1RepStride) DST_IN(p.dstBlkStride, p.dstRepStride));\
+  }                                                                                                \
+  template <typename T, bool isSetMask = true>                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,     \
+            const std::uint64_t mask[2], const std::uint8_t repeatTimes,                           \
+            const BinaryRepeatParams& p) {                                                         \
+    detail::map(                                                                                   \
+        #NAME, detail::lane_bits<isSetMask>(mask, repeatTimes, #NAME, detail::dense(p)), LAMBDA,   \
+        {p.dstBlkStride, p.dstRepStride}, dst, detail::in(src0, p.src0BlkStride, p.src0RepStride), \
+        detail::in(src1, p.src1BlkStride, p.src1RepStride) DST_IN(p.dstBlkStride, p.dstRepStride));\
   }
+#define TESSERA_ASCENDC_NO_DST_IN(blk, rep)
+#define TESSERA_ASCENDC_DST_IN(blk, rep) , detail::in(dst, blk, rep)
+#define TESSERA_ASCENDC_BINARY(NAME, EXPR) \
+  TESSERA_ASCENDC_BINARY_FORMS(NAME, ([](T a, T b) -> T { return EXPR; }), TESSERA_ASCENDC_NO_DST_IN)
 
 TESSERA_ASCENDC_BINARY(Add, static_cast<T>(a + b))
 TESSERA_ASCENDC_BINARY(Sub, static_cast<T>(a - b))
@@ -1091,39 +1094,14 @@ TESSERA_ASCENDC_BINARY(Or, static_cast<T>(a | b))
 
 // Binary ops that also read dst: MulAddDst (dst = src0 * src1 + dst) and FusedMulAdd
 // (dst = src0 * dst + src1), in the three forms.
-#define TESSERA_ASCENDC_DST_BINARY(NAME, EXPR)                                                 \
-  template <typename T, bool isSetMask = true>                                                 \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
-            const std::int32_t& calCount) {                                                    \
-    detail::map(                                                                               \
-        #NAME, detail::count_shape(calCount, #NAME), [](T a, T b, T d) -> T { return EXPR; },  \
-        {1, 8}, dst, detail::in(src0), detail::in(src1), detail::in(dst));                     \
-  }                                                                                            \
-  template <typename T, bool isSetMask = true>                                                 \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
-            std::uint64_t mask, const std::uint8_t repeatTimes, const BinaryRepeatParams& p) { \
-    detail::map(                                                                               \
-        #NAME,                                                                                 \
-        detail::lane_shape<isSetMask>(mask, repeatTimes, sizeof(T), #NAME, detail::dense(p)),  \
-        [](T a, T b, T d) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,        \
-        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                    \
-        detail::in(src1, p.src1BlkStride, p.src1RepStride),                                    \
-        detail::in(dst, p.dstBlkStride, p.dstRepStride));                                      \
-  }                                                                                            \
-  template <typename T, bool isSetMask = true>                                                 \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
-            const std::uint64_t mask[2], const std::uint8_t repeatTimes,                       \
-            const BinaryRepeatParams& p) {                                                     \
-    detail::map(                                                                               \
-        #NAME, detail::lane_bits<isSetMask>(mask, repeatTimes, #NAME, detail::dense(p)),       \
-        [](T a, T b, T d) -> T { return EXPR; }, {p.dstBlkStride, p.dstRepStride}, dst,        \
-        detail::in(src0, p.src0BlkStride, p.src0RepStride),                                    \
-        detail::in(src1, p.src1BlkStride, p.src1RepStride),                                    \
-        detail::in(dst, p.dstBlkStride, p.dstRepStride));                                      \
-  }
+#define TESSERA_ASCENDC_DST_BINARY(NAME, EXPR) \
+  TESSERA_ASCENDC_BINARY_FORMS(NAME, ([](T a, T b, T d) -> T { return EXPR; }), TESSERA_ASCENDC_DST_IN)
 TESSERA_ASCENDC_DST_BINARY(MulAddDst, static_cast<T>(a* b + d))
 TESSERA_ASCENDC_DST_BINARY(FusedMulAdd, static_cast<T>(a* d + b))
 #undef TESSERA_ASCENDC_DST_BINARY
+#undef TESSERA_ASCENDC_DST_IN
+#undef TESSERA_ASCENDC_NO_DST_IN
+#undef TESSERA_ASCENDC_BINARY_FORMS
 
 // Unary: count form, continuous-mask form and bit-mask form.
 #define TESSERA_ASCENDC_UNARY(NAME, EXPR)                                                         \

@@ -17,6 +17,7 @@
 #include "onnx_guard.h"
 #include "tessera/compiler/reference_exec.h"
 #include "tessera/core/error.h"
+#include "tessera/core/json_integer.h"
 #include "tessera/core/limits.h"
 
 namespace tessera::compiler {
@@ -96,20 +97,11 @@ json encode_attr(const Attribute& a, Blob& blob) {
                    what);
 }
 
-// nlohmann converts a JSON float to an integer with a plain cast, undefined beyond the type's
-// range (1e26 as an int64): every integer of a model file is read through these instead.
+// Every integer of a model file is read through this (core/json_integer.h says why).
 template <typename T>
 T integer(const json& j, const std::string& name, const char* what) {
-  if (j.is_number_unsigned()) {
-    const auto u = j.get<std::uint64_t>();
-    if (!std::in_range<T>(u)) corrupt(name, fmt::format("{} {} is out of range", what, u));
-    return static_cast<T>(u);
-  }
-  if (j.is_number_integer()) {
-    const auto v = j.get<std::int64_t>();
-    if (!std::in_range<T>(v)) corrupt(name, fmt::format("{} {} is out of range", what, v));
-    return static_cast<T>(v);
-  }
+  if (const std::optional<T> v = json_integer<T>(j)) return *v;
+  if (j.is_number_integer()) corrupt(name, fmt::format("{} {} is out of range", what, j.dump()));
   corrupt(name, fmt::format("{} is not an integer: {}", what, j.dump()));
 }
 

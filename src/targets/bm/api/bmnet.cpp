@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "guard.h"
 #include "state.h"
 #include "tessera/core/error.h"
+#include "tessera/core/json_integer.h"
 #include "tessera/targets/bm/api/bmodel.h"
 
 namespace tessera::bm {
@@ -33,17 +35,10 @@ struct Header {
 };
 
 
-// nlohmann converts a JSON float to an integer with a plain cast, undefined past the type's
-// range (1e26 as an int): every integer of a bmodel is read through this instead.
+// Every integer of a bmodel is read through this (core/json_integer.h says why).
 template <typename T>
 T integer(const nlohmann::json& j, const std::string& name, const char* what, T lowest) {
-  if (j.is_number_unsigned()) {
-    const auto u = j.get<std::uint64_t>();
-    if (std::in_range<T>(u) && static_cast<T>(u) >= lowest) return static_cast<T>(u);
-  } else if (j.is_number_integer()) {
-    const auto v = j.get<std::int64_t>();
-    if (std::in_range<T>(v) && static_cast<T>(v) >= lowest) return static_cast<T>(v);
-  }
+  if (const std::optional<T> v = json_integer<T>(j); v && *v >= lowest) return *v;
   throw_user_error("bmodel '{}': {} is {}, not a whole number from {} to {}; write the file again "
                    "with tessera::bm::save_bmodel",
                    name, what, j.dump(), lowest, std::numeric_limits<T>::max());

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "bm_util.h"
+#include "tessera/core/error.h"
 #include "tessera/targets/bm/api/bmodel.h"
 
 namespace {
@@ -140,6 +142,47 @@ TEST(BmNet, BmodelWithTwoInputShapesRegistersAndRuns) {
   expect_error(TESSERA_BM_USER_ERROR, "checksum");
   std::remove(path.c_str());
   bm_exit(ctx);
+}
+
+// A bmodel whose JSON gives a size as a float past any integer, or a negative one, is refused by
+// name: nlohmann would cast it with undefined behaviour. The checksum is made right (FNV-1a 64
+// over JSON and blob, written here) so that only the number is wrong.
+TEST(BmNet, BmodelIntegersOutOfRangeAreRefused) {
+  tessera::bm::BModel model;
+  model.name = "tiny";
+  model.weight = weights();
+  model.stages.push_back(compile(1));
+  const std::vector<std::uint8_t> good = tessera::bm::encode_bmodel(model);
+  constexpr std::size_t kHeader = 40;  // magic, version, reserved, JSON bytes, blob bytes, sum
+  std::uint64_t json_bytes = 0;
+  std::memcpy(&json_bytes, good.data() + 16, 8);
+  const std::string json(good.begin() + kHeader, good.begin() + kHeader + json_bytes);
+  for (const std::string bad : {"1e26", "-5", "2.5"}) {
+    const std::size_t at = json.find("\"neuron_size\":");
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t value = at + std::string("\"neuron_size\":").size();
+    const std::size_t end = json.find_first_of(",}", value);
+    const std::string patched = json.substr(0, value) + bad + json.substr(end);
+    const std::size_t blob = good.size() - kHeader - json_bytes;
+    std::vector<std::uint8_t> file(kHeader + patched.size() + blob);
+    std::memcpy(file.data(), good.data(), kHeader);
+    std::memcpy(file.data() + kHeader, patched.data(), patched.size());
+    std::memcpy(file.data() + kHeader + patched.size(), good.data() + kHeader + json_bytes, blob);
+    const std::uint64_t size = patched.size();
+    std::memcpy(file.data() + 16, &size, 8);
+    std::uint64_t sum = 14695981039346656037ull;
+    for (std::size_t i = kHeader; i < file.size(); ++i) sum = (sum ^ file[i]) * 1099511628211ull;
+    std::memcpy(file.data() + 32, &sum, 8);
+    try {
+      (void)tessera::bm::decode_bmodel(file, "patched");
+      ADD_FAILURE() << "neuron_size " << bad << " was accepted";
+    } catch (const tessera::UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("neuron_size is "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not a whole number from 0"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW((void)tessera::bm::decode_bmodel(good, "good"));
 }
 
 TEST(BmNet, RegisterFromInfoAndWithImportedMemory) {

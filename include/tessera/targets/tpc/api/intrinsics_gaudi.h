@@ -263,27 +263,28 @@ inline V predicated_v(const V& computed, const V& income, const bool256& p, bool
 }
 
 // MOV_DUAL_GROUP (tpc-intrinsics.h): dual group `src` of `a` into dual group `dst` of the
-// result; SW_WR_LOWER_GROUP / SW_WR_UPPER_GROUP choose which half of the dual group is written.
-// `mask` enables 2-byte units of the 64-byte dual group (bit j: bytes 2j, 2j+1).
+// result; SW_WR_LOWER_GROUP / SW_WR_UPPER_GROUP choose which group (32 bytes) of the dual group is
+// written "with respect to the Byte write mask": bit j of `mask` enables byte j of each written
+// group. Habana's compiler relies on that reading when it assembles packed bytes with masks
+// 0x0000FFFF and 0xFFFF0000 (TPCISelLowering.cpp truncate_32_to_8).
 template <typename V>
 inline V mov_dual_group(const V& a, std::uint32_t mask, int src, int dst, int sw, const V& income,
                         const char* name) {
   check_switches(sw, SW_WR_LOWER_GROUP | SW_WR_UPPER_GROUP, name);
-  constexpr int n = V::lanes / 4;  // elements per dual group
-  constexpr int bytes = static_cast<int>(sizeof(lane_t<V>));
   V r = income;
-  for (int j = 0; j < n; ++j) {
-    const bool lower = j < n / 2;
-    if (!(sw & (lower ? SW_WR_LOWER_GROUP : SW_WR_UPPER_GROUP))) continue;
-    if (!((mask >> ((j * bytes) / 2)) & 1u)) continue;
-    r.v[(dst & 3) * n + j] = a.v[(src & 3) * n + j];
+  auto* out = reinterpret_cast<unsigned char*>(r.v) + 64 * (dst & 3);
+  const auto* in = reinterpret_cast<const unsigned char*>(a.v) + 64 * (src & 3);
+  for (int group = 0; group < 2; ++group) {
+    if (!(sw & (group == 0 ? SW_WR_LOWER_GROUP : SW_WR_UPPER_GROUP))) continue;
+    for (int byte = 0; byte < 32; ++byte)
+      if ((mask >> byte) & 1u) out[32 * group + byte] = in[32 * group + byte];
   }
   return r;
 }
 
 // MOV_GROUP: in each dual group whose SW_DUAL_GROUPd_EN is set, group g (SW_GROUPg_EN) takes
 // the other group's elements, so max(v, mov_group(v)) folds the halves (Habana's kernels use it
-// that way). `mask` enables 2-byte units of the dual group as for MOV_DUAL_GROUP.
+// that way). `mask` enables 2-byte units of the dual group.
 template <typename V>
 inline V mov_group(const V& a, std::uint32_t mask, int sw, const V& income, const char* name) {
   check_switches(sw, 0x3f, name);

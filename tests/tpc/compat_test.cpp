@@ -345,27 +345,6 @@ TEST(TpcCompat, ShuffleReadsEachElementsControlByte) {
   for (int i = 0; i < 256; ++i) EXPECT_EQ(s[i], i / 32 == 4 ? 128 + 32 + 3 : 7) << i;
 }
 
-// ST_TNSR's SW_PACK lays the lanes out in an order the public headers do not give: refused with
-// the switch named.
-static void packing_store(tensor in, tensor out) {
-  v_bf16_st_tnsr(int5{}, out, v_bf16_ld_tnsr_b(int5{}, in), SW_PACK);
-}
-
-TEST_F(CompatFixture, PackingStoreIsAUserErrorNamingTheSwitch) {
-  add_one_member("pack_bf16", tpc_kernel<&packing_store>());
-  Runtime rt(*dev, options());
-  auto in = make_device_tensor(*dev, DType::bf16, Shape{128});
-  auto out = make_device_tensor(*dev, DType::bf16, Shape{128});
-  try {
-    rt.launch("pack_bf16", {in}, {out});
-    FAIL() << "SW_PACK was accepted";
-  } catch (const UserError& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("SW_PACK"), std::string::npos) << m;
-    EXPECT_NE(m.find("v_bf16_st_tnsr"), std::string::npos) << m;
-  }
-}
-
 // The legacy convert aliases exactly as tpc-defs.h spells them (argument order included).
 TEST(TpcCompat, LegacyConvertAliasesTakeTpcDefsArguments) {
   float64 x;

@@ -164,7 +164,7 @@ enum : int {
   RMW_SET = 0x1 << 6,  // Gaudi's position (tpc-defs.h)
   SW_COUNT_ZEROS = 0x0 << 0,  // POPCNT
   SW_COUNT_ONES = 0x1 << 0,
-  SW_PACK = 0x1 << 2,  // ST_TNSR: the store pipe packs (not simulated, see check_store_switches)
+  SW_PACK = 0x1 << 2,  // ST_TNSR: the store pipe packs (whole_store, intrinsics_derived.h)
   SW_PCK_32_TO_16 = 0x0 << 4,
   SW_PCK_16_TO_8 = 0x1 << 4,
   SW_PCK_32_TO_8 = 0x2 << 4,
@@ -343,10 +343,13 @@ inline V shuffle(const V& a, const uchar256& b, const V& income) {
 }
 
 // ST_TNSR's SW_PACK: the store pipe packs the register before writing (tpc-intrinsics.h
-// "ST_TNSR"), but the order in which it lays the lanes out is not in Habana's public headers, so
-// Tessera refuses it rather than guess (a UserError naming the switch); other switches are
-// refused as everywhere.
+// "ST_TNSR"). Habana's compiler gives the order for a whole-register store (whole_store,
+// intrinsics_derived.h); the partial, half and RMW stores refuse it (a UserError naming the
+// switch), and other switches are refused as everywhere.
 [[noreturn]] void bad_pack(const char* intrinsic);
+template <typename V>
+inline void whole_store(const int5& ndx, tensor t, const V& value, int switches, bool predicate,
+                        bool polarity, const char* intrinsic);
 inline void check_store_switches(int switches, const char* intrinsic) {
   if (switches & SW_PACK) [[unlikely]]
     bad_pack(intrinsic);
@@ -878,12 +881,7 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
   }                                                                                                \
   inline void v_##D##_st_tnsr(const int5& ndx, tensor t, const V& value, int switches = 0,         \
                               bool predicate = true, bool polarity = false) {                      \
-    detail::check_store_switches(switches, "v_" #D "_st_tnsr");                                    \
-    if (!detail::enabled(predicate, polarity)) {                                                   \
-      detail::issue(detail::kStore, value.ready);                                                  \
-      return;                                                                                      \
-    }                                                                                              \
-    detail::store(ndx, t, value, "v_" #D "_st_tnsr");                                              \
+    detail::whole_store(ndx, t, value, switches, predicate, polarity, "v_" #D "_st_tnsr");         \
   }                                                                                                \
   /* LD_TNSR PARTIAL (tpc-intrinsics.h): lanes offset .. offset + size (size: elements minus       \
      one) are read, the others keep income */                                                      \
@@ -2403,3 +2401,6 @@ inline bool256 bv_b_not_bv(const bool256& a) {
 #define MkRMW(dt, op, rmw, dl) ((dt) | ((op) << 4) | ((rmw) << 6) | ((dl) << 7))
 
 }  // namespace tessera::tpc
+
+// PACK, SW_PACK, UDIV_4STEP and the LFSR access, with semantics from Habana's compiler.
+#include "tessera/targets/tpc/api/intrinsics_derived.h"

@@ -27,23 +27,8 @@ static_assert(gcapi::MAX_NODE_NAME == 64 && gcapi::MAX_TENSOR_NR == 16 &&
               gcapi::MAX_TENSORS_PARAMS_NR == 32);
 static_assert(SW_RD == (3 << 16) && SW_NEG == (1 << 1) && SW_WR_UPPER_GROUP == (1 << 13));
 
-struct CompatFixture : ::testing::Test {
-  std::unique_ptr<runtime::Device> dev = open_gaudi();
-  std::shared_ptr<KernelSet> lib = std::make_shared<KernelSet>("compat-kernels");
-  KernelRegistry registry;
-  RuntimeOptions options() {
-    RuntimeOptions o;
-    o.registry = &registry;
-    return o;
-  }
-  void SetUp() override { registry.add_builtin_library(lib); }
-  void add_one_member(const std::string& name, KernelFunction fn) {
-    lib->add(name, [fn](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-      inst->indexSpaceGeometry.dims = 1;
-      inst->indexSpaceGeometry.sizes[0] = 1;
-      return gcapi::set_kernel(inst, fn);
-    });
-  }
+struct CompatFixture : KernelFixture {
+  CompatFixture() : KernelFixture("compat-kernels") {}
 };
 
 TEST(TpcCompat, Int5AndVectorsStartAtZero) {

@@ -204,27 +204,7 @@ TEST(TpcUdiv4Step, PredicateAndErrors) {
 
 // ---- kernels: ST_TNSR SW_PACK and the LFSR ----
 
-struct Derived : ::testing::Test {
-  std::unique_ptr<runtime::Device> dev = open_gaudi();
-  std::shared_ptr<KernelSet> lib = std::make_shared<KernelSet>("derived");
-  KernelRegistry registry;
-  RuntimeOptions options() {
-    RuntimeOptions o;
-    o.registry = &registry;
-    return o;
-  }
-  void SetUp() override { registry.add_builtin_library(lib); }
-  // One member, whatever the tensors; an int node parameter becomes the scalar parameter.
-  void add_single(const char* name, KernelFunction fn) {
-    lib->add(name, [fn](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* i) {
-      i->indexSpaceGeometry.dims = 1;
-      i->indexSpaceGeometry.sizes[0] = 1;
-      if (p->NodeParamsSize == sizeof(int))
-        gcapi::set_scalar_params(i->kernel, *static_cast<const int*>(p->NodeParams));
-      return gcapi::set_kernel(i, fn);
-    });
-  }
-};
+using Derived = KernelFixture;
 
 // Register lane j holds j; each packing store writes its permutation.
 void packing_stores(tensor bytes, tensor shorts, int which) {
@@ -256,7 +236,7 @@ void packing_stores(tensor bytes, tensor shorts, int which) {
 }
 
 TEST_F(Derived, PackingStoreWritesTheCompilersOrder) {
-  add_single("packing_stores", tpc_kernel<&packing_stores>());
+  add_one_member("packing_stores", tpc_kernel<&packing_stores>());
   Runtime rt(*dev, options());
   auto bytes = make_device_tensor(*dev, DType::u8, Shape{512});
   auto shorts = make_device_tensor(*dev, DType::i16, Shape{256});
@@ -277,7 +257,7 @@ TEST_F(Derived, PackingStoreWritesTheCompilersOrder) {
 }
 
 TEST_F(Derived, PackingStoreRefusesWhatItCannotPack) {
-  add_single("packing_stores", tpc_kernel<&packing_stores>());
+  add_one_member("packing_stores", tpc_kernel<&packing_stores>());
   Runtime rt(*dev, options());
   auto bytes = make_device_tensor(*dev, DType::f32, Shape{512});
   auto shorts = make_device_tensor(*dev, DType::bf16, Shape{256});
@@ -365,7 +345,7 @@ void lfsr_intrinsics(tensor out) {
 }
 
 TEST_F(Derived, LfsrIntrinsicsAreTheLfsrVariables) {
-  add_single("lfsr_intrinsics", tpc_kernel<&lfsr_intrinsics>());
+  add_one_member("lfsr_intrinsics", tpc_kernel<&lfsr_intrinsics>());
   Runtime rt(*dev, options());
   auto out = make_device_tensor(*dev, DType::i8, Shape{256 * 11});
   rt.launch("lfsr_intrinsics", {}, {out});

@@ -27,23 +27,8 @@ static_assert(gcapi::MAX_NODE_NAME == 64 && gcapi::MAX_TENSOR_NR == 16 &&
               gcapi::MAX_TENSORS_PARAMS_NR == 32);
 static_assert(SW_RD == (3 << 16) && SW_NEG == (1 << 1) && SW_WR_UPPER_GROUP == (1 << 13));
 
-struct CompatFixture : ::testing::Test {
-  std::unique_ptr<runtime::Device> dev = open_gaudi();
-  std::shared_ptr<KernelSet> lib = std::make_shared<KernelSet>("compat-kernels");
-  KernelRegistry registry;
-  RuntimeOptions options() {
-    RuntimeOptions o;
-    o.registry = &registry;
-    return o;
-  }
-  void SetUp() override { registry.add_builtin_library(lib); }
-  void add_one_member(const std::string& name, KernelFunction fn) {
-    lib->add(name, [fn](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-      inst->indexSpaceGeometry.dims = 1;
-      inst->indexSpaceGeometry.sizes[0] = 1;
-      return gcapi::set_kernel(inst, fn);
-    });
-  }
+struct CompatFixture : KernelFixture {
+  CompatFixture() : KernelFixture("compat-kernels") {}
 };
 
 TEST(TpcCompat, Int5AndVectorsStartAtZero) {
@@ -343,27 +328,6 @@ TEST(TpcCompat, ShuffleReadsEachElementsControlByte) {
   for (int i = 0; i < 256; ++i) ctl[i] = (i / 32 == 4) ? static_cast<std::uint8_t>(0x80 | 0x20 | 3) : 0;
   const uchar256 s = v_u8_shuffle_b(bytes, ctl, 0, uchar256(static_cast<std::uint8_t>(7)));
   for (int i = 0; i < 256; ++i) EXPECT_EQ(s[i], i / 32 == 4 ? 128 + 32 + 3 : 7) << i;
-}
-
-// ST_TNSR's SW_PACK lays the lanes out in an order the public headers do not give: refused with
-// the switch named.
-static void packing_store(tensor in, tensor out) {
-  v_bf16_st_tnsr(int5{}, out, v_bf16_ld_tnsr_b(int5{}, in), SW_PACK);
-}
-
-TEST_F(CompatFixture, PackingStoreIsAUserErrorNamingTheSwitch) {
-  add_one_member("pack_bf16", tpc_kernel<&packing_store>());
-  Runtime rt(*dev, options());
-  auto in = make_device_tensor(*dev, DType::bf16, Shape{128});
-  auto out = make_device_tensor(*dev, DType::bf16, Shape{128});
-  try {
-    rt.launch("pack_bf16", {in}, {out});
-    FAIL() << "SW_PACK was accepted";
-  } catch (const UserError& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("SW_PACK"), std::string::npos) << m;
-    EXPECT_NE(m.find("v_bf16_st_tnsr"), std::string::npos) << m;
-  }
 }
 
 // The legacy convert aliases exactly as tpc-defs.h spells them (argument order included).

@@ -2,7 +2,11 @@
 // host <-> device copies of float data.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tessera/core/error.h"
@@ -42,6 +46,16 @@ struct GlueOptions {
   unsigned lanes = 64;
 };
 
+// Scalar parameters: the node parameters, dword by dword.
+inline void scalar_params_from_node(const gcapi::HabanaKernelParams_t* p,
+                                    gcapi::HabanaKernelInstantiation_t* inst) {
+  const unsigned dwords = p->NodeParamsSize / 4;
+  for (unsigned i = 0; i < dwords && i < gcapi::MAX_SCALAR_PARAMS_DWORDS; ++i)
+    std::memcpy(&inst->kernel.scalarParams[i], static_cast<const char*>(p->NodeParams) + 4 * i,
+                4);
+  inst->kernel.paramsNr = dwords;
+}
+
 inline KernelSet::Glue glue_for(KernelFunction fn, GlueOptions o = {}) {
   return [fn, o](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
     const auto rc = gcapi::elementwise_glue(p, inst, o.inputs, o.outputs, o.type, o.lanes, fn);
@@ -49,15 +63,35 @@ inline KernelSet::Glue glue_for(KernelFunction fn, GlueOptions o = {}) {
     for (unsigned i = 0; i < o.inputs; ++i) inst->inputPadValues[i].fValue = o.pad;
     inst->flags.specialFunctionsUsed = o.special ? 1 : 0;
     inst->flags.printfUsed = o.printf_used ? 1 : 0;
-    // Scalar parameters: the node parameters, dword by dword.
-    const unsigned dwords = p->NodeParamsSize / 4;
-    for (unsigned i = 0; i < dwords && i < gcapi::MAX_SCALAR_PARAMS_DWORDS; ++i)
-      std::memcpy(&inst->kernel.scalarParams[i], static_cast<const char*>(p->NodeParams) + 4 * i,
-                  4);
-    inst->kernel.paramsNr = dwords;
+    scalar_params_from_node(p, inst);
     return gcapi::GLUE_SUCCESS;
   };
 }
+
+// A registry holding one library of test kernels; add_one_member binds a kernel that one
+// member runs, whatever the tensors, with the node parameters as its scalar parameters.
+struct KernelFixture : ::testing::Test {
+  explicit KernelFixture(const char* library = "test-kernels")
+      : lib(std::make_shared<KernelSet>(library)) {}
+  std::unique_ptr<runtime::Device> dev = open_gaudi();
+  std::shared_ptr<KernelSet> lib;
+  KernelRegistry registry;
+  RuntimeOptions options() {
+    RuntimeOptions o;
+    o.registry = &registry;
+    return o;
+  }
+  void SetUp() override { registry.add_builtin_library(lib); }
+  void add_one_member(const std::string& name, KernelFunction fn) {
+    lib->add(name, [fn](const gcapi::HabanaKernelParams_t* p,
+                        gcapi::HabanaKernelInstantiation_t* inst) {
+      inst->indexSpaceGeometry.dims = 1;
+      inst->indexSpaceGeometry.sizes[0] = 1;
+      scalar_params_from_node(p, inst);
+      return gcapi::set_kernel(inst, fn);
+    });
+  }
+};
 
 // The abs kernel of spec 000 §2.7.1.
 inline void abs_f32(tensor inputA, tensor outputB) {

@@ -204,10 +204,10 @@ void bad_switches(const char* intrinsic, int switches, int allowed) {
 
 void bad_pack(const char* intrinsic) {
   throw_user_error(
-      "{}: SW_PACK (the store pipe packing the register, tpc-intrinsics.h ST_TNSR) is not "
-      "simulated: the order in which a packing store lays out the lanes is not in Habana's public "
-      "headers; put the elements in memory order first (v_*_mov_dual_group_b, v_*_shuffle_b) and "
-      "store without SW_PACK",
+      "{}: SW_PACK (the store pipe packing the register, tpc-intrinsics.h ST_TNSR) is modeled on "
+      "whole-register stores (v_<t>_st_tnsr) only: no public source gives its layout for a "
+      "partial, half or RMW store; store the whole register with SW_PACK, or put the elements in "
+      "memory order first (v_*_pack_b, v_*_mov_dual_group_b) and store without it",
       intrinsic);
 }
 
@@ -355,20 +355,34 @@ inline std::uint32_t nonzero(std::uint32_t x) {
 }
 }  // namespace
 
-void lfsr_read(std::uint32_t out[64], bool advance) {
+std::uint64_t lfsr_read(std::uint32_t out[64], bool advance, std::uint64_t operands_ready) {
   InstanceContext& c = instance("LFSR");
-  c.clock.issue(kVpu, 0);
+  const std::uint64_t ready = c.clock.issue(kVpu, operands_ready);
   for (int i = 0; i < 64; ++i) {
     const std::uint32_t next = lfsr_step(c.lfsr[i]);
     out[i] = next;
     if (advance) c.lfsr[i] = next;
   }
+  return ready;
 }
 
-void lfsr_seed(const std::uint32_t lanes[64]) {
+void lfsr_seed(const std::uint32_t lanes[64], std::uint64_t operands_ready) {
   InstanceContext& c = instance("LFSR");
-  c.clock.issue(kVpu, 0);
+  c.clock.issue(kVpu, operands_ready);
   for (int i = 0; i < 64; ++i) c.lfsr[i] = nonzero(lanes[i]);
+}
+
+// WRITE_LFSR with a vector predicate: the enabled bytes of the register take the source's.
+void lfsr_write_masked(const std::uint8_t bytes[256], const bool256& predicate, bool polarity,
+                       std::uint64_t operands_ready) {
+  InstanceContext& c = instance("write_lfsr_vb");
+  c.clock.issue(kVpu, operands_ready);
+  std::uint8_t state[256];
+  std::memcpy(state, c.lfsr, sizeof state);
+  for (int i = 0; i < 256; ++i)
+    if ((predicate.b[i] != 0) != polarity) state[i] = bytes[i];
+  std::memcpy(c.lfsr, state, sizeof state);
+  for (int i = 0; i < 64; ++i) c.lfsr[i] = nonzero(c.lfsr[i]);
 }
 
 std::uint32_t s_lfsr_read(bool advance) {

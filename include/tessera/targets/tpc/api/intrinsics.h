@@ -1037,8 +1037,9 @@ inline global_address a_gen_addr_i_b(const int5& coord, tensor t) {
 // ---- random numbers (spec 000 §2.5.3): LFSR / S_LFSR read destructively, *_NO_CHANGE peek,
 // assignment seeds. Each instance starts from a seed derived from its index-space offset.
 namespace detail {
-void lfsr_read(std::uint32_t out[64], bool advance);
-void lfsr_seed(const std::uint32_t lanes[64]);
+// The LFSR's next value (one VPU issue once the operands are ready; returns when it is ready).
+std::uint64_t lfsr_read(std::uint32_t out[64], bool advance, std::uint64_t operands_ready = 0);
+void lfsr_seed(const std::uint32_t lanes[64], std::uint64_t operands_ready = 0);
 std::uint32_t s_lfsr_read(bool advance);
 void s_lfsr_seed(std::uint32_t seed);
 
@@ -1048,8 +1049,8 @@ struct vector_lfsr {
   requires(sizeof(V::v) == 256) operator V()
       const {  // NOLINT(google-explicit-constructor): reads like the TPC-C variable
     std::uint32_t lanes[64];
-    lfsr_read(lanes, Advance);
     V r(no_init_t{});
+    r.ready = lfsr_read(lanes, Advance);
     std::memcpy(r.v, lanes, sizeof lanes);
     return r;
   }
@@ -1057,7 +1058,7 @@ struct vector_lfsr {
   requires(sizeof(V::v) == 256) const vector_lfsr& operator=(const V& seed) const {
     std::uint32_t lanes[64];
     std::memcpy(lanes, seed.v, sizeof lanes);
-    lfsr_seed(lanes);
+    lfsr_seed(lanes, seed.ready);
     return *this;
   }
 };

@@ -164,7 +164,7 @@ enum : int {
   RMW_SET = 0x1 << 6,  // Gaudi's position (tpc-defs.h)
   SW_COUNT_ZEROS = 0x0 << 0,  // POPCNT
   SW_COUNT_ONES = 0x1 << 0,
-  SW_PACK = 0x1 << 2,  // ST_TNSR: the store pipe packs (not simulated, see check_store_switches)
+  SW_PACK = 0x1 << 2,  // ST_TNSR: the store pipe packs (whole_store, intrinsics_derived.h)
   SW_PCK_32_TO_16 = 0x0 << 4,
   SW_PCK_16_TO_8 = 0x1 << 4,
   SW_PCK_32_TO_8 = 0x2 << 4,
@@ -263,27 +263,28 @@ inline V predicated_v(const V& computed, const V& income, const bool256& p, bool
 }
 
 // MOV_DUAL_GROUP (tpc-intrinsics.h): dual group `src` of `a` into dual group `dst` of the
-// result; SW_WR_LOWER_GROUP / SW_WR_UPPER_GROUP choose which half of the dual group is written.
-// `mask` enables 2-byte units of the 64-byte dual group (bit j: bytes 2j, 2j+1).
+// result; SW_WR_LOWER_GROUP / SW_WR_UPPER_GROUP choose which group (32 bytes) of the dual group is
+// written "with respect to the Byte write mask": bit j of `mask` enables byte j of each written
+// group. Habana's compiler relies on that reading when it assembles packed bytes with masks
+// 0x0000FFFF and 0xFFFF0000 (TPCISelLowering.cpp truncate_32_to_8).
 template <typename V>
 inline V mov_dual_group(const V& a, std::uint32_t mask, int src, int dst, int sw, const V& income,
                         const char* name) {
   check_switches(sw, SW_WR_LOWER_GROUP | SW_WR_UPPER_GROUP, name);
-  constexpr int n = V::lanes / 4;  // elements per dual group
-  constexpr int bytes = static_cast<int>(sizeof(lane_t<V>));
   V r = income;
-  for (int j = 0; j < n; ++j) {
-    const bool lower = j < n / 2;
-    if (!(sw & (lower ? SW_WR_LOWER_GROUP : SW_WR_UPPER_GROUP))) continue;
-    if (!((mask >> ((j * bytes) / 2)) & 1u)) continue;
-    r.v[(dst & 3) * n + j] = a.v[(src & 3) * n + j];
+  auto* out = reinterpret_cast<unsigned char*>(r.v) + 64 * (dst & 3);
+  const auto* in = reinterpret_cast<const unsigned char*>(a.v) + 64 * (src & 3);
+  for (int group = 0; group < 2; ++group) {
+    if (!(sw & (group == 0 ? SW_WR_LOWER_GROUP : SW_WR_UPPER_GROUP))) continue;
+    for (int byte = 0; byte < 32; ++byte)
+      if ((mask >> byte) & 1u) out[32 * group + byte] = in[32 * group + byte];
   }
   return r;
 }
 
 // MOV_GROUP: in each dual group whose SW_DUAL_GROUPd_EN is set, group g (SW_GROUPg_EN) takes
 // the other group's elements, so max(v, mov_group(v)) folds the halves (Habana's kernels use it
-// that way). `mask` enables 2-byte units of the dual group as for MOV_DUAL_GROUP.
+// that way). `mask` enables 2-byte units of the dual group.
 template <typename V>
 inline V mov_group(const V& a, std::uint32_t mask, int sw, const V& income, const char* name) {
   check_switches(sw, 0x3f, name);
@@ -342,10 +343,13 @@ inline V shuffle(const V& a, const uchar256& b, const V& income) {
 }
 
 // ST_TNSR's SW_PACK: the store pipe packs the register before writing (tpc-intrinsics.h
-// "ST_TNSR"), but the order in which it lays the lanes out is not in Habana's public headers, so
-// Tessera refuses it rather than guess (a UserError naming the switch); other switches are
-// refused as everywhere.
+// "ST_TNSR"). Habana's compiler gives the order for a whole-register store (whole_store,
+// intrinsics_derived.h); the partial, half and RMW stores refuse it (a UserError naming the
+// switch), and other switches are refused as everywhere.
 [[noreturn]] void bad_pack(const char* intrinsic);
+template <typename V>
+inline void whole_store(const int5& ndx, tensor t, const V& value, int switches, bool predicate,
+                        bool polarity, const char* intrinsic);
 inline void check_store_switches(int switches, const char* intrinsic) {
   if (switches & SW_PACK) [[unlikely]]
     bad_pack(intrinsic);
@@ -878,12 +882,7 @@ inline To convert_shift(const From& value, const char256& shift, int lane, int s
   }                                                                                                \
   inline void v_##D##_st_tnsr(const int5& ndx, tensor t, const V& value, int switches = 0,         \
                               bool predicate = true, bool polarity = false) {                      \
-    detail::check_store_switches(switches, "v_" #D "_st_tnsr");                                    \
-    if (!detail::enabled(predicate, polarity)) {                                                   \
-      detail::issue(detail::kStore, value.ready);                                                  \
-      return;                                                                                      \
-    }                                                                                              \
-    detail::store(ndx, t, value, "v_" #D "_st_tnsr");                                              \
+    detail::whole_store(ndx, t, value, switches, predicate, polarity, "v_" #D "_st_tnsr");         \
   }                                                                                                \
   /* LD_TNSR PARTIAL (tpc-intrinsics.h): lanes offset .. offset + size (size: elements minus       \
      one) are read, the others keep income */                                                      \
@@ -2345,3 +2344,5 @@ inline bool256 bv_b_not_bv(const bool256& a) {
 }  // namespace tessera::tpc
 
 #include "tessera/targets/tpc/api/intrinsics_bits.h"  // ASH, BREV, moves, core registers
+// PACK, SW_PACK, UDIV_4STEP and the LFSR access, with semantics from Habana's compiler.
+#include "tessera/targets/tpc/api/intrinsics_derived.h"

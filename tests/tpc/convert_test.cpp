@@ -274,6 +274,42 @@ TEST(TpcConvert, NarrowingRoundsSaturatesAndInterleaves) {
   }
 }
 
+TEST(TpcConvert, IntegersToFloatsRoundInTheMode) {
+  int128 w;
+  for (int i = 0; i < 64; ++i) {
+    w.v1.v[i] = 257 + 2 * i;      // odd: between two bf16 values from 256 on
+    w.v2.v[i] = -(259 + 4 * i);
+  }
+  ushort256 h;
+  for (int i = 0; i < 128; ++i) {
+    h.v1.v[i] = static_cast<std::uint16_t>(65535 - 3 * i);
+    h.v2.v[i] = static_cast<std::uint16_t>(513 + 2 * i);
+  }
+  int256 q;
+  for (int i = 0; i < 64; ++i) {
+    q.v1.v[i] = (1 << 24) + 1 + 2 * i;  // odd: between two f32 values
+    q.v2.v[i] = -q.v1.v[i];
+    q.v3.v[i] = std::numeric_limits<std::int32_t>::max() - i;
+    q.v4.v[i] = i;
+  }
+  for (int rm : kModes) {
+    const bfloat128 b = convert_int128_to_bfloat128(w, rm << 16);
+    for (int i = 0; i < 64; ++i) {
+      EXPECT_EQ(static_cast<float>(b.v[2 * i]), float_ref(w.v1.v[i], 8, rm)) << i << " " << rm;
+      EXPECT_EQ(static_cast<float>(b.v[2 * i + 1]), float_ref(w.v2.v[i], 8, rm)) << i;
+    }
+    const bfloat256 hb = convert_ushort256_to_bfloat256(h, (rm << 16) | SW_LINEAR);
+    for (int i = 0; i < 128; ++i) {
+      EXPECT_EQ(static_cast<float>(hb.v1.v[i]), float_ref(h.v1.v[i], 8, rm)) << i << " " << rm;
+      EXPECT_EQ(static_cast<float>(hb.v2.v[i]), float_ref(h.v2.v[i], 8, rm)) << i << " " << rm;
+    }
+    const float256 qf = convert_int256_to_float256(q, rm << 16);
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 64; ++i)
+        EXPECT_EQ(reg(qf, j).v[i], float_ref(reg(q, j).v[i], 24, rm)) << j << " " << i;
+  }
+}
+
 TEST(TpcConvert, RoundTripsThroughEveryWidthKeepTheElementOrder) {
   uchar256 b;
   for (int i = 0; i < 256; ++i) b.v[i] = static_cast<std::uint8_t>((i * 37) & 0xff);

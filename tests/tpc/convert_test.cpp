@@ -19,8 +19,7 @@ using namespace tessera::tpc;
 
 namespace {
 
-constexpr int kModes[] = {e_round_half_ne, e_round_zero, e_round_up, e_round_down,
-                          e_round_half_az};
+constexpr int kModes[] = {e_round_half_ne, e_round_zero, e_round_up, e_round_down, e_round_half_az};
 
 template <typename F>
 std::string user_error_of(F f) {
@@ -101,7 +100,15 @@ float256 ramp256(float start, float step) {
 
 TEST(TpcConvert, SameWidthRoundsSaturatesAndMapsNanToZero) {
   float64 f;
-  const float probes[] = {2.5f, -2.5f, 1.5f, -0.5f, 3.7f, -3.7f, 1e10f, -1e10f, 2147483520.0f,
+  const float probes[] = {2.5f,
+                          -2.5f,
+                          1.5f,
+                          -0.5f,
+                          3.7f,
+                          -3.7f,
+                          1e10f,
+                          -1e10f,
+                          2147483520.0f,
                           std::numeric_limits<float>::quiet_NaN(),
                           std::numeric_limits<float>::infinity(),
                           -std::numeric_limits<float>::infinity()};
@@ -169,8 +176,10 @@ TEST(TpcConvert, WideningInterleavesLanesOrKeepsThemLinear) {
       EXPECT_EQ(reg(f, k).v[i], static_cast<float>(c.v[4 * i + k])) << k << " " << i;
       EXPECT_EQ(reg(fl, k).v[i], static_cast<float>(c.v[64 * k + i])) << k << " " << i;
       const std::int8_t e = c.v[4 * i + k];
-      const std::uint32_t got = k == 0 ? u.v1.v[i] : k == 1 ? u.v2.v[i] : k == 2 ? u.v3.v[i]
-                                                                                : u.v4.v[i];
+      const std::uint32_t got = k == 0   ? u.v1.v[i]
+                                : k == 1 ? u.v2.v[i]
+                                : k == 2 ? u.v3.v[i]
+                                         : u.v4.v[i];
       EXPECT_EQ(got, e < 0 ? 0u : static_cast<std::uint32_t>(e));
     }
   // 8 -> 16 bits and a pair into a quad (two chunks of one register into two).
@@ -277,7 +286,7 @@ TEST(TpcConvert, NarrowingRoundsSaturatesAndInterleaves) {
 TEST(TpcConvert, IntegersToFloatsRoundInTheMode) {
   int128 w;
   for (int i = 0; i < 64; ++i) {
-    w.v1.v[i] = 257 + 2 * i;      // odd: between two bf16 values from 256 on
+    w.v1.v[i] = 257 + 2 * i;  // odd: between two bf16 values from 256 on
     w.v2.v[i] = -(259 + 4 * i);
   }
   ushort256 h;
@@ -314,8 +323,10 @@ TEST(TpcConvert, RoundTripsThroughEveryWidthKeepTheElementOrder) {
   uchar256 b;
   for (int i = 0; i < 256; ++i) b.v[i] = static_cast<std::uint8_t>((i * 37) & 0xff);
   for (int linear : {0, static_cast<int>(SW_LINEAR)}) {
-    const uchar256 via32 = convert_float256_to_uchar256(convert_uchar256_to_float256(b, linear), linear);
-    const uchar256 via16 = convert_ushort256_to_uchar256(convert_uchar256_to_ushort256(b, linear), linear);
+    const uchar256 via32 =
+        convert_float256_to_uchar256(convert_uchar256_to_float256(b, linear), linear);
+    const uchar256 via16 =
+        convert_ushort256_to_uchar256(convert_uchar256_to_ushort256(b, linear), linear);
     const uchar256 viabf =
         convert_bfloat256_to_uchar256(convert_uchar256_to_bfloat256(b, linear), linear);
     for (int i = 0; i < 256; ++i) {
@@ -374,11 +385,10 @@ TEST(TpcConvert, OptionsOtherThanARoundingModeAndLinearAreUserErrors) {
   EXPECT_NE(msg.find("convert_float256_to_char256"), std::string::npos) << msg;
   msg = user_error_of([&] { (void)convert_char256_to_int256(char256(), 1 << 3); });
   EXPECT_NE(msg.find("convert_char256_to_int256"), std::string::npos) << msg;
-  msg = user_error_of(
-      [&] { (void)int_convert_int128_to_short128(int128{}, short128(), SW_RHAZ); });
+  msg = user_error_of([&] { (void)int_convert_int128_to_short128(int128{}, short128(), SW_RHAZ); });
   EXPECT_NE(msg.find("int_convert_int128_to_short128"), std::string::npos) << msg;
-  msg = user_error_of(
-      [&] { (void)uint_convert_uint256_to_uchar256(uint256{}, uchar256(), SW_SR); });
+  msg =
+      user_error_of([&] { (void)uint_convert_uint256_to_uchar256(uint256{}, uchar256(), SW_SR); });
   EXPECT_NE(msg.find("uint_convert_uint256_to_uchar256"), std::string::npos) << msg;
 }
 

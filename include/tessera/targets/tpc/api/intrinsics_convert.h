@@ -160,9 +160,9 @@ inline To convert_int_wide(const From& a, const Shift& shift, int options, const
 
 // convert_<from>_to_<to>(a, options) for the Gaudi set of tpc-intrinsics.h (its `half` forms are
 // Gaudi2 / GaudiB: Gaudi has no fp16 CONVERT).
-#define TESSERA_TPC_HL_CONVERT(FROM, TO)                                          \
-  inline TO convert_##FROM##_to_##TO(const FROM& a, const int options) {          \
-    return detail::convert_wide<TO>(a, options, "convert_" #FROM "_to_" #TO);     \
+#define TESSERA_TPC_HL_CONVERT(FROM, TO)                                      \
+  inline TO convert_##FROM##_to_##TO(const FROM& a, const int options) {      \
+    return detail::convert_wide<TO>(a, options, "convert_" #FROM "_to_" #TO); \
   }
 // 64 lanes: int64, uint64, float64.
 TESSERA_TPC_HL_CONVERT(int64, float64)
@@ -216,9 +216,9 @@ TESSERA_TPC_HL_CONVERT_256(uchar256, bfloat256, float256, int256, uint256, short
 
 // The shifting high-level converts, with tpc-intrinsics.h's declarations (its
 // int_convert_short256_to_char256 takes an int256 value, as declared there).
-#define TESSERA_TPC_HL_CONVERT_INT(PREFIX, FROM, TO, SHIFT)                                    \
-  inline TO PREFIX##_convert_##FROM##_to_##TO(const FROM& a, const SHIFT& shift,               \
-                                              const int options) {                             \
+#define TESSERA_TPC_HL_CONVERT_INT(PREFIX, FROM, TO, SHIFT)                                       \
+  inline TO PREFIX##_convert_##FROM##_to_##TO(const FROM& a, const SHIFT& shift,                  \
+                                              const int options) {                                \
     return detail::convert_int_wide<TO>(a, shift, options, #PREFIX "_convert_" #FROM "_to_" #TO); \
   }
 TESSERA_TPC_HL_CONVERT_INT(int, int128, short128, short128)

@@ -363,6 +363,12 @@ TEST(TpcConvert, CostsOneVpuIssuePerConvertOfTheLowering) {
     (void)convert_short256_to_int256(short256{}, 0);  // two chunks of two
     EXPECT_EQ(n.vpu(), 4u);
   }
+  {
+    Issues n;  // f32 <-> bf16 over a pair: one CONVERT with a pair operand
+    (void)convert_float128_to_bfloat128(float128{}, 0);
+    (void)convert_bfloat128_to_float128(bfloat128(), 0);
+    EXPECT_EQ(n.vpu(), 2u);
+  }
   std::uint64_t swizzled = 0;
   {
     Issues n;

@@ -75,6 +75,9 @@ inline constexpr int kHighLevelConvertOptions = kRoundingBits | SW_LINEAR;
 //   CONVERT of lane j; k = 4: a CONVERT of lane 0 after j SHRs of the 32-bit words by 8 bits);
 // - narrowing k registers into one: source register j goes to lanes i * k + j (a CONVERT
 //   writing lane j, into the previous one's result).
+// f32 <-> bf16 over a register pair is one CONVERT on Gaudi (the compiler's conversion table
+// marks v128f32 <-> v128bf16 Hard for Gen2: one instruction with a pair operand, as
+// v_convert_f32_to_bf16_all_b), so those chunks take one VPU issue.
 // SW_LINEAR keeps elements in order instead: element n of the chunk's source is element n of its
 // result. The lowering reaches it with extra lane moves; Tessera charges them as the lane
 // reorder of detail::reorder_lanes (an estimate) on the one-register side.
@@ -88,6 +91,8 @@ inline To convert_wide(const From& a, int options, const char* name) {
   constexpr int rs = register_count<From>();
   constexpr int rd = register_count<To>();
   static_assert(FR::lanes * rs == TR::lanes * rd, "a convert keeps the element count");
+  constexpr bool pair_operand = (std::is_same_v<FR, float64> && std::is_same_v<TR, bfloat128>) ||
+                                (std::is_same_v<FR, bfloat128> && std::is_same_v<TR, float64>);
   To r{};
   for (int c = 0; c < std::min(rs, rd); ++c) {
     if constexpr (rs == rd) {
@@ -103,14 +108,27 @@ inline To convert_wide(const From& a, int options, const char* name) {
           if (j > 0) s = static_cast<FR>(v_u32_shr_b(static_cast<uint64>(s), uint64(8u)));
           lane = 0;
         }
-        register_of(r, c * k + j) = on_vpu([&] { return convert<TR, FR>(s, rm, lane, TR()); }, s);
+        TR& dst = register_of(r, c * k + j);
+        if (pair_operand && j > 0) {  // written by the same instruction as register 0
+          dst = convert<TR, FR>(s, rm, lane, TR());
+          dst.ready = register_of(r, c * k).ready;
+        } else {
+          dst = on_vpu([&] { return convert<TR, FR>(s, rm, lane, TR()); }, s);
+        }
       }
     } else {
       constexpr int k = rs / rd;
       TR out;
-      for (int j = 0; j < k; ++j) {
-        const FR& s = register_of(a, c * k + j);
-        out = on_vpu([&] { return convert<TR, FR>(s, rm, j, out); }, s, out);
+      if constexpr (pair_operand) {
+        const FR& s0 = register_of(a, c * k);
+        const FR& s1 = register_of(a, c * k + 1);
+        out = on_vpu([&] { return convert<TR, FR>(s1, rm, 1, convert<TR, FR>(s0, rm, 0, TR())); },
+                     s0, s1);
+      } else {
+        for (int j = 0; j < k; ++j) {
+          const FR& s = register_of(a, c * k + j);
+          out = on_vpu([&] { return convert<TR, FR>(s, rm, j, out); }, s, out);
+        }
       }
       if (linear) out = gather_lanes(out, k);
       register_of(r, c) = out;

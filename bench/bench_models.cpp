@@ -6,16 +6,20 @@
 // time (counter "modeled_ms"), and the ratio to PyTorch on the CPU at the same host thread count
 // (TESSERA_THREADS) when PyTorch is installed (counters "vs_pytorch" on median wall times and
 // "vs_pytorch_cpu" on median process CPU times; skipped if not). A table at the end puts every
-// network's targets side by side with those ratios. The networks are made on first use by scripts/make_models.py into the build tree.
-// The "<model>/int8-reference" cases run the network quantised to int8 (calibrated on 8 random
-// samples, max-abs) on the reference backend's integer executor, with the cosine similarity of
-// its first output to the f32 network as a counter.
+// network's targets side by side with those ratios. The networks are made on first use by
+// scripts/make_models.py into the build tree. The "<model>/int8-reference" cases run the network
+// quantised to int8 (calibrated on 8 random samples, max-abs) on the reference backend's integer
+// executor, with the cosine similarity of its first output to the f32 network as a counter.
+// The "resnet18/<target>/threads_2_vs_1" cases time one and two host threads in turn in one
+// process, with PyTorch timed the same way after them (run_thread_scaling).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -28,6 +32,7 @@
 #include "tessera/compiler/passes.h"
 #include "tessera/compiler/quantize.h"
 #include "tessera/core/log.h"
+#include "tessera/sim/scheduler.h"
 #include "tessera/targets/registry.h"
 
 namespace {
@@ -82,21 +87,21 @@ std::vector<Row>& rows() {
 void print_table() {
   if (rows().empty()) return;
   std::printf("\n%-14s %-10s %10s %10s %10s %8s %10s %8s %11s %9s\n", "network", "target",
-              "median_ms", "cpu_ms", "pytorch_ms", "ratio", "pt_cpu_ms", "cpu_ratio",
-              "modeled_ms", "fallbacks");
+              "median_ms", "cpu_ms", "pytorch_ms", "ratio", "pt_cpu_ms", "cpu_ratio", "modeled_ms",
+              "fallbacks");
   // PyTorch's columns read "-" when it is not installed.
   const auto figure = [](double v) { return v > 0 ? fmt::format("{:.2f}", v) : std::string("-"); };
   for (const Row& r : rows()) {
     const bool torch = r.pytorch_ms > 0 && r.pytorch_cpu_ms > 0;
-    std::printf("%-14s %-10s %10.2f %10.2f %10s %8s %10s %8s %11.3f %9d\n", r.network.c_str(),
-                r.target.c_str(), r.median_ms, r.cpu_ms, figure(r.pytorch_ms).c_str(),
-                figure(torch ? r.median_ms / r.pytorch_ms : -1).c_str(),
-                figure(r.pytorch_cpu_ms).c_str(),
-                figure(torch ? r.cpu_ms / r.pytorch_cpu_ms : -1).c_str(), r.modeled_ms,
-                r.fallbacks);
+    std::printf(
+        "%-14s %-10s %10.2f %10.2f %10s %8s %10s %8s %11.3f %9d\n", r.network.c_str(),
+        r.target.c_str(), r.median_ms, r.cpu_ms, figure(r.pytorch_ms).c_str(),
+        figure(torch ? r.median_ms / r.pytorch_ms : -1).c_str(), figure(r.pytorch_cpu_ms).c_str(),
+        figure(torch ? r.cpu_ms / r.pytorch_cpu_ms : -1).c_str(), r.modeled_ms, r.fallbacks);
   }
-  std::printf("(ratio: median wall time / PyTorch's, cpu_ratio: median process CPU time / "
-              "PyTorch's, at the same TESSERA_THREADS)\n");
+  std::printf(
+      "(ratio: median wall time / PyTorch's, cpu_ratio: median process CPU time / "
+      "PyTorch's, at the same TESSERA_THREADS)\n");
 }
 
 double process_cpu_seconds() {
@@ -150,8 +155,14 @@ void run_model(benchmark::State& state, const std::string& name, const std::stri
     state.counters["pytorch_cpu_ms"] = torch[name].cpu * 1e3;
     state.counters["vs_pytorch_cpu"] = cpu / torch[name].cpu;
   }
-  Row row{name, target, wall * 1e3, cpu * 1e3, last.profile.modeled_seconds() * 1e3,
-          torch[name].wall * 1e3, torch[name].cpu * 1e3, static_cast<int>(plan.fallback_count())};
+  Row row{name,
+          target,
+          wall * 1e3,
+          cpu * 1e3,
+          last.profile.modeled_seconds() * 1e3,
+          torch[name].wall * 1e3,
+          torch[name].cpu * 1e3,
+          static_cast<int>(plan.fallback_count())};
   // A benchmark may run more than once (repetitions): the last run's figures stand.
   auto& table = rows();
   const auto same = std::find_if(table.begin(), table.end(), [&](const Row& r) {
@@ -161,6 +172,84 @@ void run_model(benchmark::State& state, const std::string& name, const std::stri
     *same = row;
   else
     table.push_back(row);
+}
+
+// One and two host threads in turn, in one process (WorkScheduler::set_thread_limit), so both
+// see the same host: on a shared machine the speed of a core drifts by tens of percent within
+// minutes, which separate runs at each TESSERA_THREADS fold into their ratio. Each iteration runs
+// the network once at each count, in alternating order. Counters: the median of the iterations'
+// one-thread / two-thread ratios ("speedup"), the same ratio of medians and of minima; the run
+// stops with an error if the two counts' outputs or modeled cycles differ in any bit.
+void run_thread_scaling(benchmark::State& state, const std::string& name,
+                        const std::string& target) {
+  auto& pool = sim::WorkScheduler::shared();
+  const unsigned threads = pool.thread_count();
+  if (threads < 2) {
+    state.SkipWithError("needs TESSERA_THREADS of 2 or more (or unset on a multi-core host)");
+    return;
+  }
+  const std::string path = model_path(name);
+  if (path.empty()) {
+    state.SkipWithError("could not make the model (needs /usr/bin/python3 with onnx and numpy)");
+    return;
+  }
+  LoadOptions options;
+  options.target = target;
+  const Plan plan = load_plan(path, options);
+  auto device = runtime::Device::open(plan.device);
+  PlanRunner runner(plan, *device);
+  const auto inputs = random_inputs(plan.graph, 0);
+  const auto run_at = [&](unsigned n) {
+    pool.set_thread_limit(n);
+    return runner.run(inputs);
+  };
+  const RunResult one = run_at(1), two = run_at(2);  // warm-up, and the bit-for-bit check
+  for (const auto& [output, tensor] : one.outputs) {
+    const Tensor& other = two.outputs.at(output);
+    if (tensor.bytes() != other.bytes() ||
+        std::memcmp(tensor.raw_data(), other.raw_data(), tensor.bytes()) != 0) {
+      pool.set_thread_limit(threads);
+      state.SkipWithError(("output " + output + " differs between 1 and 2 threads").c_str());
+      return;
+    }
+  }
+  if (one.profile.total_cycles != two.profile.total_cycles) {
+    pool.set_thread_limit(threads);
+    state.SkipWithError("modeled cycles differ between 1 and 2 threads");
+    return;
+  }
+  std::vector<double> t1, t2, ratios;
+  bool one_first = true;
+  for (auto _ : state) {
+    for (unsigned n : one_first ? std::array{1u, 2u} : std::array{2u, 1u})
+      (n == 1 ? t1 : t2).push_back(run_at(n).host_seconds);
+    ratios.push_back(t1.back() / t2.back());
+    one_first = !one_first;
+  }
+  pool.set_thread_limit(threads);
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  state.counters["one_thread_ms"] = median(t1) * 1e3;
+  state.counters["two_threads_ms"] = median(t2) * 1e3;
+  state.counters["speedup"] = median(ratios);
+  state.counters["speedup_of_medians"] = median(t1) / median(t2);
+  state.counters["speedup_of_minima"] =
+      *std::min_element(t1.begin(), t1.end()) / *std::min_element(t2.begin(), t2.end());
+  // PyTorch measured the same way just after, as the yardstick of what this host allows now.
+  const std::string cmd = "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) +
+                          "/bench/pytorch_models.py --threads-2-vs-1 " + name + " 2>/dev/null";
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) return;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return;
+  double paired = -1, of_medians = -1, of_minima = -1;
+  const int got = std::fscanf(pipe, "%lf %lf %lf", &paired, &of_medians, &of_minima);
+  pclose(pipe);
+  if (got != 3) return;
+  state.counters["pytorch_speedup"] = paired;
+  state.counters["pytorch_speedup_of_medians"] = of_medians;
+  state.counters["pytorch_speedup_of_minima"] = of_minima;
 }
 
 void run_int8_model(benchmark::State& state, const std::string& name) {
@@ -207,6 +296,13 @@ void register_all() {
           [model, target = info.name](benchmark::State& s) { run_model(s, model, target); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
+  // Two-thread scaling of the ResNet style on the two backends issue 14 times.
+  for (const std::string target : {"gaudi", "reference"})
+    benchmark::RegisterBenchmark(
+        ("resnet18/" + target + "/threads_2_vs_1").c_str(),
+        [target](benchmark::State& s) { run_thread_scaling(s, "resnet18", target); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   for (const std::string model : {"resnet_small", "mobilenet_small"})
     benchmark::RegisterBenchmark((model + "/int8-reference").c_str(),
                                  [model](benchmark::State& s) { run_int8_model(s, model); })

@@ -162,6 +162,16 @@ void BM_Transpose_NCHW_to_NHWC_f32(benchmark::State& state) {
 }
 BENCHMARK(BM_Transpose_NCHW_to_NHWC_f32)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// A network input: three channels, so each output vector holds three lanes of a pixel.
+void BM_Transpose_NCHW_to_NHWC_f32_3ch(benchmark::State& state) {
+  Bench b;
+  const Shape in = Shape::nchw(1, 3, 224, 224);
+  const DeviceTensor x = b.tensor(DType::f32, in);
+  const DeviceTensor out = b.tensor(DType::f32, Shape::nhwc(1, 224, 224, 3));
+  b.run(state, in.element_count(), [&] { return tpc::ops::transpose(b.rt, x, out, {2, 0, 1, 3}); });
+}
+BENCHMARK(BM_Transpose_NCHW_to_NHWC_f32_3ch)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_Gemm_1024cubed(benchmark::State& state) {
   Bench b;
   const auto dtype = state.range(0) == 0 ? DType::f32 : DType::bf16;

@@ -4,7 +4,11 @@ architectures scripts/make_models.py writes, which are torchvision's). Used only
 installed; the host thread count is TESSERA_THREADS, as Tessera's, else all hardware threads.
 Prints two numbers: median seconds of wall time and of process CPU time per inference.
 
-Usage: /usr/bin/python3 bench/pytorch_models.py resnet_small|resnet18|mobilenet_v2|squeezenet1_1|resnet50
+With --threads-2-vs-1 it runs the network at one and two threads in turn (alternating order, 40
+pairs, as bench_models' threads_2_vs_1 cases do) and prints three one-thread / two-thread ratios:
+the median of the pairs' ratios, the ratio of medians and the ratio of minima.
+
+Usage: /usr/bin/python3 bench/pytorch_models.py [--threads-2-vs-1] resnet_small|resnet18|mobilenet_v2|squeezenet1_1|resnet50
 """
 import os
 import sys
@@ -132,8 +136,24 @@ MODELS = {
 }
 
 
+def thread_scaling(model, x):
+    one, two, ratios = [], [], []
+    for i in range(40):
+        for n in ((1, 2) if i % 2 == 0 else (2, 1)):
+            torch.set_num_threads(n)
+            start = time.perf_counter()
+            model(x)
+            (one if n == 1 else two).append(time.perf_counter() - start)
+        ratios.append(one[-1] / two[-1])
+    median = lambda v: sorted(v)[len(v) // 2]
+    print(median(ratios), median(one) / median(two), min(one) / min(two))
+
+
 def main():
-    name = sys.argv[1] if len(sys.argv) > 1 else "resnet18"
+    args = sys.argv[1:]
+    scaling = "--threads-2-vs-1" in args
+    args = [a for a in args if a != "--threads-2-vs-1"]
+    name = args[0] if args else "resnet18"
     if name not in MODELS:
         sys.exit(f"pytorch_models.py: unknown network '{name}'; one of {', '.join(MODELS)}")
     make, size = MODELS[name]
@@ -143,6 +163,9 @@ def main():
     with torch.no_grad():
         for _ in range(3):
             model(x)
+        if scaling:
+            thread_scaling(model, x)
+            return
         # The median of single runs, in wall time and in the process's CPU time (all threads): the
         # host may be shared, and CPU time is what others' load disturbs least.
         wall, cpu = [], []

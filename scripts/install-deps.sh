@@ -13,7 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import
   libonnx-testdata     # ONNX backend node tests for the conformance suite
-  python3-onnx python3-numpy  # scripts that build the bundled models
+  python3 python3-onnx python3-numpy  # the names-diff test; scripts that build the bundled models
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -66,7 +66,8 @@ bool poll(std::chrono::microseconds span, F&& ready) {
 }  // namespace
 
 struct WorkScheduler::Impl {
-  unsigned threads = 1;
+  unsigned threads = 1;             // the pool: the caller and threads - 1 workers
+  std::atomic<unsigned> active{1};  // how many of them take part in a job (set_thread_limit)
   std::vector<std::thread> workers;
 
   std::mutex submit_mutex;  // one parallel_for at a time on the pool
@@ -114,7 +115,8 @@ struct WorkScheduler::Impl {
     t_inside_unit = false;
   }
 
-  void worker_loop() {
+  // Worker `index` (0-based) takes part while index + 1 < active.
+  void worker_loop(unsigned index) {
     std::uint64_t seen = 0;
     for (;;) {
       poll(kWorkerPollTime, [&] { return generation.load(std::memory_order_acquire) != seen; });
@@ -123,7 +125,7 @@ struct WorkScheduler::Impl {
         wake.wait(lock, [&] { return stopping || generation.load() != seen; });
         if (stopping) return;
         seen = generation.load();
-        if (!open) continue;  // the caller finished this job alone
+        if (!open || index + 1 >= active) continue;  // finished alone, or left out by the limit
         joined.fetch_add(1);
       }
       run_units();
@@ -136,9 +138,10 @@ struct WorkScheduler::Impl {
 WorkScheduler::WorkScheduler(unsigned threads) : impl_(std::make_unique<Impl>()) {
   if (threads == 0) throw_user_error("a WorkScheduler needs at least one thread (asked for 0)");
   impl_->threads = threads;
+  impl_->active = threads;
   // The calling thread works too, so the pool holds threads - 1 workers.
   for (unsigned i = 1; i < threads; ++i)
-    impl_->workers.emplace_back([impl = impl_.get()] { impl->worker_loop(); });
+    impl_->workers.emplace_back([impl = impl_.get(), i] { impl->worker_loop(i - 1); });
 }
 
 WorkScheduler::~WorkScheduler() {
@@ -160,12 +163,25 @@ unsigned WorkScheduler::threads_from_environment() {
 }
 
 unsigned WorkScheduler::thread_count() const {
-  return impl_->threads;
+  return impl_->active;
+}
+
+void WorkScheduler::set_thread_limit(unsigned threads) {
+  if (threads < 1 || threads > impl_->threads)
+    throw_user_error("set_thread_limit({}): the pool has {} threads; ask for 1 to {}", threads,
+                     impl_->threads, impl_->threads);
+  if (t_inside_unit)
+    throw_user_error("set_thread_limit({}) inside a unit of work: change the limit between jobs",
+                     threads);
+  // Under submit_mutex no job is in flight, so every job runs under one limit.
+  std::lock_guard<std::mutex> submit(impl_->submit_mutex);
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->active = threads;
 }
 
 void WorkScheduler::parallel_for(std::size_t count, const std::function<void(std::size_t)>& fn) {
   if (count == 0) return;
-  if (t_inside_unit || impl_->workers.empty() || count == 1) {
+  if (t_inside_unit || impl_->active == 1 || count == 1) {
     // Inline: the first failing unit is the lowest-numbered one by construction.
     for (std::size_t i = 0; i < count; ++i) fn(i);
     return;
@@ -177,7 +193,7 @@ void WorkScheduler::parallel_for(std::size_t count, const std::function<void(std
     s.fn = &fn;
     s.count = count;
     // Chunks only group units for fewer atomic operations; they never change what a unit computes.
-    s.chunk = std::max<std::size_t>(1, count / (static_cast<std::size_t>(s.threads) * 8));
+    s.chunk = std::max<std::size_t>(1, count / (static_cast<std::size_t>(s.active) * 8));
     s.next.store(0);
     s.lowest_failure.store(std::numeric_limits<std::size_t>::max());
     s.failure = nullptr;
@@ -222,7 +238,7 @@ std::vector<WorkScheduler::Range> WorkScheduler::split(std::size_t count, unsign
 
 void WorkScheduler::parallel_ranges(
     std::size_t count, const std::function<void(std::size_t, std::size_t, std::size_t)>& fn) {
-  const std::vector<Range> ranges = split(count, impl_->threads);
+  const std::vector<Range> ranges = split(count, thread_count());
   parallel_for(ranges.size(), [&](std::size_t r) { fn(r, ranges[r].begin, ranges[r].end); });
 }
 

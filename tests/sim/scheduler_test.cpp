@@ -1,11 +1,15 @@
 #include "tessera/sim/scheduler.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -183,6 +187,35 @@ TEST(Scheduler, RunsEveryUnitOnce) {
   }
 }
 
+// A limit caps the threads that run a job's units (counted by distinct thread ids, with units
+// slow enough that every worker allowed in would join), splits ranges by the limit, and lifts.
+TEST(Scheduler, ThreadLimitCapsTheThreadsThatTakePart) {
+  WorkScheduler pool(4);
+  auto threads_used = [&] {
+    std::mutex m;
+    std::set<std::thread::id> ids;
+    pool.parallel_for(64, [&](std::size_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::lock_guard<std::mutex> lock(m);
+      ids.insert(std::this_thread::get_id());
+    });
+    return ids.size();
+  };
+  for (unsigned limit : {1u, 2u, 1u}) {
+    pool.set_thread_limit(limit);
+    EXPECT_EQ(pool.thread_count(), limit);
+    EXPECT_LE(threads_used(), limit);
+    std::atomic<std::size_t> ranges{0};
+    pool.parallel_ranges(100, [&](std::size_t, std::size_t, std::size_t) { ++ranges; });
+    EXPECT_EQ(ranges.load(), limit);
+  }
+  pool.set_thread_limit(4);
+  EXPECT_GT(threads_used(), 1u);  // lifted: workers join again
+  EXPECT_THROW(pool.set_thread_limit(0), UserError);
+  EXPECT_THROW(pool.set_thread_limit(5), UserError);
+  pool.parallel_for(2, [&](std::size_t) { EXPECT_THROW(pool.set_thread_limit(1), UserError); });
+}
+
 // Jobs back to back, as kernel launches come: a worker that wakes after the caller has finished a
 // job alone must stay out of it (its function and units are gone), and one that joined must be
 // waited for. Each job's units run exactly once, and only while their job is in flight.
@@ -200,8 +233,8 @@ TEST(Scheduler, BackToBackJobsRunTheirOwnUnitsOnce) {
       });
       in_flight = false;
       for (std::size_t i = 0; i < units; ++i)
-        ASSERT_EQ(hits[i].load(), 1) << "job " << job << " unit " << i << ", " << threads
-                                     << " threads";
+        ASSERT_EQ(hits[i].load(), 1)
+            << "job " << job << " unit " << i << ", " << threads << " threads";
       ASSERT_EQ(late.load(), 0) << "job " << job << ", " << threads << " threads";
     }
   }

@@ -385,7 +385,7 @@ TEST(TpcConvert, OptionsOtherThanARoundingModeAndLinearAreUserErrors) {
   std::string msg = user_error_of([&] { (void)convert_float128_to_int128(f, SW_SR); });
   EXPECT_NE(msg.find("convert_float128_to_int128"), std::string::npos) << msg;
   EXPECT_NE(msg.find("SW_SR"), std::string::npos) << msg;
-  msg = user_error_of([&] { (void)convert_float128_to_int128(f, SW_CSR); });
+  msg = user_error_of([&] { (void)convert_float128_to_int128(f, SW_SR_RNE); });
   EXPECT_NE(msg.find("convert_float128_to_int128"), std::string::npos) << msg;
   msg = user_error_of([&] { (void)convert_float256_to_char256(float256{}, SW_CLIP_FP); });
   EXPECT_NE(msg.find("convert_float256_to_char256"), std::string::npos) << msg;
@@ -396,6 +396,29 @@ TEST(TpcConvert, OptionsOtherThanARoundingModeAndLinearAreUserErrors) {
   msg =
       user_error_of([&] { (void)uint_convert_uint256_to_uchar256(uint256{}, uchar256(), SW_SR); });
   EXPECT_NE(msg.find("uint_convert_uint256_to_uchar256"), std::string::npos) << msg;
+}
+
+TEST(TpcConvert, CsrRoundingTakesTheConvertCsrsMode) {
+  Issues in_a_kernel;  // the convert CSR is a register of the running core
+  float256 x = ramp256(-8.5f, 0.5f);
+  int128 w;
+  for (int i = 0; i < 64; ++i) {
+    w.v1.v[i] = 4 * i + 2;  // halves after a shift by 2
+    w.v2.v[i] = -(4 * i + 2);
+  }
+  for (int rm : {e_round_half_ne, e_round_zero, e_round_up, e_round_down}) {
+    set_convert_csr_value(rm);
+    const char256 c = convert_float256_to_char256(x, SW_CSR);
+    const char256 direct = convert_float256_to_char256(x, rm << 16);
+    const short128 s = int_convert_int128_to_short128(w, short128(2), SW_CSR);
+    const short128 sd = int_convert_int128_to_short128(w, short128(2), rm << 16);
+    for (int i = 0; i < 256; ++i) EXPECT_EQ(c.v[i], direct.v[i]) << i << " " << rm;
+    for (int i = 0; i < 128; ++i) EXPECT_EQ(s.v[i], sd.v[i]) << i << " " << rm;
+  }
+  set_convert_csr_value(e_round_up);  // lane 8 is x.v1's element 2, -7.5
+  EXPECT_EQ(convert_float256_to_char256(x, SW_CSR).v[8], -7);
+  set_convert_csr_value(e_round_down);
+  EXPECT_EQ(convert_float256_to_char256(x, SW_CSR).v[8], -8);
 }
 
 TEST(TpcConvert, IntConvertShiftsEachResultByItsOwnShift) {

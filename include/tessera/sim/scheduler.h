@@ -27,7 +27,14 @@ class WorkScheduler {
   // 1024), or the host's hardware threads when it is unset.
   static unsigned threads_from_environment();
 
+  // The threads that take part in jobs: the pool's size, or less under set_thread_limit.
   unsigned thread_count() const;
+
+  // Lets only `threads` of the pool's threads (the caller and threads - 1 workers) take part in
+  // the jobs that start from now on; thread_count() of the pool lifts the limit. A benchmark uses
+  // it to alternate thread counts in one process, so both see the same host. UserError outside
+  // 1..pool size, or when called from inside a unit.
+  void set_thread_limit(unsigned threads);
 
   // Runs fn(i) for every i in [0, count) and returns when all have finished. If units throw,
   // the exception of the lowest-numbered failing unit is rethrown, whatever the thread count.

@@ -224,8 +224,8 @@ void lookup_table_not_public(const char* intrinsic, int function_or_switches) {
 void bad_rounding(const char* intrinsic, int switches) {
   const int rm = (switches >> 16) & 0x7;
   throw_user_error(
-      "{}: rounding mode {} (switches 0x{:x}) is not modeled; use SW_RHNE, SW_RZ, SW_RU, SW_RD or "
-      "SW_RHAZ (stochastic modes SW_SR / SW_CSR / SW_SR_RNE are not simulated)",
+      "{}: rounding mode {} (switches 0x{:x}) is not modeled; use SW_RHNE, SW_RZ, SW_RU, SW_RD, "
+      "SW_RHAZ or SW_CSR (the stochastic modes SW_SR / SW_SR_RNE are not simulated)",
       intrinsic, rm, static_cast<unsigned>(switches));
 }
 
@@ -233,8 +233,8 @@ void bad_shift_rounding(const char* intrinsic, int switches) {
   const int rm = (switches >> 16) & 0x7;
   throw_user_error(
       "{}: rounding mode {} (switches 0x{:x}) is not one this shifting convert takes; "
-      "CONVERT_INT32 / CONVERT_INT16 round with SW_RHNE, SW_RZ, SW_RU or SW_RD (tpc-intrinsics.h; "
-      "stochastic rounding is not simulated)",
+      "CONVERT_INT32 / CONVERT_INT16 round with SW_RHNE, SW_RZ, SW_RU, SW_RD or SW_CSR holding "
+      "one of them (tpc-intrinsics.h; stochastic rounding is not simulated)",
       intrinsic, rm, static_cast<unsigned>(switches));
 }
 
@@ -445,12 +445,20 @@ void set_dim_stride(tensor a, unsigned int dim, unsigned int value) {
   set_dim(a, dim, value, true, "set_dim_stride");
 }
 
-void aso() {
+void aso(int switches, bool predicate, bool polarity) {
   detail::InstanceContext& c = detail::instance("aso");
+  detail::check_switches(switches, SW_DEC | SW_VPU, "aso");
+  if (!detail::enabled(predicate, polarity)) {
+    c.clock.issue(detail::kSpu, 0);
+    return;
+  }
   // The scalar pipe, and with it the whole VLIW bundle stream, stalls until every earlier
   // vector store has reached global memory (spec 000 §2.8).
   c.clock.stall_until(c.stores_done);
   c.clock.issue(detail::kSpu, 0);
+  // The semaphore wraps as a 32-bit register does.
+  c.registers.semaphore = static_cast<std::int32_t>(
+      static_cast<std::uint32_t>(c.registers.semaphore) + ((switches & SW_DEC) ? ~0u : 1u));
   for (int i = 0; i < c.tensor_count; ++i) {
     c.tensors[i].stored = false;
     c.tensors[i].stored_ranges.clear();

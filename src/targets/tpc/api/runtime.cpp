@@ -354,6 +354,9 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
                     "data or keep it in tensors",
                     locals_modeled, vlm_limit,
                     launch.special_functions ? " when the program calls special functions" : ""));
+  // Each core's registers (semaphore, rounding CSRs) start from reset at every launch and go
+  // from one of the core's instances to the next, as its __local__ objects do.
+  std::vector<detail::CoreRegisters> registers(m.cores);
   detail::RmwLaunch rmw;
   auto run_instance = [&](std::size_t unit) {
     const std::size_t index = order[unit];
@@ -387,11 +390,13 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     c.printf_out = printf_out ? &(*printf_out)[index] : nullptr;
     c.coherency_check = options.coherency_check && !shuffled;  // warned in the first run
     c.rmw = boxes.size() > 1 ? &rmw : nullptr;  // one instance applies its updates in order
+    c.registers = registers[core];
     {
       CurrentInstance guard(&c);
       const FileLocals::OnCore on_core(locals, core);
       launch.kernel.invoke(args);
     }
+    registers[core] = c.registers;
     c.clock.note_done(c.stores_done);  // the program ends when its stores have landed
     // Reads and writes share the port's cycles.
     c.clock.note_done(c.clock.issues(detail::kGlobalRead) + c.clock.issues(detail::kGlobalWrite));
@@ -408,7 +413,8 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     r.printf_used = c.printf_called;
     r.rmw_updates = std::move(c.rmw_updates);
   };
-  if (parallel && !shuffled && locals.bytes() == 0) {
+  // In parallel, each core has one instance at most, so no core's state passes between threads.
+  if (parallel && !shuffled && locals.bytes() == 0 && boxes.size() <= m.cores) {
     sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
     pool.parallel_for(order.size(), run_instance);
   } else {

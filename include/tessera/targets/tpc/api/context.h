@@ -85,6 +85,16 @@ struct RmwLaunch {
   std::vector<Tensor> tensors;
 };
 
+// The core's registers that outlive a program instance (tpc-intrinsics.h get/set_semaphore_value,
+// get/set_csr_value, get/set_convert_csr_value): each launch starts them at 0 (RHNE for the
+// rounding CSRs; the reset values are not published) and a core's instances hand them on in
+// index-space order (Runtime's execute), as program-scope __local__ objects are.
+struct CoreRegisters {
+  std::int32_t semaphore = 0;       // SEMAPHORE: ASO adds 1 (SW_INC) or -1 (SW_DEC)
+  std::int32_t round_csr = 0;       // ROUND_CSR: the rounding of floating-point arithmetic
+  std::int32_t conv_round_csr = 0;  // CONV_ROUND_CSR: what CONVERT / NEARBYINT use under SW_CSR
+};
+
 struct InstanceContext {
   TensorSlot tensors[kMaxTensorSlots];
   int tensor_count = 0;
@@ -108,6 +118,7 @@ struct InstanceContext {
   bool printf_called = false;
   std::uint32_t lfsr[64] = {};
   std::uint32_t s_lfsr = 1;
+  CoreRegisters registers;
   std::string* printf_out = nullptr;
   bool coherency_check = true;
   RmwLaunch* rmw = nullptr;            // the launch's RMW record; null applies updates directly

@@ -289,8 +289,12 @@ inline int convert_rounding(int rounding, const char* intrinsic) {
   check_switches(rounding, kRoundingBits, intrinsic);
   return rounding;
 }
+// SW_CSR takes the mode from the core's convert rounding CSR (set_convert_csr_value, which only
+// holds modes modeled here): the LLVM TPC backend's latency resolver names CONVERT and NEARBYINT
+// under SW_CSR as CONV_ROUND_CSR's readers.
 inline int rounding_of(int switches, const char* intrinsic) {
-  const int rm = (switches >> 16) & 0x7;
+  int rm = (switches >> 16) & 0x7;
+  if (rm == (SW_CSR >> 16)) rm = instance(intrinsic).registers.conv_round_csr;
   if (rm != e_round_half_ne && rm != e_round_zero && rm != e_round_up && rm != e_round_down &&
       rm != e_round_half_az) [[unlikely]]
     bad_rounding(intrinsic, switches);
@@ -1012,8 +1016,9 @@ inline void set_pad_value_bf16(tensor a, bf16 value) {
 }
 
 // Atomic semaphore operation (spec 000 §2.8): commits all older vector stores, so later vector
-// loads see them. Clears the coherency tracker.
-void aso();
+// loads see them, then adds 1 to the core's semaphore (-1 with SW_DEC; SW_SPU / SW_VPU choose
+// the stage, which Tessera does not distinguish). Clears the coherency tracker.
+void aso(int switches = 0, bool predicate = true, bool polarity = false);
 
 // ---- scalar global access (spec 000 §2.5.2) ----
 inline global_address a_gen_addr_i(const int5& coord, tensor t) {

@@ -605,7 +605,8 @@ inline std::uint8_t popcnt_scalar(S a, int sw, const char* name) {
 [[noreturn]] void bad_shift_rounding(const char* intrinsic, int switches);
 inline int shift_rounding_of(int switches, const char* intrinsic) {
   check_switches(switches, kRoundingBits, intrinsic);
-  const int rm = (switches >> 16) & 0x7;
+  int rm = (switches >> 16) & 0x7;
+  if (rm == (SW_CSR >> 16)) rm = instance(intrinsic).registers.conv_round_csr;  // as rounding_of
   if (rm != e_round_half_ne && rm != e_round_zero && rm != e_round_up && rm != e_round_down)
     [[unlikely]]
     bad_shift_rounding(intrinsic, switches);
@@ -1939,29 +1940,6 @@ inline bf16 s_bf16_mac(bf16 a, bf16 b, bf16 accumulator, int switches = 0, bool 
 }
 
 // ---- floating-point helpers ----
-// FORM_FP_NUM with the exponent given as a number (the _ie_ form): exponent from a's lane byte
-// (SW_ADD_BIAS adds 127), sign of b (or forced, or b's LSB with SW_SIGN_LSB), significand of c,
-// as tpc-intrinsics.h orders the sources (SRC1 exponent, SRC2 sign, SRC3 mantissa).
-inline float64 v_f32_form_fp_num_ie_b(const char256& a, const float64& b, const float64& c,
-                                      int switches = 0, const float64& income = float64(),
-                                      bool predicate = true, bool polarity = false) {
-  detail::check_switches(
-      switches, SW_ADD_BIAS | SW_FORCE_SIGN0 | SW_FORCE_SIGN1 | SW_EXP_IS_NUM | SW_SIGN_LSB,
-      "v_f32_form_fp_num_ie_b");
-  float64 r(detail::no_init_t{});
-  for (int i = 0; i < 64; ++i) {
-    const std::uint32_t sig = std::bit_cast<std::uint32_t>(c.v[i]) & 0x007fffffu;
-    std::uint32_t sign = std::bit_cast<std::uint32_t>(b.v[i]) & 0x80000000u;
-    if (switches & SW_FORCE_SIGN0) sign = 0;
-    if (switches & SW_FORCE_SIGN1) sign = 0x80000000u;
-    if (switches & SW_SIGN_LSB) sign = (std::bit_cast<std::uint32_t>(b.v[i]) & 1u) << 31;
-    int e = static_cast<std::int8_t>(a.v[4 * i]);
-    if (switches & SW_ADD_BIAS) e += 127;
-    const std::uint32_t exp = (static_cast<std::uint32_t>(e) & 0xffu) << 23;
-    r.v[i] = std::bit_cast<float>(sign | exp | sig);
-  }
-  return detail::predicated(r, income, predicate, polarity, a, b, c);
-}
 inline float64 v_f32_fclass_b(const float64& a, int switches = 0, const float64& income = float64(),
                               bool predicate = true, bool polarity = false) {
   detail::check_switches(switches, 0, "v_f32_fclass_b");
@@ -2009,29 +1987,6 @@ inline bfloat128 v_bf16_form_fp_num_b(const bfloat128& a, const bfloat128& b, co
                                                 std::uint16_t{0x7f80}, "v_bf16_form_fp_num_b"),
                             income, predicate, polarity, a, b, c);
 }
-// bf16 FCLASS and CALC_FP_SPECIAL: the f32 rules on the widened lanes, the result rounded back
-// (class bits are powers of two, exact in bf16).
-inline bfloat128 v_bf16_fclass_b(const bfloat128& a, int switches = 0,
-                                 const bfloat128& income = bfloat128(), bool predicate = true,
-                                 bool polarity = false) {
-  detail::check_switches(switches, 0, "v_bf16_fclass_b");
-  bfloat128 r(detail::no_init_t{});
-  for (int i = 0; i < 128; ++i) r.v[i] = bf16(detail::fclass_bits(static_cast<float>(a.v[i])));
-  return detail::predicated(r, income, predicate, polarity, a);
-}
-inline bfloat128 v_bf16_calc_fp_special_b(const bfloat128& src1, const bfloat128& src2,
-                                          int switches, const bfloat128& income,
-                                          bool predicate = true, bool polarity = false) {
-  detail::check_switches(switches, 0x7, "v_bf16_calc_fp_special_b");
-  bfloat128 r = income;
-  for (int i = 0; i < 128; ++i) {
-    float out = 0;
-    if (detail::special_result(switches & 0x7, detail::class_value(static_cast<float>(src1.v[i])),
-                               detail::class_value(static_cast<float>(src2.v[i])), out))
-      r.v[i] = bf16(out);
-  }
-  return detail::predicated(r, income, predicate, polarity, src1, src2);
-}
 // PREFETCH (tpc-intrinsics.h "Cache"): brings global data into the scalar cache, which Tessera
 // does not model (docs/targets/tpc.md, "Not modeled"), so it changes no result: one load-slot
 // issue.
@@ -2040,20 +1995,6 @@ inline void prefetch(const global_address&, int switches = 0, bool predicate = t
   detail::check_switches(switches, 0, "prefetch");
   if (detail::enabled(predicate, polarity)) detail::issue(detail::kLoad);
 }
-inline float64 v_f32_calc_fp_special_b(const float64& src1, const float64& src2, int switches,
-                                       const float64& income, bool predicate = true,
-                                       bool polarity = false) {
-  detail::check_switches(switches, 0x7, "v_f32_calc_fp_special_b");
-  float64 r = income;
-  for (int i = 0; i < 64; ++i) {
-    float out = 0;
-    if (detail::special_result(switches & 0x7, detail::class_value(src1.v[i]),
-                               detail::class_value(src2.v[i]), out))
-      r.v[i] = out;
-  }
-  return detail::predicated(r, income, predicate, polarity, src1, src2);
-}
-
 // EXTRACT_EXP (tpc-intrinsics.h): the exponent of each element, non-biased (signed) by default,
 // the raw biased field with SW_BIASED.
 enum : int { SW_BIASED = 0x1 << 0 };
@@ -2408,4 +2349,5 @@ inline bool256 bv_b_not_bv(const bool256& a) {
 
 }  // namespace tessera::tpc
 
+#include "tessera/targets/tpc/api/intrinsics_bits.h"  // ASH, BREV, moves, core registers
 #include "tessera/targets/tpc/api/intrinsics_convert.h"  // the high-level converts

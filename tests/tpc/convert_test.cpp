@@ -13,23 +13,16 @@
 
 #include "tessera/core/error.h"
 #include "tessera/targets/tpc/api/tpc.h"
+#include "tpc_test_util.h"
 
 using namespace tessera;
 using namespace tessera::tpc;
 
 namespace {
 
-constexpr int kModes[] = {e_round_half_ne, e_round_zero, e_round_up, e_round_down, e_round_half_az};
+using tpc_test::user_error_of;
 
-template <typename F>
-std::string user_error_of(F f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+constexpr int kModes[] = {e_round_half_ne, e_round_zero, e_round_up, e_round_down, e_round_half_az};
 
 // x rounded to an integer in mode rm.
 double round_ref(double x, int rm) {

@@ -11,27 +11,20 @@
 
 #include "tessera/core/error.h"
 #include "tessera/targets/tpc/api/tpc.h"
+#include "tpc_test_util.h"
 
 using namespace tessera;
 using namespace tessera::tpc;
 
 namespace {
 
+using tpc_test::user_error_of;
+
 // Bits set in the low `width` bits of x, counted one by one.
 int ones_of(std::uint32_t x, int width) {
   int n = 0;
   for (int b = 0; b < width; ++b) n += static_cast<int>((x >> b) & 1u);
   return n;
-}
-
-template <typename F>
-std::string user_error_of(F f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // x / 2^shift rounded in mode rm (a left shift when negative), saturated to [lo, hi].

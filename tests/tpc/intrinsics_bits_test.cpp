@@ -16,23 +16,16 @@
 
 #include "tessera/core/error.h"
 #include "tessera/targets/tpc/api/tpc.h"
+#include "tpc_test_util.h"
 
 using namespace tessera;
 using namespace tessera::tpc;
 
 namespace {
 
-using tessera::tpc::bf16;  // TPC-C's scalar bf16, not the core dtype
+using tpc_test::user_error_of;
 
-template <typename F>
-std::string user_error_of(F f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using tessera::tpc::bf16;  // TPC-C's scalar bf16, not the core dtype
 
 // a * 2^count saturated to [lo, hi]; a right shift floors, or rounds half up with `rhu`. In
 // long double, exact for |a| < 2^32 and |count| <= 24.

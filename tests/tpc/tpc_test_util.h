@@ -18,6 +18,17 @@ namespace tpc_test {
 using namespace tessera;
 using namespace tessera::tpc;
 
+// The message of the UserError `f` throws, or "" when it throws none.
+template <typename F>
+std::string user_error_of(F f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 inline std::unique_ptr<runtime::Device> open_gaudi() {
   return runtime::Device::open("gaudi");
 }

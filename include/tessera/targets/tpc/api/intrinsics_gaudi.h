@@ -213,8 +213,9 @@ enum e_fp_special_values : int {
 
 namespace detail {
 
-// Rounding bits plus SW_CLIP_FP / SW_LINEAR: what a CONVERT accepts.
-inline constexpr int kConvertSwitches = kRoundingBits | SW_CLIP_FP | SW_LINEAR;
+// What a Gaudi CONVERT accepts: a rounding mode. (SW_CLIP_FP is Gaudi2's; SW_LINEAR is an option of
+// the high-level converts, intrinsics_convert.h.)
+inline constexpr int kConvertSwitches = kRoundingBits;
 
 template <typename V>
 inline V nearbyint(const V& a, int rm) {
@@ -1500,6 +1501,16 @@ TESSERA_TPC_G_CONVERT(i16, short128, bf16, bfloat128, bool128)
 TESSERA_TPC_G_CONVERT(i16, short128, i32, int64, bool64)
 TESSERA_TPC_G_CONVERT(i8, char256, i32, int64, bool64)
 TESSERA_TPC_G_CONVERT(u8, uchar256, i32, int64, bool64)
+TESSERA_TPC_G_CONVERT(i32, int64, u32, uint64, bool64)
+TESSERA_TPC_G_CONVERT(i16, short128, u16, ushort128, bool128)
+TESSERA_TPC_G_CONVERT(u16, ushort128, bf16, bfloat128, bool128)
+TESSERA_TPC_G_CONVERT(i8, char256, u8, uchar256, bool256)
+TESSERA_TPC_G_CONVERT(i16, short128, f32, float64, bool64)  // widening ones read lane 0
+TESSERA_TPC_G_CONVERT(i16, short128, u32, uint64, bool64)
+TESSERA_TPC_G_CONVERT(i8, char256, f32, float64, bool64)
+TESSERA_TPC_G_CONVERT(i8, char256, u32, uint64, bool64)
+TESSERA_TPC_G_CONVERT(i8, char256, i16, short128, bool128)
+TESSERA_TPC_G_CONVERT(i8, char256, u16, ushort128, bool128)
 #undef TESSERA_TPC_G_CONVERT
 
 // Down-converts (tpc-intrinsics.h): `lane` picks which of every 2 (4) result lanes are written,
@@ -1806,12 +1817,6 @@ inline float128 av_convert_bf16_to_f32_v_b(const bfloat128& a, const float128& i
 }
 inline float128 av_convert_bf16_to_f32_v(const bfloat128& a) {
   return v_convert_bf16_to_f32_all_b(a);
-}
-inline bfloat128 convert_float128_to_bfloat128(const float128& a, const int options) {
-  return v_convert_f32_to_bf16_all_b(a, options);
-}
-inline float128 convert_bfloat128_to_float128(const bfloat128& a, const int options) {
-  return v_convert_bf16_to_f32_all_b(a, options);
 }
 
 // MAC with the ACC_F32 switch (tpc-intrinsics.h `v_bf16_mac_acc32_b`): bf16 products summed
@@ -2346,3 +2351,4 @@ inline bool256 bv_b_not_bv(const bool256& a) {
 #include "tessera/targets/tpc/api/intrinsics_bits.h"  // ASH, BREV, moves, core registers
 // PACK, SW_PACK, UDIV_4STEP and the LFSR access, with semantics from Habana's compiler.
 #include "tessera/targets/tpc/api/intrinsics_derived.h"
+#include "tessera/targets/tpc/api/intrinsics_convert.h"  // the high-level converts

@@ -356,6 +356,34 @@ TEST(TpcLut, Bf16ReciprocalAndTanhTablesMatchTheirFunctions) {
   EXPECT_LE(worst_tanh, 1.5);
 }
 
+TEST(TpcLut, Bf16SinCosTableMatchesSinAndCosOfTheReducedArgument) {
+  // Every bf16 in (0, pi/4]: sin r = r * (entry), cos r = (entry + 16), linear in t = r - start.
+  double worst_sin = 0, worst_cos = 0;
+  for (std::uint32_t first = 0x3c00; first < 0x3f50; first += 128) {
+    std::uint16_t b[128];
+    for (int i = 0; i < 128; ++i) b[i] = static_cast<std::uint16_t>(first + i);
+    const bfloat128 r = bf16_from_bits(b);
+    const ushort128_bfloat128 e = v_bf16_get_lut_entry_and_interval_start_b(r, 3, SW_LUT_SIN_COS);
+    const bfloat128 t = v_bf16_sub_b(r, e.v2);
+    for (unsigned offset : {0u, 16u}) {
+      const bfloat128_pair_t c =
+          v_bf16_lookup_2c(v_u16_add_b(e.v1, ushort128(offset)), e_bf16_sin_cos_linear_m4, SW_BV16,
+                           bfloat128_pair_t{});
+      bfloat128 y = v_bf16_mac_b(c.v2, t, c.v1);
+      if (offset == 0) y = v_bf16_mul_b(y, r);
+      for (int i = 0; i < 128; ++i) {
+        const double rv = static_cast<float>(r.v[i]);
+        if (rv > std::atan(1.0)) continue;
+        const double exact = offset == 0 ? std::sin(rv) : std::cos(rv);
+        double& w = offset == 0 ? worst_sin : worst_cos;
+        w = std::max(w, ulps_bf16(static_cast<float>(y.v[i]), exact));
+      }
+    }
+  }
+  EXPECT_LE(worst_sin, 1.25);
+  EXPECT_LE(worst_cos, 1.25);
+}
+
 // ---- the cost model and vector local memory ----
 
 void lut_kernel(tensor in, tensor out) {

@@ -148,6 +148,15 @@ std::vector<Definition> definitions() {
         {1, 32, 4, 1.0, 1.0 / 32, log2_over_xm1},
         {2, 32, 4, 0.5, 0.5 / 32, log2_over_xm1},
         {3, 32, 4, 1.0, 1.0 / 32, log2_of}}},
+      // EvalSpecialFunctionPass bf16 sin / cos: SW_LUT_SIN_COS, shift 3 (m = 4), the octant's
+      // choice of cos ORed into the entry as 16, the sin part times x; LOOKUP_2C gives (C0, C1).
+      {e_bf16_sin_cos_linear_m4,
+       "e_bf16_sin_cos_linear_m4",
+       16,
+       1,
+       Role::kLinear,
+       32,
+       {{0, 16, 1, 0.0, 1.0 / 16, sin_over_x}, {16, 16, 1, 0.0, 1.0 / 16, cosine}}},
       // EvalSpecialFunctionPass bf16 reciprocal: default variant, shift 5 (4 intervals on [1, 2)).
       {e_bf16_rcp_poly_m2_c2c1, "e_bf16_rcp_poly_m2_c2c1", 16, 2, Role::kC2C1, 4, rcp_bf16},
       {e_bf16_rcp_poly_m2_c0, "e_bf16_rcp_poly_m2_c0", 16, 2, Role::kC0, 4, rcp_bf16},

@@ -356,6 +356,23 @@ TEST(TpcLut, Bf16ReciprocalAndTanhTablesMatchTheirFunctions) {
   EXPECT_LE(worst_tanh, 1.5);
 }
 
+TEST(TpcLut, Bf16RsqrtTableMatchesOnEveryBf16FromOneToFour) {
+  double worst = 0;
+  for (std::uint32_t first = 0x3f80; first < 0x4080; first += 128) {
+    std::uint16_t b[128];
+    for (int i = 0; i < 128; ++i) b[i] = static_cast<std::uint16_t>(first + i);
+    const bfloat128 x = bf16_from_bits(b);
+    const ushort128_bfloat128 e =
+        v_bf16_get_lut_entry_and_interval_start_b(x, 4, SW_LUT_SQRT_RSQRT);
+    const bfloat128_pair_t c = v_bf16_lookup_2c(e.v1, e_bf16_rsqrt, SW_BV16, bfloat128_pair_t{});
+    const bfloat128 y = v_bf16_mac_b(c.v2, v_bf16_sub_b(x, e.v2), c.v1);
+    for (int i = 0; i < 128; ++i)
+      worst = std::max(worst, ulps_bf16(static_cast<float>(y.v[i]),
+                                        1.0 / std::sqrt(static_cast<float>(x.v[i]))));
+  }
+  EXPECT_LE(worst, 1.25);
+}
+
 TEST(TpcLut, Bf16SinCosTableMatchesSinAndCosOfTheReducedArgument) {
   // Every bf16 in (0, pi/4]: sin r = r * (entry), cos r = (entry + 16), linear in t = r - start.
   double worst_sin = 0, worst_cos = 0;

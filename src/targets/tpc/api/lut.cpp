@@ -157,6 +157,15 @@ std::vector<Definition> definitions() {
        Role::kLinear,
        32,
        {{0, 16, 1, 0.0, 1.0 / 16, sin_over_x}, {16, 16, 1, 0.0, 1.0 / 16, cosine}}},
+      // EvalSpecialFunctionPass bf16 rsqrt: SW_LUT_SQRT_RSQRT, shift 4 (m = 3) on x in [1, 4);
+      // LOOKUP_2C gives (C0, C1).
+      {e_bf16_rsqrt,
+       "e_bf16_rsqrt",
+       16,
+       1,
+       Role::kLinear,
+       16,
+       {{0, 8, 1, 1.0, 1.0 / 8, rsqrt}, {8, 8, 1, 2.0, 2.0 / 8, rsqrt}}},
       // EvalSpecialFunctionPass bf16 reciprocal: default variant, shift 5 (4 intervals on [1, 2)).
       {e_bf16_rcp_poly_m2_c2c1, "e_bf16_rcp_poly_m2_c2c1", 16, 2, Role::kC2C1, 4, rcp_bf16},
       {e_bf16_rcp_poly_m2_c0, "e_bf16_rcp_poly_m2_c0", 16, 2, Role::kC0, 4, rcp_bf16},

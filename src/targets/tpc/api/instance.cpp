@@ -211,16 +211,6 @@ void bad_pack(const char* intrinsic) {
       intrinsic);
 }
 
-void lookup_table_not_public(const char* intrinsic, int function_or_switches) {
-  throw_user_error(
-      "{}: the result comes from Habana's special-function lookup tables (function id / switches "
-      "0x{:x}: the interval numbering of GET_LUT_ENTRY_AND_INTERVAL_START and the polynomial "
-      "coefficients LOOKUP_1C / LOOKUP_2C return), which are not public, so Tessera cannot run "
-      "it; compute the function with the special functions of spec 000 §2.6.2 instead (v_sin_f32, "
-      "v_cos_f32, v_exp_f32, v_log_f32, v_tanh_f32, v_sqrt_f32, v_rsqrt_f32, v_reciprocal_f32, ...)",
-      intrinsic, static_cast<unsigned>(function_or_switches));
-}
-
 void bad_rounding(const char* intrinsic, int switches) {
   const int rm = (switches >> 16) & 0x7;
   throw_user_error(

@@ -2121,76 +2121,6 @@ TESSERA_TPC_G_S_CONVERT_RM(f32, float, i8, std::int8_t)
 #undef TESSERA_TPC_G_S_CONVERT_EXACT
 #undef TESSERA_TPC_G_S_CONVERT
 
-// ---- special-function tables (GET_LUT_ENTRY_AND_INTERVAL_START, LOOKUP_1C / LOOKUP_2C) ----
-// The function ids, variants and lookup types of tpc-special.h / tpc-defs.h, so kernels that use
-// them build. What these instructions return comes from Habana's special-function lookup tables
-// (interval numbering and polynomial coefficients per function), which are not public: running
-// one is a UserError naming the intrinsic and the table, pointing at the special functions of
-// spec 000 §2.6.2 (v_sin_f32, ...) that compute the same functions.
-enum e_function_id : int {
-  e_fp32_tanh = 0, e_fp32_rsqrt = 1, e_fp32_log2 = 2, e_i8_sqrt = 3, e_u16_sqrt = 4,
-  e_u32_power4 = 5, e_i8_sqrt_c0 = 6, e_u16_sqrt_c0 = 7, e_fp32_sqrt = 128, e_fp32_rcp = 129,
-  e_fp32_sin_cos = 130, e_bf16_rcp_scalar_m7 = 131, e_bf16_sin_cos_scalar_m7 = 132,
-  e_bf16_sin_cos_linear_m6 = 133, e_bf16_sin_cos_poly2_m6_c2c1 = 134,
-  e_bf16_sin_cos_poly2_m6_c0 = 135, e_bf16_log2_linear_interleaved_m5 = 136, e_fp32_pow2 = 256,
-  e_bf16_tanh = 257, e_i16_tanh = 258, e_i16_sigmoid = 259, e_i16_exp_neg = 260, e_i16_rcp = 261,
-  e_bf16_rsqrt = 384, e_bf16_log2 = 385, e_bf16_sqrt = 386, e_bf16_rcp = 387,
-  e_bf16_sin_cos = 388, e_bf16_pow2 = 389, e_i8_tanh = 390
-};
-enum e_func_variant : int {
-  e_func_variant_default = 0,
-  e_func_variant_tanh = 1,
-  e_func_variant_sqrt_rsqrt = 2,
-  e_func_variant_sin_cos = 3
-};
-enum e_lookup_data_type : int { e_lookup_fp32 = 0, e_lookup_bv16 = 1 };
-enum : int {
-  SW_LUT_TANH = 0x1 << (5 + 8),
-  SW_LUT_SQRT_RSQRT = 0x2 << (5 + 8),
-  SW_LUT_SIN_COS = 0x3 << (5 + 8),
-  SW_LUT_LOG = 0x4 << (5 + 8),
-  SW_BV32 = 0x0 << 0,
-  SW_BV16 = 0x1 << 0,
-  SW_BV8_0 = 0x2 << 0,
-  SW_BV8_1 = 0x3 << 0,
-  SW_UPPER_HALF = 0x1 << 2,
-};
-namespace detail {
-[[noreturn]] void lookup_table_not_public(const char* intrinsic, int function_or_switches);
-}  // namespace detail
-inline uint64_float64 v_f32_get_lut_entry_and_interval_start_b(
-    const float64&, const std::int8_t, int switches = 0, const uint64_float64& = {},
-    bool = true, bool = false) {
-  detail::lookup_table_not_public("v_f32_get_lut_entry_and_interval_start_b", switches);
-}
-inline uint64_float64 v_f32_get_lut_entry_and_interval_start_vb(const float64&, const std::int8_t,
-                                                                int switches,
-                                                                const uint64_float64&,
-                                                                const bool64&, bool = false) {
-  detail::lookup_table_not_public("v_f32_get_lut_entry_and_interval_start_vb", switches);
-}
-inline ushort128_bfloat128 v_bf16_get_lut_entry_and_interval_start_b(
-    const bfloat128&, const std::int8_t, int switches = 0, const ushort128_bfloat128& = {},
-    bool = true, bool = false) {
-  detail::lookup_table_not_public("v_bf16_get_lut_entry_and_interval_start_b", switches);
-}
-inline float64 v_f32_lookup_1c(const uint64&, int fid, int, const float64&, bool = true,
-                               bool = false) {
-  detail::lookup_table_not_public("v_f32_lookup_1c", fid);
-}
-inline float64_pair_t v_f32_lookup_2c(const uint64&, int fid, int, const float64_pair_t&,
-                                      bool = true, bool = false) {
-  detail::lookup_table_not_public("v_f32_lookup_2c", fid);
-}
-inline bfloat128 v_bf16_lookup_1c(const ushort128&, int fid, int, const bfloat128&, bool = true,
-                                  bool = false) {
-  detail::lookup_table_not_public("v_bf16_lookup_1c", fid);
-}
-inline bfloat128_pair_t v_bf16_lookup_2c(const ushort128&, int fid, int, const bfloat128_pair_t&,
-                                         bool = true, bool = false) {
-  detail::lookup_table_not_public("v_bf16_lookup_2c", fid);
-}
-
 // ---- index registers (i_*): int5 arithmetic on the dimensions `dimmask` selects ----
 namespace detail {
 // One SPU instruction on an index register: `lane(d)` on the dimensions `dimmask` selects, the
@@ -2352,3 +2282,5 @@ inline bool256 bv_b_not_bv(const bool256& a) {
 // PACK, SW_PACK, UDIV_4STEP and the LFSR access, with semantics from Habana's compiler.
 #include "tessera/targets/tpc/api/intrinsics_derived.h"
 #include "tessera/targets/tpc/api/intrinsics_convert.h"  // the high-level converts
+// The special-function lookups (GET_LUT_ENTRY_AND_INTERVAL_START, LOOKUP_1C / _2C).
+#include "tessera/targets/tpc/api/intrinsics_lut.h"  // IWYU pragma: export

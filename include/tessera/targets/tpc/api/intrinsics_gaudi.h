@@ -2402,3 +2402,5 @@ inline bool256 bv_b_not_bv(const bool256& a) {
 #define MkRMW(dt, op, rmw, dl) ((dt) | ((op) << 4) | ((rmw) << 6) | ((dl) << 7))
 
 }  // namespace tessera::tpc
+
+#include "tessera/targets/tpc/api/intrinsics_local.h"  // NOLINT(misc-header-include-cycle)

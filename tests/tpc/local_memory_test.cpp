@@ -1,12 +1,11 @@
 // Local memory by address (tpc-intrinsics.h LD_L / ST_L / LD_L_V / ST_L_V and their halves,
 // spec 000 §2.3.3, §2.5.3): every result checked against a plain loop over the same data, the
-// `__local__` arrays seen through addresses and the other way round, the faults of the
-// memories' sizes and chunks, and the same results and cycles for every host thread count.
+// `__local__` arrays seen through addresses and the other way round, and the same results and
+// cycles for every host thread count. The faults are in tests/faults/tpc_faults_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -30,24 +29,13 @@ struct LocalMemoryTest : ::testing::Test {
     return o;
   }
   void SetUp() override { registry.add_builtin_library(lib); }
-  void add(const std::string& name, KernelFunction fn, unsigned members = 1, bool special = false) {
-    lib->add(name, [fn, members, special](gcapi::HabanaKernelParams_t*,
-                                          gcapi::HabanaKernelInstantiation_t* inst) {
-      inst->indexSpaceGeometry.dims = 1;
-      inst->indexSpaceGeometry.sizes[0] = members;
-      inst->flags.specialFunctionsUsed = special ? 1 : 0;
-      return gcapi::set_kernel(inst, fn);
-    });
-  }
-  std::string fault(const std::string& kernel, std::vector<DeviceTensor> in,
-                    std::vector<DeviceTensor> out) {
-    Runtime rt(*dev, options());
-    try {
-      rt.launch(kernel, in, out);
-    } catch (const DeviceFault& e) {
-      return e.what();
-    }
-    return "no DeviceFault";
+  void add(const std::string& name, KernelFunction fn, unsigned members = 1) {
+    lib->add(name,
+             [fn, members](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
+               inst->indexSpaceGeometry.dims = 1;
+               inst->indexSpaceGeometry.sizes[0] = members;
+               return gcapi::set_kernel(inst, fn);
+             });
   }
 };
 
@@ -258,70 +246,6 @@ TEST_F(LocalMemoryTest, EveryLaunchStartsFromPoison) {
   }
 }
 
-void vlm_past_end(tensor out) {
-  v_f32_st_l_v(80 * 1024, float64(1.0f));
-  (void)out;
-}
-void vlm_misaligned(tensor out) {
-  v_f32_st_l_v_low(128, float64(1.0f));  // a half takes 128-byte chunks
-  (void)v_f32_ld_l_v_b(128);             // a whole register 256-byte ones
-  (void)out;
-}
-void slm_past_end(tensor out) {
-  (void)s_i32_ld_l(1024);
-  (void)out;
-}
-void slm_misaligned(tensor out) {
-  s_u8_st_l(2, 1);
-  (void)out;
-}
-void past_special_limit(tensor out) {
-  v_f32_st_l_v(16 * 1024, v_exp_f32(float64(1.0f)));
-  (void)out;
-}
-
-TEST_F(LocalMemoryTest, AccessesPastTheMemoriesOrOffTheirChunksAreDeviceFaults) {
-  add("vlm_past_end", tpc_kernel<&vlm_past_end>());
-  add("vlm_misaligned", tpc_kernel<&vlm_misaligned>());
-  add("slm_past_end", tpc_kernel<&slm_past_end>());
-  add("slm_misaligned", tpc_kernel<&slm_misaligned>());
-  add("special_declared", tpc_kernel<&past_special_limit>(), 1, true);
-  add("special_undeclared", tpc_kernel<&past_special_limit>());
-  auto out = make_device_tensor(*dev, DType::f32, Shape{64});
-  auto has = [](const std::string& what, std::initializer_list<const char*> parts) {
-    for (const char* p : parts) EXPECT_NE(what.find(p), std::string::npos) << p << ": " << what;
-  };
-  has(fault("vlm_past_end", {}, {out}),
-      {"tpc0 kernel vlm_past_end", "v_f32_st_l_v", "0x14000", "256 B", "vlm", "80 KiB"});
-  has(fault("vlm_misaligned", {}, {out}), {"vlm_misaligned", "v_f32_ld_l_v_b", "0x80", "256-byte"});
-  has(fault("slm_past_end", {}, {out}), {"slm_past_end", "s_i32_ld_l", "0x400", "slm", "1 KiB"});
-  has(fault("slm_misaligned", {}, {out}), {"slm_misaligned", "s_u8_st_l", "0x2", "4-byte"});
-  // Special functions leave 16 KiB: at once when the glue says so, after the run otherwise (the
-  // hardware's loader decides from the binary).
-  has(fault("special_declared", {}, {out}),
-      {"special_declared", "0x4000", "16 KiB", "special functions"});
-  has(fault("special_undeclared", {}, {out}),
-      {"special_undeclared", "special functions", "16 KiB"});
-}
-
-void with_switches(tensor out) {
-  (void)s_f32_ld_l(0, SW_MMIO);
-  (void)out;
-}
-
-TEST_F(LocalMemoryTest, SwitchesThatAreNotSimulatedAreUserErrorsNamingThem) {
-  add("with_switches", tpc_kernel<&with_switches>());
-  Runtime rt(*dev, options());
-  auto out = make_device_tensor(*dev, DType::f32, Shape{64});
-  try {
-    rt.launch("with_switches", {}, {out});
-    FAIL() << "no UserError";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("SW_MMIO"), std::string::npos) << e.what();
-  }
-  static_assert(SW_MMIO == 1 && SW_LOCK == 2 && SW_AUTO_INC_4_V == 3);
-}
-
 // Each member accumulates its vectors in vector local memory by address (a running sum kept at
 // one address) and in a scalar word; many members over the cores.
 void accumulate(tensor in, tensor out) {
@@ -374,8 +298,9 @@ TEST_F(LocalMemoryTest, ResultsAndCyclesAreTheSameForEveryThreadCountAndCheckOrd
   EXPECT_EQ(download<float>(*dev, out), want);
 }
 
-// What a core's instance leaves in its local memory, the core's next instance finds (spec 000
-// §2.6.4): check-order mode, which runs more instances per core in another order, reports it.
+// Local memory holds what a member left for the next member of its core (spec 000 §2.6.4): the
+// count runs 1..8 over each core's members. Such a kernel depends on the order of members, and
+// check-order mode, which runs finer instances in another order, reports it.
 void count_instances(tensor out) {
   const int5 s = get_index_space_offset();
   const int5 e = s + get_index_space_size();
@@ -386,7 +311,7 @@ void count_instances(tensor out) {
   }
 }
 
-TEST_F(LocalMemoryTest, LocalMemoryIsKeptFromOneInstanceOfACoreToTheNext) {
+TEST_F(LocalMemoryTest, StateLeftForTheCoresNextMemberIsFoundAndCheckOrderReportsIt) {
   const int members = 64;
   add("count_instances", tpc_kernel<&count_instances>(), members);
   {

@@ -73,6 +73,10 @@ void LocalStore::transfer(std::uint64_t offset, Buffer<Into> buffer, std::uint64
       std::memcpy(buf, memory, static_cast<std::size_t>(n));
   };
   const std::uint64_t end = offset + bytes;
+  if (views_.empty()) {
+    copy_bytes(bytes_.data() + offset, buffer, bytes);
+    return;
+  }
   std::uint64_t at = offset;
   // The first view that ends after `at`; views are few (a kernel's local arrays), so a scan.
   auto view = views_.begin();

@@ -59,7 +59,7 @@ inline constexpr auto kHalfVector = static_cast<std::uint32_t>(kHalfRegisterByte
 // as LD_TNSR_LOW / _HIGH do (load_half).
 template <typename V>
 inline V local_load(std::uint32_t address, int part, const V& income, const char* intrinsic) {
-  V r = income;
+  V r = part == 0 ? V(no_init_t{}) : income;
   const std::uint32_t bytes = part == 0 ? kVectorBytes : kHalfVector;
   auto* lanes = reinterpret_cast<std::byte*>(r.v) + (part == 2 ? kHalfVector : 0);
   const std::uint64_t loaded = local_read(address, lanes, bytes, true, bytes, intrinsic);

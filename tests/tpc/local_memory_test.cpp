@@ -136,6 +136,11 @@ void slm_round_trips(tensor out) {
   put(s_i32_ld_l(40));
   put(s_i32_ld_l(40, 0, -1, false));
   put(s_i32_ld_l(40, 0, -2, true, false));
+  // tpc-defs.h's legacy spellings of the same instructions.
+  i32_st_l_s_s_b(44, 9, 0, true, false);
+  u16_st_l_s_s(48, 7, 0);
+  put(s_i32_ld_l_s_b(44, -1, 0, true, false));
+  put(s_u16_ld_l_s(48, 0));
   i32_st_tnsr_i_v({0, 0, 0, 0, 0}, out, r);
 }
 
@@ -149,7 +154,8 @@ TEST_F(LocalMemoryTest, ScalarsRoundTripThroughTheScalarLocalMemory) {
       1,          1,     -123456, static_cast<std::int32_t>(0xfedcba98u),
       -300,       60000, -100,    200,
       0x1122abcd, 0,     -123456, 77,
-      55,         5,     -1,      5};
+      55,         5,     -1,      5,
+      9,          7};
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "lane " << i;
   EXPECT_GT(rec.metrics.at("local.slm.accesses"), 20);
 }

@@ -76,8 +76,9 @@ inline void local_store(std::uint32_t address, int part, const V& value, const c
 }  // namespace detail
 
 // s_<t>_ld_l(addr, switches, income, predicate, polarity), s_<t>_st_l(addr, value, switches,
-// predicate, polarity), and tpc-defs.h's legacy s_<t>_ld_l_s_b(addr, income, switches, p, o) and
-// s_<t>_ld_l_s(addr, switches).
+// predicate, polarity), and tpc-defs.h's legacy s_<t>_ld_l_s_b(addr, income, switches, p, o),
+// s_<t>_ld_l_s(addr, switches), <t>_st_l_s_s_b(addr, value, switches, p, o) and
+// <t>_st_l_s_s(addr, value, switches).
 #define TESSERA_TPC_L_SCALAR(D, S)                                                                 \
   inline S s_##D##_ld_l(std::uint32_t addr, int switches = 0, S income = S(),                      \
                         bool predicate = true, bool polarity = false) {                            \
@@ -105,6 +106,13 @@ inline void local_store(std::uint32_t address, int part, const V& value, const c
   }                                                                                                \
   inline S s_##D##_ld_l_s(std::uint32_t addr, int switches) {                                      \
     return s_##D##_ld_l(addr, switches);                                                           \
+  }                                                                                                \
+  inline void D##_st_l_s_s_b(std::uint32_t addr, S value, int switches, bool predicate,            \
+                             bool polarity) {                                                      \
+    s_##D##_st_l(addr, value, switches, predicate, polarity);                                      \
+  }                                                                                                \
+  inline void D##_st_l_s_s(std::uint32_t addr, S value, int switches) {                            \
+    s_##D##_st_l(addr, value, switches);                                                           \
   }
 
 // One part of LD_L_V / ST_L_V: PART is the name suffix (`` , _low, _high), N its number for

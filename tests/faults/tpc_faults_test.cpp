@@ -201,3 +201,64 @@ TEST_F(TpcFaults, CheckOrderFindsOrderDependentKernels) {
   rt.set_check_order(false);
   EXPECT_NO_THROW(rt.launch("prefix_f32", {in}, {out}));
 }
+
+namespace {
+// Local memory by address (tpc-intrinsics.h LD_L / ST_L / LD_L_V / ST_L_V, spec 000 §2.3.3).
+void vlm_past_end(tensor, tensor) {
+  v_f32_st_l_v(80 * 1024, float64(1.0f));
+}
+void vlm_misaligned(tensor, tensor) {
+  v_f32_st_l_v_low(128, float64(1.0f));  // a half takes 128-byte chunks
+  (void)v_f32_ld_l_v_b(128);             // a whole register 256-byte ones
+}
+void slm_past_end(tensor, tensor) {
+  (void)s_i32_ld_l(1024);
+}
+void slm_misaligned(tensor, tensor) {
+  s_u8_st_l(2, 1);
+}
+void past_special_limit(tensor, tensor) {
+  v_f32_st_l_v(16 * 1024, v_exp_f32(float64(1.0f)));
+}
+void local_switch(tensor, tensor) {
+  (void)s_f32_ld_l(0, SW_MMIO);
+}
+}  // namespace
+
+TEST_F(TpcFaults, LocalMemoryAccessPastTheMemoryOrOffItsChunks) {
+  auto add = [&](const char* name, KernelFunction k, bool special) {
+    lib->add(name, [k, special](const gcapi::HabanaKernelParams_t*,
+                                gcapi::HabanaKernelInstantiation_t* inst) {
+      one_member(inst, k);
+      inst->flags.specialFunctionsUsed = special ? 1 : 0;
+      return gcapi::GLUE_SUCCESS;
+    });
+  };
+  add("vlm_past_end", tpc_kernel<&vlm_past_end>(), false);
+  add("vlm_misaligned", tpc_kernel<&vlm_misaligned>(), false);
+  add("slm_past_end", tpc_kernel<&slm_past_end>(), false);
+  add("slm_misaligned", tpc_kernel<&slm_misaligned>(), false);
+  add("special_declared", tpc_kernel<&past_special_limit>(), true);
+  add("special_undeclared", tpc_kernel<&past_special_limit>(), false);
+  add("local_switch", tpc_kernel<&local_switch>(), false);
+  Runtime rt(*dev, options());
+  auto t = tensor64();
+  auto run = [&](const char* name) { return [&rt, &t, name] { rt.launch(name, {t}, {t}); }; };
+  expect_fault(run("vlm_past_end"),
+               {"tpc0 kernel vlm_past_end", "v_f32_st_l_v", "0x14000", "256 B", "vlm", "80 KiB"});
+  expect_fault(run("vlm_misaligned"), {"vlm_misaligned", "v_f32_ld_l_v_b", "0x80", "256-byte"});
+  expect_fault(run("slm_past_end"), {"slm_past_end", "s_i32_ld_l", "0x400", "slm", "1 KiB"});
+  expect_fault(run("slm_misaligned"), {"slm_misaligned", "s_u8_st_l", "0x2", "4-byte"});
+  // Special functions leave 16 KiB: at the access when the glue says so, after the run otherwise
+  // (the hardware's loader decides from the binary).
+  expect_fault(run("special_declared"),
+               {"special_declared", "0x4000", "16 KiB", "special functions"});
+  expect_fault(run("special_undeclared"), {"special_undeclared", "special functions", "16 KiB"});
+  // A switch Tessera does not simulate is a UserError naming it.
+  try {
+    rt.launch("local_switch", {t}, {t});
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("SW_MMIO"), std::string::npos) << e.what();
+  }
+}

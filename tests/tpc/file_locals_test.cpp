@@ -11,6 +11,7 @@ extern "C" const tessera::tpc::KernelImage tessera_tpc_image_file_local_too_big;
 extern "C" const tessera::tpc::KernelImage tessera_tpc_image_global_pointer;
 extern "C" const tessera::tpc::KernelImage tessera_tpc_image_header_pointer;
 extern "C" const tessera::tpc::KernelImage tessera_tpc_image_file_local_modeled_size;
+extern "C" const tessera::tpc::KernelImage tessera_tpc_image_file_local_by_address;
 
 namespace {
 
@@ -32,6 +33,8 @@ class FileLocals : public ::testing::Test {
                                         {.inputs = 1, .type = gcapi::DATA_I32}));
     lib->add("file_local_modeled_size",
              glue_for(tessera_tpc_image_file_local_modeled_size.function, {.inputs = 0}));
+    lib->add("file_local_by_address",
+             glue_for(tessera_tpc_image_file_local_by_address.function, {.inputs = 1}));
     registry.add_path_library(lib);
   }
   RuntimeOptions options(sim::WorkScheduler* pool = nullptr) {
@@ -103,6 +106,26 @@ TEST_F(FileLocals, ObjectsTakeTheirTpcSizeInLocalMemory) {
   EXPECT_GT(sizeof(float64) * 300, 81920u);  // the host objects would not fit
 }
 
+// The file's objects are the core's local memories at their addresses, vectors from address 0 of
+// vector local memory and scalars from address 0 of scalar local memory: what the kernel stores
+// there by address it reads back through the arrays.
+TEST_F(FileLocals, ObjectsAreTheLocalMemoryAtTheirAddresses) {
+  Runtime rt(*dev, options());
+  std::vector<float> x(256);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * static_cast<float>(i) - 3;
+  auto in = upload(*dev, DType::f32, Shape{256}, x);
+  auto out = make_device_tensor(*dev, DType::f32, Shape{256});
+  const auto& record = rt.launch("file_local_by_address", {in}, {out});
+  const auto got = download<float>(*dev, out);
+  for (int i = 0; i < 4; ++i)
+    for (int l = 0; l < 64; ++l)
+      ASSERT_EQ(got[static_cast<std::size_t>(i * 64 + l)],
+                x[static_cast<std::size_t>((3 - i) * 64 + l)] + static_cast<float>(i + 10))
+          << "vector " << i << " lane " << l;
+  EXPECT_EQ(record.metrics.at("local.vlm.high_water_bytes"), 4 * 256);
+  EXPECT_EQ(record.metrics.at("local.slm.high_water_bytes"), 4 * 4);
+}
+
 // tessera_add_tpc_kernels writes `__global__ T*` as global_ptr<T>: each access through the
 // pointer is a checked, counted scalar access; making an address past the tensor is not.
 TEST_F(FileLocals, GlobalPointersAreCheckedAndCountedAtEveryAccess) {
@@ -126,7 +149,6 @@ TEST_F(FileLocals, GlobalPointersAreCheckedAndCountedAtEveryAccess) {
     EXPECT_NE(std::string(e.what()).find("(64, 0, 0, 0, 0)"), std::string::npos) << e.what();
   }
 }
-
 
 // A kernel body in an included header gets the same rewriting (Habana's gather_fwd_i32.h).
 TEST_F(FileLocals, GlobalPointersInIncludedHeadersAreCheckedToo) {

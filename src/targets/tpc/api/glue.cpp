@@ -1,6 +1,7 @@
 // gcapi helpers: names of return codes, data type mapping, kernel images, the elementwise glue.
 #include "tessera/targets/tpc/api/glue.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -8,18 +9,31 @@
 
 namespace tessera::tpc {
 
-std::uint64_t file_locals_modeled_bytes(const KernelFunction& kernel) {
-  if (kernel.file_locals_begin == nullptr) return 0;
-  const auto section = static_cast<std::uint64_t>(kernel.file_locals_end - kernel.file_locals_begin);
-  std::uint64_t host = 0, modeled = 0, gaps = 0;
+FileLocalsLayout place_file_locals(const KernelFunction& kernel) {
+  FileLocalsLayout l;
+  if (kernel.file_locals_begin == nullptr) return l;
+  const auto section =
+      static_cast<std::uint64_t>(kernel.file_locals_end - kernel.file_locals_begin);
+  // In declaration order: the compiler may lay the records out in another.
+  std::vector<const FileLocalSize*> records;
   for (const FileLocalSize* r = kernel.file_local_sizes_begin;
-       r != nullptr && r != kernel.file_local_sizes_end; ++r) {
+       r != nullptr && r != kernel.file_local_sizes_end; ++r)
+    records.push_back(r);
+  std::sort(records.begin(), records.end(),
+            [](const FileLocalSize* a, const FileLocalSize* b) { return a->order < b->order; });
+  std::uint64_t host = 0, gaps = 0;
+  for (const FileLocalSize* r : records) {
     host += r->host_bytes;
-    modeled += r->modeled_bytes;
     gaps += r->host_alignment - 1;
+    std::uint64_t& top = r->vector ? l.vlm_bytes : l.slm_bytes;
+    const std::uint64_t align = r->vector ? detail::kVectorBytes : detail::kScalarChunk;
+    top = (top + align - 1) / align * align;
+    l.objects.push_back({r, top});
+    top += r->modeled_bytes;
   }
   const std::uint64_t rest = section > host ? section - host : 0;  // unrecorded objects and gaps
-  return modeled + (rest > gaps ? rest - gaps : 0);
+  l.vlm_bytes += rest > gaps ? rest - gaps : 0;
+  return l;
 }
 
 const KernelImage* kernel_image(const void* elf, unsigned size) {

@@ -9,6 +9,7 @@
 #include "tessera/targets/tpc/api/context.h"
 #include "tessera/targets/tpc/api/intrinsics.h"
 #include "tessera/targets/tpc/api/intrinsics_gaudi.h"
+#include "tessera/targets/tpc/api/intrinsics_local.h"
 #include "tessera/targets/tpc/api/local_memory.h"
 
 namespace tessera::tpc {
@@ -297,39 +298,91 @@ constexpr std::uint8_t kPoison[4] = {0xEF, 0xBE, 0xAD, 0xDE};  // 0xDEADBEEF lit
 constexpr std::align_val_t kHostAlign{64};
 }  // namespace
 
-void* local_allocate(std::size_t host_bytes, std::size_t modeled_bytes, bool vector) {
+void* local_allocate(std::size_t host_bytes, std::size_t modeled_bytes, bool vector,
+                     const LocalLayout& layout, std::uint32_t& address) {
   InstanceContext& c = instance("__local__ allocation");
   LocalMemory* m = vector ? c.vlm : c.slm;
   if (m == nullptr)
     throw_user_error("__local__ allocation outside a TPC program instance's local memories");
   // The message a kernel writer needs (which kernel, how much, the limit and why); the
   // allocator below makes the same decision from the same state.
-  const std::uint64_t align = m->stack.stats().capacity ? m->memory.alignment() : 1;
-  const std::uint64_t start = (m->stack.top() + align - 1) / align * align;
-  const std::uint64_t limit = m->memory.base() + m->stack.stats().capacity;
+  const std::uint64_t align = std::max(m->store.memory().alignment(),
+                                       vector ? std::uint64_t{kVectorBytes} : std::uint64_t{1});
+  const std::uint64_t base = m->store.memory().base();
+  const std::uint64_t start = base + (m->stack.top() - base + align - 1) / align * align;
+  const std::uint64_t limit = base + m->stack.stats().capacity;
   if (start + modeled_bytes > limit) {
-    const bool shrunk = vector && m->stack.stats().capacity < m->memory.capacity();
+    const bool shrunk = vector && m->store.limit() < m->store.memory().capacity();
     throw DeviceFault(
         where(c),
         fmt::format("__local__ allocation of {} bytes in {} ({} memory) needs {} bytes but the "
                     "limit is {} bytes{}; use less local memory or keep the data in tensors",
-                    modeled_bytes, m->memory.name(), vector ? "vector local" : "scalar local",
-                    start + modeled_bytes - m->memory.base(), limit - m->memory.base(),
+                    modeled_bytes, m->store.memory().name(),
+                    vector ? "vector local" : "scalar local", start + modeled_bytes - base,
+                    limit - base,
                     shrunk ? " (reduced because the glue sets specialFunctionsUsed)" : ""));
   }
-  (void)m->stack.allocate(modeled_bytes);
+  address = static_cast<std::uint32_t>(m->stack.allocate(modeled_bytes, align) - base);
   auto* p =
       static_cast<std::byte*>(::operator new(std::max<std::size_t>(host_bytes, 1), kHostAlign));
   for (std::size_t i = 0; i < host_bytes; ++i) p[i] = static_cast<std::byte>(kPoison[i % 4]);
+  // The array is the memory's bytes at its address from now on, starting with what they hold.
+  if (layout.shared && layout.count > 0)
+    m->store.attach(base + address, p, layout.count, layout.element_bytes, layout.host_stride, true,
+                    "__local__ allocation");
   return p;
 }
 
-void local_release(void* p, bool vector) {
-  ::operator delete(p, kHostAlign);
+void local_release(void* p, bool vector, std::uint32_t address, bool shared) {
   InstanceContext* c = current_instance;
-  if (c == nullptr) return;  // the instance has ended; its memories are gone
-  LocalMemory* m = vector ? c->vlm : c->slm;
-  if (m != nullptr && m->stack.stats().live_allocations > 0) m->stack.free(m->stack.top_frame());
+  LocalMemory* m = c == nullptr ? nullptr : (vector ? c->vlm : c->slm);
+  if (m != nullptr) {
+    if (shared) m->store.detach(m->store.memory().base() + address);
+    if (m->stack.stats().live_allocations > 0) m->stack.free(m->stack.top_frame());
+  }
+  ::operator delete(p, kHostAlign);
+}
+
+[[noreturn]] void bad_local_switches(const char* intrinsic, int switches, bool vector) {
+  throw_user_error(
+      "{}: switches 0x{:x} are not simulated ({}); local memory accesses here take no switches",
+      intrinsic, static_cast<unsigned>(switches),
+      vector ? "LD_L_V / ST_L_V's SW_AUTO_INC_*_V steps an address register, and the address "
+               "here is a value"
+             : "LD_L / ST_L's SW_MMIO reaches the configuration space, SW_LOCK / SW_UNLOCK its "
+               "semaphore, neither of which Tessera models");
+}
+
+namespace {
+LocalMemory& local_memory(InstanceContext& c, bool vector) {
+  LocalMemory* m = vector ? c.vlm : c.slm;
+  if (m == nullptr)
+    throw_internal_error("tpc{} kernel {}: no local memory for the instance", c.core,
+                         c.kernel_name);
+  return *m;
+}
+// The local memory's one port: a load or store takes it for a cycle once its slot issued, and
+// a load's data is ready the load slot's latency after that (spec 000 §2.3.1, §2.3.3).
+std::uint64_t local_port(InstanceContext& c, Slot slot, std::uint64_t operands_ready) {
+  const std::uint64_t issued = c.clock.issue(slot, operands_ready) - c.clock.latency(slot);
+  return c.clock.issue(kLocalPort, issued, 1, slot == kLoad ? c.clock.latency(kLoad) : 0);
+}
+}  // namespace
+
+std::uint64_t local_read(std::uint32_t address, void* data, std::uint32_t bytes, bool vector,
+                         std::uint32_t granularity, const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  LocalMemory& m = local_memory(c, vector);
+  m.store.read(m.store.memory().base() + address, data, bytes, granularity, intrinsic);
+  return local_port(c, kLoad, 0);
+}
+
+void local_write(std::uint32_t address, const void* data, std::uint32_t bytes, bool vector,
+                 std::uint32_t granularity, std::uint64_t value_ready, const char* intrinsic) {
+  InstanceContext& c = instance(intrinsic);
+  LocalMemory& m = local_memory(c, vector);
+  m.store.write(m.store.memory().base() + address, data, bytes, granularity, intrinsic);
+  (void)local_port(c, kStore, value_ready);
 }
 
 // ---- LFSR (spec 000 §2.5.3): a 32-bit Galois LFSR per lane, and one for the scalar unit ----

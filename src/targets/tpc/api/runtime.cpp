@@ -43,7 +43,9 @@ struct Machine {
   std::uint64_t special_issues = 1;
   std::uint64_t reduction_issues = 1;
   std::uint64_t global_latency = 0;
-  std::array<std::uint64_t, 6> latencies{};  // per detail::Slot; the port's are the slots
+  // per detail::Slot; the global port's are the load slot's, the local port's is 0 (a load's
+  // latency is its slot's)
+  std::array<std::uint64_t, detail::CoreClock::slot_count> latencies{};
   std::array<std::string, 4> slot_pipes{"load", "spu", "vpu", "store"};
   const arch::MemorySpec* slm = nullptr;
   const arch::MemorySpec* vlm = nullptr;
@@ -124,10 +126,11 @@ std::string shape_text(const DeviceTensor& t) {
 // index-space order, so the host thread that ran them never matters.
 struct InstanceResult {
   std::uint64_t makespan = 0;
-  std::array<std::uint64_t, 6> issues{};
-  std::array<std::uint64_t, 6> last_free{};  // the cycle after each slot's last issue
+  std::array<std::uint64_t, detail::CoreClock::slot_count> issues{};
+  std::array<std::uint64_t, detail::CoreClock::slot_count> last_free{};  // after its last issue
   detail::Counters counters;
   std::uint64_t slm_high = 0, vlm_high = 0;
+  std::uint64_t slm_accesses = 0, vlm_accesses = 0;  // by address (LD_L*, ST_L*)
   bool special_functions = false;
   bool printf_used = false;
   std::vector<detail::RmwVector> rmw_updates;  // its ST_TNSR RMW updates, in program order
@@ -292,6 +295,42 @@ class FileLocals {
   std::vector<std::vector<std::byte>> cores_;
 };
 
+// The file's recorded `__local__` objects as the bytes of a core's local memories at their
+// addresses while this lives (sim::LocalStore views): `take_memory`, they start with what the
+// memories hold (what the core's last instance left); otherwise the memories take their values
+// (the file's initial values, at the start of a launch).
+class FileLocalViews {
+ public:
+  FileLocalViews(const FileLocalsLayout& placed, detail::LocalMemory& slm, detail::LocalMemory& vlm,
+                 bool take_memory)
+      : placed_(placed), slm_(slm), vlm_(vlm) {
+    for (const FileLocalPlacement& o : placed_.objects) {
+      const FileLocalSize& r = *o.record;
+      if (!r.shared || r.element_count == 0) continue;
+      sim::LocalStore& store = (r.vector ? vlm_ : slm_).store;
+      store.attach(store.memory().base() + o.address, static_cast<std::byte*>(r.object),
+                   r.element_count, r.element_bytes, r.host_stride, take_memory,
+                   "program-scope __local__ object");
+    }
+  }
+  // Detached, the memories keep the objects' last values.
+  ~FileLocalViews() {
+    for (auto it = placed_.objects.rbegin(); it != placed_.objects.rend(); ++it) {
+      const FileLocalSize& r = *it->record;
+      if (!r.shared || r.element_count == 0) continue;
+      sim::LocalStore& store = (r.vector ? vlm_ : slm_).store;
+      store.detach(store.memory().base() + it->address);
+    }
+  }
+  FileLocalViews(const FileLocalViews&) = delete;
+  FileLocalViews& operator=(const FileLocalViews&) = delete;
+
+ private:
+  const FileLocalsLayout& placed_;
+  detail::LocalMemory& slm_;
+  detail::LocalMemory& vlm_;
+};
+
 }  // namespace
 
 void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<InstanceBox>& boxes,
@@ -344,28 +383,55 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
   // instances. The instances then run on this thread in index order, so what a core's instance
   // leaves for the next does not depend on the host threads.
   FileLocals locals(launch.kernel, m.cores);
-  // They take their modeled size in the core's memory (a vector is 256 bytes there).
-  const std::uint64_t locals_modeled = file_locals_modeled_bytes(launch.kernel);
-  if (locals_modeled > vlm_limit)
+  // They take their modeled size in the core's memories (a vector is 256 bytes there), and
+  // those memories hold them at their addresses (FileLocalViews).
+  const FileLocalsLayout placed = place_file_locals(launch.kernel);
+  const auto slm_bytes = static_cast<std::uint64_t>(m.slm->capacity_bytes.as_int());
+  if (placed.vlm_bytes > vlm_limit || placed.slm_bytes > slm_bytes) {
+    const bool vector = placed.vlm_bytes > vlm_limit;
     throw DeviceFault(
         fmt::format("tpc kernel {}", launch.name),
-        fmt::format("the kernel file's program-scope __local__ objects take {} bytes but a core's "
-                    "vector local memory holds {}{} (spec 000 §2.3.3); declare less __local__ "
-                    "data or keep it in tensors",
-                    locals_modeled, vlm_limit,
-                    launch.special_functions ? " when the program calls special functions" : ""));
+        fmt::format(
+            "the kernel file's program-scope __local__ objects take {} bytes but a core's "
+            "{} local memory holds {}{} (spec 000 §2.3.3); declare less __local__ "
+            "data or keep it in tensors",
+            vector ? placed.vlm_bytes : placed.slm_bytes, vector ? "vector" : "scalar",
+            vector ? vlm_limit : slm_bytes,
+            vector && launch.special_functions ? " when the program calls special functions" : ""));
+  }
+  // Each core's local memories for the launch: fresh (poison) at its start and kept from one of
+  // the core's instances to the next (spec 000 §2.6.4). The file's objects come first, with
+  // the file's initial values.
+  struct CoreLocal {
+    detail::LocalMemory slm, vlm;
+  };
+  std::vector<std::unique_ptr<CoreLocal>> core_local(m.cores);
+  const std::string vlm_reason =
+      launch.special_functions
+          ? "the program uses special functions, whose tables take the rest (spec 000 §2.3.3)"
+          : "";
+  for (unsigned k = 0; k < m.cores; ++k) {
+    const std::string core_name = fmt::format("tpc{} kernel {}", k, launch.name);
+    core_local[k].reset(
+        new CoreLocal{detail::LocalMemory(*m.slm, core_name, 0),
+                      detail::LocalMemory(*m.vlm, core_name, vlm_limit, vlm_reason)});
+    CoreLocal& l = *core_local[k];
+    if (placed.slm_bytes > 0) (void)l.slm.stack.allocate(placed.slm_bytes);
+    if (placed.vlm_bytes > 0) (void)l.vlm.stack.allocate(placed.vlm_bytes);
+    const FileLocalViews initial(placed, l.slm, l.vlm, false);
+  }
   // Each core's registers (semaphore, rounding CSRs) start from reset at every launch and go
-  // from one of the core's instances to the next, as its __local__ objects do.
+  // from one of the core's instances to the next, as its local memories do.
   std::vector<detail::CoreRegisters> registers(m.cores);
   detail::RmwLaunch rmw;
   auto run_instance = [&](std::size_t unit) {
     const std::size_t index = order[unit];
     const InstanceBox& box = boxes[index];
     const unsigned core = shuffled ? static_cast<unsigned>(index % m.cores) : box.core;
-    const std::string core_name = fmt::format("tpc{} kernel {}", core, launch.name);
-    detail::LocalMemory slm(*m.slm, core_name, static_cast<std::uint64_t>(-1));
-    detail::LocalMemory vlm(*m.vlm, core_name, vlm_limit);
-    if (locals_modeled > 0) (void)vlm.stack.allocate(locals_modeled);
+    detail::LocalMemory& slm = core_local[core]->slm;
+    detail::LocalMemory& vlm = core_local[core]->vlm;
+    const std::uint64_t slm_before = slm.store.reads() + slm.store.writes();
+    const std::uint64_t vlm_before = vlm.store.reads() + vlm.store.writes();
     auto ctx = std::make_unique<detail::InstanceContext>();
     detail::InstanceContext& c = *ctx;
     for (std::size_t i = 0; i < table.size(); ++i) c.tensors[i] = table[i];
@@ -394,6 +460,7 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     {
       CurrentInstance guard(&c);
       const FileLocals::OnCore on_core(locals, core);
+      const FileLocalViews views(placed, slm, vlm, true);
       launch.kernel.invoke(args);
     }
     registers[core] = c.registers;
@@ -407,16 +474,25 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
       r.last_free[static_cast<std::size_t>(s)] = c.clock.free_cycle(s);
     }
     r.counters = c.counters;
-    r.slm_high = slm.stack.stats().high_water;
-    r.vlm_high = vlm.stack.stats().high_water;
+    // What the memories held at most: the arrays carved from them and the bytes reached by
+    // address.
+    r.slm_high = std::max(slm.stack.stats().high_water, slm.store.high_water());
+    r.vlm_high = std::max(vlm.stack.stats().high_water, vlm.store.high_water());
+    r.slm_accesses = slm.store.reads() + slm.store.writes() - slm_before;
+    r.vlm_accesses = vlm.store.reads() + vlm.store.writes() - vlm_before;
     r.special_functions = c.special_functions_called;
     r.printf_used = c.printf_called;
     r.rmw_updates = std::move(c.rmw_updates);
   };
-  // In parallel, each core has one instance at most, so no core's state passes between threads.
-  if (parallel && !shuffled && locals.bytes() == 0 && boxes.size() <= m.cores) {
+  if (parallel && !shuffled && locals.bytes() == 0) {
+    // A core's instances share its local memories: each core's run on one host thread, in
+    // index order, so what one leaves for the next never depends on the thread count.
+    std::vector<std::vector<std::size_t>> units_of_core(m.cores);
+    for (std::size_t u = 0; u < order.size(); ++u) units_of_core[boxes[order[u]].core].push_back(u);
     sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
-    pool.parallel_for(order.size(), run_instance);
+    pool.parallel_for(m.cores, [&](std::size_t k) {
+      for (std::size_t u : units_of_core[k]) run_instance(u);
+    });
   } else {
     for (std::size_t u = 0; u < order.size(); ++u) run_instance(u);
   }
@@ -470,11 +546,12 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   std::uint64_t space = 1;
   for (unsigned d = 0; d < launch.index_space.dims; ++d)
     if (__builtin_mul_overflow(space, std::uint64_t{launch.index_space.sizes[d]}, &space))
-      throw_user_error("kernel {}: the glue's index space ({}) has more than 2^64 members; give "
-                       "each member more of the tensor so that the index space is smaller",
-                       launch.name,
-                       fmt::join(launch.index_space.sizes,
-                                 launch.index_space.sizes + launch.index_space.dims, " x "));
+      throw_user_error(
+          "kernel {}: the glue's index space ({}) has more than 2^64 members; give "
+          "each member more of the tensor so that the index space is smaller",
+          launch.name,
+          fmt::join(launch.index_space.sizes, launch.index_space.sizes + launch.index_space.dims,
+                    " x "));
   auto check_tensor = [&](const DeviceTensor& t, const char* role, std::size_t i) {
     if (!t.buffer)
       throw_user_error("kernel {}: {} tensor {} has no device buffer", launch.name, role, i);
@@ -489,8 +566,8 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
     for (int d = 0; d < t.shape.rank(); ++d) {
       if (t.shape[d] == 0) return;
       std::int64_t span = 0;
-      overflow |= __builtin_mul_overflow(t.shape[d] - 1, d < strides.rank() ? strides[d] : 0,
-                                         &span);
+      overflow |=
+          __builtin_mul_overflow(t.shape[d] - 1, d < strides.rank() ? strides[d] : 0, &span);
       overflow |= __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
     }
     const auto elem = static_cast<std::int64_t>(dtype_size(t.dtype));
@@ -546,7 +623,8 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
           fmt::format("tpc{} kernel {}", boxes[i].core, launch.name),
           fmt::format("the program calls special functions, whose tables leave {} of vector "
                       "local memory (tpc.vlm_bytes_with_special_functions, spec 000 §2.3.3), but "
-                      "its __local__ vector arrays take {}; use less vector local memory",
+                      "its __local__ vector arrays and accesses by address reach {}; use less "
+                      "vector local memory",
                       sim::format_bytes(m.vlm_special_bytes), sim::format_bytes(r.vlm_high)));
     if (r.printf_used && tensors > m.max_tensors_printf)
       throw DeviceFault(where, fmt::format("the program prints, which takes a tensor slot, and "
@@ -653,10 +731,10 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   timelines.reserve(m.cores);
   for (auto& tl : composed) timelines.push_back(std::move(*tl));
 
-  std::array<std::uint64_t, 6> issues{};
+  std::array<std::uint64_t, detail::CoreClock::slot_count> issues{};
   detail::Counters total;
   std::uint64_t members = 0;
-  std::uint64_t slm_high = 0, vlm_high = 0;
+  std::uint64_t slm_high = 0, vlm_high = 0, slm_accesses = 0, vlm_accesses = 0;
   std::vector<std::uint64_t> slm_core(m.cores, 0), vlm_core(m.cores, 0);
   for (std::size_t i = 0; i < results.size(); ++i) {
     const InstanceResult& r = results[i];
@@ -674,6 +752,8 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
     vlm_core[k] = std::max(vlm_core[k], r.vlm_high);
     slm_high = std::max(slm_high, r.slm_high);
     vlm_high = std::max(vlm_high, r.vlm_high);
+    slm_accesses += r.slm_accesses;
+    vlm_accesses += r.vlm_accesses;
   }
 
   profile::KernelRecord rec;
@@ -692,6 +772,8 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   rec.metrics["special_function_calls"] = static_cast<double>(total.special_function_calls);
   rec.metrics["local.slm.high_water_bytes"] = static_cast<double>(slm_high);
   rec.metrics["local.vlm.high_water_bytes"] = static_cast<double>(vlm_high);
+  rec.metrics["local.slm.accesses"] = static_cast<double>(slm_accesses);
+  rec.metrics["local.vlm.accesses"] = static_cast<double>(vlm_accesses);
   last_coherency = total.coherency_warnings;
   if (total.coherency_warnings > 0)
     log(LogLevel::warn, "tpc",

@@ -11,9 +11,10 @@
 
 # `__global__ T*` declarations become tessera::tpc::global_ptr<T>, so that every access through
 # such a pointer is checked and counted, not only the gen_addr that made it. A program-scope
-# `__local__ T name[...];` is followed by a record of its host and modeled sizes
-# (TESSERA_TPC_MODELED_LOCAL), so it takes its TPC size in local memory; a declaration the
-# pattern misses (one with an initializer) counts its host bytes.
+# `__local__ T name[...];` is followed by a record of its host and modeled sizes and of where it
+# is (TESSERA_TPC_MODELED_LOCAL), so it takes its TPC size in local memory and is that memory's
+# bytes at its address; a declaration the pattern misses (one with an initializer) counts its
+# host bytes.
 function(_tessera_tpc_global_pointers text result)
   string(REGEX REPLACE
     "__global__[ \t]+((const[ \t]+)?[A-Za-z_][A-Za-z0-9_]*([ \t]+[A-Za-z_][A-Za-z0-9_]*)?)[ \t]*\\*"

@@ -45,9 +45,18 @@ struct TensorSlot {
 // cycles (spec 000 §2.3.3); scalar and gathered accesses take it for one cycle each. Reads and
 // writes queue apart (a store waiting for its value does not hold up the next load, as the
 // compiler's software pipelining ensures) and share the port's cycles: the executor bounds an
-// instance by their sum.
-enum Slot : int { kLoad = 0, kSpu = 1, kVpu = 2, kStore = 3, kGlobalRead = 4, kGlobalWrite = 5 };
-using CoreClock = sim::IssueClock<6>;
+// instance by their sum. The local memories' port takes one access a cycle, loads and stores
+// alike (spec 000 §2.3.3).
+enum Slot : int {
+  kLoad = 0,
+  kSpu = 1,
+  kVpu = 2,
+  kStore = 3,
+  kGlobalRead = 4,
+  kGlobalWrite = 5,
+  kLocalPort = 6
+};
+using CoreClock = sim::IssueClock<7>;
 
 // Global-memory traffic and events of one instance.
 struct Counters {

@@ -12,7 +12,9 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "tessera/targets/tpc/api/local_memory.h"
 #include "tessera/targets/tpc/api/types.h"
 #include "tessera/targets/tpc/compat/gc_interface.h"
 
@@ -26,18 +28,41 @@ struct KernelArgs {
   unsigned scalar_dwords = 0;
 };
 
-// One program-scope `__local__` object of a kernel file: its host bytes and the bytes it takes in
+// One program-scope `__local__` object of a kernel file: its host bytes, the bytes it takes in
 // the modeled local memory (a 2048-bit vector is 256 bytes there, whatever the host object holds
-// beside its lanes).
+// beside its lanes), the object itself and how its host bytes hold the modeled ones, so that the
+// core's memory holds it at its address (detail::LocalLayout).
 // Records sit back to back in their section: a size of a power of two, with that alignment, so
 // the compiler leaves no gap between them that the runtime would misread.
-struct alignas(32) FileLocalSize {
+struct alignas(64) FileLocalSize {
   std::uint64_t host_bytes;
   std::uint64_t modeled_bytes;
   std::uint64_t host_alignment;  // the gap it may leave before it in the host section, plus one
-  std::uint64_t reserved;
+  void* object;
+  std::uint64_t element_count;
+  std::uint64_t element_bytes;
+  std::uint64_t host_stride;
+  std::uint32_t order;   // declaration order in the file (the section's order is the linker's)
+  std::uint16_t shared;  // 0: its bytes are reserved but not addressable (predicates)
+  std::uint16_t vector;  // 1: vector local memory, 0: scalar local memory (spec 000 §2.5.3)
 };
-static_assert(sizeof(FileLocalSize) == 32);
+static_assert(sizeof(FileLocalSize) == 64);
+
+// The record of program-scope object `object` of type T (tpc-c.h's TESSERA_TPC_MODELED_LOCAL).
+template <typename T>
+constexpr FileLocalSize file_local_record(void* object, std::uint32_t order) {
+  const detail::LocalLayout l = detail::local_layout<T>();
+  return {sizeof(T),
+          detail::modeled_size<T>(),
+          alignof(T),
+          object,
+          l.count,
+          l.element_bytes,
+          l.host_stride,
+          order,
+          static_cast<std::uint16_t>(l.shared ? 1 : 0),
+          static_cast<std::uint16_t>(detail::in_vector_memory_v<T> ? 1 : 0)};
+}
 
 // A kernel as the runtime calls it, with the shape of its C++ signature.
 struct KernelFunction {
@@ -156,10 +181,21 @@ constexpr KernelFunction with_file_locals(KernelFunction kernel, char* begin, ch
   kernel.file_local_sizes_end = sizes_begin == nullptr ? nullptr : sizes_end;
   return kernel;
 }
-// Bytes the file's `__local__` objects take in the core's vector local memory: the modeled size
-// of each recorded object, and the host size of any the build step did not record (section bytes
-// beyond the recorded objects and the alignment gaps they may leave).
-std::uint64_t file_locals_modeled_bytes(const KernelFunction& kernel);
+// Where the file's `__local__` objects lie in a core's local memories: each recorded object at
+// its address, in declaration order from address 0, scalars in scalar local memory (4-byte
+// chunks) and vectors in vector local memory (256-byte aligned), as tpc-clang places them in
+// their address spaces; then, in vector local memory, the host bytes of any object the build
+// step did not record (section bytes beyond the recorded objects and the gaps they may leave).
+struct FileLocalPlacement {
+  const FileLocalSize* record;
+  std::uint64_t address;
+};
+struct FileLocalsLayout {
+  std::uint64_t slm_bytes = 0;
+  std::uint64_t vlm_bytes = 0;
+  std::vector<FileLocalPlacement> objects;
+};
+FileLocalsLayout place_file_locals(const KernelFunction& kernel);
 // The image in a kernelElf buffer of `size` bytes, or null when it holds none.
 const KernelImage* kernel_image(const void* elf, unsigned size);
 

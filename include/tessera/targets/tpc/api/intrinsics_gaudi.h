@@ -2284,3 +2284,4 @@ inline bool256 bv_b_not_bv(const bool256& a) {
 #include "tessera/targets/tpc/api/intrinsics_convert.h"  // the high-level converts
 // The special-function lookups (GET_LUT_ENTRY_AND_INTERVAL_START, LOOKUP_1C / _2C).
 #include "tessera/targets/tpc/api/intrinsics_lut.h"  // IWYU pragma: export
+#include "tessera/targets/tpc/api/intrinsics_local.h"  // NOLINT(misc-header-include-cycle)

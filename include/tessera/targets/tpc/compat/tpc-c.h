@@ -14,7 +14,7 @@ using namespace tessera::tpc;  // NOLINT(google-global-names-in-headers): TPC-C'
 // core's local memory: in a file built by tessera_add_tpc_kernels (which names the section in
 // TESSERA_TPC_LOCAL_SECTION), each core has its own copy, starting from the file's initial
 // values at every launch and kept from one of the core's program instances to the next (spec
-// 000 §2.6.4), and its bytes count against the core's vector local memory. A file that
+// 000 §2.6.4), and it takes its bytes of the core's scalar or vector local memory. A file that
 // includes this header by itself has no such section: its `__local__` objects are per host
 // thread, outside any limit.
 #define __global__
@@ -26,13 +26,14 @@ using namespace tessera::tpc;  // NOLINT(google-global-names-in-headers): TPC-C'
 #endif
 #define __local __local__
 // tessera_add_tpc_kernels follows each program-scope `__local__ T name[...];` it recognises with
-// this record of the object's host and modeled sizes (section TESSERA_TPC_LOCAL_SIZE_SECTION),
-// so the object takes its modeled size in the core's local memory.
+// this record of the object (section TESSERA_TPC_LOCAL_SIZE_SECTION): its host and modeled sizes
+// and where its bytes are, so it takes its modeled size in the core's local memory and lives in
+// that memory's bytes at its address.
 #ifdef TESSERA_TPC_LOCAL_SIZE_SECTION
-#define TESSERA_TPC_MODELED_LOCAL(type, name)                                                   \
-  __attribute__((section(TESSERA_TPC_LOCAL_SIZE_SECTION), used)) static const                 \
-      ::tessera::tpc::FileLocalSize tessera_tpc_local_size_##name = {                          \
-          sizeof(name), ::tessera::tpc::detail::modeled_size<decltype(name)>(), alignof(decltype(name)), 0};
+#define TESSERA_TPC_MODELED_LOCAL(type, name)                                 \
+  __attribute__((section(TESSERA_TPC_LOCAL_SIZE_SECTION), used)) static const \
+      ::tessera::tpc::FileLocalSize tessera_tpc_local_size_##name =            \
+          ::tessera::tpc::file_local_record<decltype(name)>(&name, __COUNTER__);
 #else
 #define TESSERA_TPC_MODELED_LOCAL(type, name)
 #endif

@@ -100,9 +100,7 @@ class Graph {
   }
   template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
   void setInitialValue(const Tensor& t, T value) {
-    std::unique_ptr<T[]> v(new T[t.numElements()]);  // not a vector: vector<bool> has no data()
-    std::fill_n(v.get(), t.numElements(), value);
-    tesseraSetInitialValue(t, v.get(), t.numElements(), hostType<T>(), sizeof(T));
+    tesseraSetInitialValue(t, &value, 1, hostType<T>(), sizeof(T), true);
   }
   // Vertex state (plain members and Vector<T> members).
   template <typename T, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
@@ -195,8 +193,9 @@ class Graph {
     else
       return Type();
   }
+  // fill: `values` is one value for every element (no host array of them is made first).
   void tesseraSetInitialValue(const Tensor& t, const void* values, std::size_t n, Type hostType,
-                              std::size_t hostSize);
+                              std::size_t hostSize, bool fill = false);
   void tesseraSetFieldValue(const FieldRef& f, const void* values, std::size_t n,
                             std::size_t elemSize, Type hostType);
   void tesseraMarkConstant(const Tensor& t);

@@ -341,3 +341,47 @@ TEST(IpuMisuse, RemoteBufferWhoseBytesOverflow) {
 }
 
 }  // namespace
+
+// A constant of 2^31 elements cannot be stored on an IPU (the target's tiles x bytes per tile):
+// refused before the host makes the 8 GiB of values, as a setInitialValue that large is.
+TEST(IpuMisuse, ConstantLargerThanTheIpuIsRefusedBeforeAllocating) {
+  Device d = device();
+  Graph g(d.getTarget());
+  const std::size_t n = std::size_t{1} << 31;
+  std::string m = message_of<tessera::DeviceFault>(
+      [&] { g.addConstant<float>(FLOAT, {n}, 1.0f, "huge"); });
+  EXPECT_MENTIONS(m, "'huge'");
+  EXPECT_MENTIONS(m, "2147483648 elements");
+  EXPECT_MENTIONS(m, "4 tiles hold 2555904 B");  // 4 tiles of 624 KiB
+  Tensor big = g.addVariable(FLOAT, {n}, "big");
+  EXPECT_MENTIONS(message_of<tessera::DeviceFault>([&] { g.setInitialValue(big[0], 2.0f); }),
+                  "variable of 8589934592 B");
+  // One that fits is filled from the one value.
+  Graph small(d.getTarget());
+  Tensor c = small.addConstant<int>(INT, {3}, 7, "c");
+  small.setTileMapping(c, 0);
+  small.createHostRead("c", c);
+  Engine e(small, Sequence{});
+  e.load(d);
+  std::vector<int> out(3);
+  e.readTensor("c", out.data(), out.data() + 3);
+  EXPECT_EQ(out, (std::vector<int>{7, 7, 7}));
+}
+
+// Broadcasting one element 2^31 times is 2^31 runs of a view: sized against the host memory
+// limit before any is made.
+TEST(IpuMisuse, BroadcastLargerThanHostMemoryIsRefusedBeforeAllocating) {
+  Device d = device();
+  Graph g(d.getTarget());
+  Tensor t = g.addVariable(FLOAT, {1, 2}, "t");
+  setenv("TESSERA_HOST_MEMORY_LIMIT", "1G", 1);
+  std::string m = message_of<UserError>([&] { t.broadcast(1u << 31, 0); });
+  unsetenv("TESSERA_HOST_MEMORY_LIMIT");
+  EXPECT_MENTIONS(m, "broadcast of a tensor of shape {1,2} 2147483648 times along dimension 0");
+  EXPECT_MENTIONS(m, "TESSERA_HOST_MEMORY_LIMIT");
+  Tensor b = t.broadcast(3, 1);  // {1, 6}: t[0] t[1] t[0] t[1] t[0] t[1]
+  ASSERT_EQ(b.shape(), (std::vector<std::size_t>{1, 6}));
+  EXPECT_EQ(b.regions().size(), 3u);
+  EXPECT_EQ(b[0][2].regions()[0].begin, 0u);
+  EXPECT_EQ(b[0][5].regions()[0].begin, 4u);
+}

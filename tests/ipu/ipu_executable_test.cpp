@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include <gcl/Collectives.hpp>
 #include <poplar/Engine.hpp>
@@ -121,4 +124,144 @@ TEST(IpuExecutable, BadExecutablesAndOptionsAreErrors) {
   Graph g(d.getTarget());
   Tensor t = g.addVariable(INT, {2}, "unmapped");
   EXPECT_THROW(compileGraph(g, {WriteUndef(t)}), invalid_tile_mapping);
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+// The executable of build() as its CBOR tree, and back to a stream after a change.
+json saved_tree() {
+  Built b = build();
+  std::stringstream s;
+  compileGraph(*b.graph, b.programs).serialize(s);
+  const std::string bytes = s.str();
+  return json::from_cbor(bytes);
+}
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
+}
+std::string load_error(const json& tree) {
+  auto cbor = json::to_cbor(tree);
+  std::stringstream in(std::string(cbor.begin(), cbor.end()));
+  try {
+    Executable::deserialize(in);
+  } catch (const parse_error& e) {
+    return e.what();
+  } catch (const tessera::UserError& e) {  // sizes beyond TESSERA_HOST_MEMORY_LIMIT
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+}  // namespace
+
+// Each damage is refused before it is used, by a parse_error that names the item.
+TEST(IpuExecutable, DamagedExecutablesAreRefusedByName) {
+  const json good = saved_tree();
+  EXPECT_EQ(load_error(good), "(loaded)");
+  auto damaged = [&](const std::function<void(json&)>& change) {
+    json t = good;
+    change(t);
+    return load_error(t);
+  };
+  EXPECT_TRUE(contains(damaged([](json& t) { t["vertices"][0]["computeSet"] = 40; }),
+              "the executable is damaged: vertex 0 names compute set 40 of "));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["vertices"][0]["type"] = 999; }),
+                       "vertex 0 names vertex type 999 of "));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["vertices"][0]["tile"] = 4; }),
+              "vertex 0 is on tile 4 of 4"));  // a replica has 4 of the 8 tiles
+  EXPECT_TRUE(contains(damaged([](json& t) { t["computeSets"][0]["vertices"][0] = 9; }),
+              "compute set 0 'scale' lists vertex 9 of 1"));
+  // Sizes are checked before anything is allocated from them.
+  EXPECT_TRUE(contains(damaged([](json& t) { t["target"]["tilesPerIPU"] = std::uint64_t{1} << 40; }),
+              "the target's tilesPerIPU is 1099511627776, not a whole number from 1 "
+                        "to 1472"));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["target"]["workers"] = 1u << 31; }),
+              "worker contexts is 2147483648"));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["variables"][0]["shape"][0] = std::uint64_t{1} << 40; }),
+                       "variable 0 'x' of shape {1099511627776} and type float says it has 32 B"));
+  EXPECT_TRUE(contains(damaged([](json& t) {
+                         for (int v : {0, 1, 2}) {
+                           t["variables"][v]["shape"][0] = std::uint64_t{1} << 40;
+                           t["variables"][v]["bytes"] = std::uint64_t{1} << 42;
+                         }
+                       }),
+                       "the executable's variables needs 8192.0 GiB"));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["variables"][1]["mapping"][0][2] = 70; }),
+              "variable 1 'x' maps bytes [0, 16) to tile 70 of 8"));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["vertices"][0]["fields"][0]["tensors"][0]["regions"][0][2] = 4096; }),
+              "vertex 0 (Scale) field 'data' tensor 0 run 0 covers bytes [0, 4096) "
+                        "of variable 0 'x', which has 32 B"));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["replication"]["factor"] = 3; }),
+                       "the replication factor is 3, not a whole number from 1 to 2"));
+  // A program node that contains itself, directly or through a function.
+  EXPECT_TRUE(contains(damaged([](json& t) {
+                auto& nodes = t["nodes"];
+                for (std::size_t i = 0; i < nodes.size(); ++i)
+                  if (nodes[i]["kind"] == 0 && !nodes[i]["children"].empty())
+                    nodes[i]["children"][0] = i;
+              }),
+              "contains itself"));
+  EXPECT_TRUE(contains(damaged([](json& t) {
+                auto& nodes = t["nodes"];
+                const int body = t["functions"][0];
+                nodes[body]["kind"] = 13;  // call
+                nodes[body]["function"] = 0;
+              }),
+              "contains itself"));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["nodes"][0]["stream"] = 5; }),
+              "program node 0 names stream 5 of 1"));
+  EXPECT_TRUE(contains(damaged([](json& t) { t["nodes"][0]["kind"] = 99; }),
+              "program node 0's kind is 99, not a whole number from 0 to 17"));
+  // Codelets are code loaded with dlopen; what is not an ELF object is refused before that.
+  EXPECT_TRUE(contains(damaged([](json& t) { t["codelets"][0] = json::binary({'n', 'o', 't', ' ', 'E'}); }),
+              "codelets entry 0 (5 B) is not an ELF shared object"));
+}
+
+// Nesting is bounded in a file (building and running a program recurse per level): 1,000
+// levels load and run, one more is refused.
+TEST(IpuExecutable, ProgramNestingIsBoundedInAFile) {
+  Device d = model_device(2);
+  Graph g(d.getTarget());
+  Tensor t = g.addVariable(INT, {1}, "t");
+  g.setTileMapping(t, 0);
+  g.setInitialValue(t, 5);
+  g.createHostRead("t", t);
+  auto nested = [&](unsigned levels) {
+    Program p = Copy(t, t);
+    for (unsigned i = 0; i < levels; ++i) p = Sequence({p});
+    std::stringstream s;
+    compileGraph(g, {p}).serialize(s);
+    return s;
+  };
+  std::stringstream deep = nested(1000);
+  Engine e(Executable::deserialize(deep));
+  e.load(d);
+  e.run(0);
+  EXPECT_EQ(read<int>(e, "t", 1)[0], 5);
+  std::stringstream deeper = nested(1001);
+  EXPECT_THROW(
+      {
+        try {
+          Executable::deserialize(deeper);
+        } catch (const parse_error& x) {
+          EXPECT_TRUE(contains(x.what(), "nests 1001 levels deep"));
+          throw;
+        }
+      },
+      parse_error);
+}
+
+// Through the API a Sequence can be added to its own body; the Engine refuses it by name
+// instead of recursing without end.
+TEST(IpuExecutable, AProgramThatContainsItselfIsRefused) {
+  Device d = model_device(2);
+  Graph g(d.getTarget());
+  Sequence outer, inner;
+  outer.add(inner);
+  inner.add(outer);
+  EXPECT_THROW(Engine(g, outer), control_program_error);
+  EXPECT_THROW(compileGraph(g, {outer}), control_program_error);
 }

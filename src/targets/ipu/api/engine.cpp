@@ -14,12 +14,14 @@
 #include <tuple>
 
 #include <poplar/Engine.hpp>
+#include <poplar/TileConstants.hpp>
 #include <poplar/VectorLayout.hpp>
 
 #include "builtin_vertices.h"
 #include "codelets.h"
 #include "engine_state.h"
 #include "pva_report.h"
+#include "tessera/core/limits.h"
 #include "tessera/core/log.h"
 #include "tessera/profile/profile.h"
 #include "tessera/sim/cost_model.h"
@@ -248,6 +250,14 @@ class Compiler {
       for (unsigned rep = 0; rep < reps; ++rep) {
         const auto& v = replicated ? replica_vertex(g_.vertices[vid], rep) : g_.vertices[vid];
         const auto& type = g_.types[v.type];
+        // A MultiVertex splits its work by numWorkers(), fixed when it was compiled: PopLibs'
+        // codelets, compiled into Tessera, by CTXT_WORKERS. Run by more workers, the extra ones
+        // would work past the fields' ends.
+        if (type.desc.multi_vertex && !type.library && e_.target->workers != CTXT_WORKERS)
+          throw invalid_machine_model(fmt::format(
+              "vertex {} ({}) is a PopLibs MultiVertex, built for {} worker contexts; the target "
+              "has {} (IPUModel::numWorkerContexts); use {} with PopLibs",
+              vid, type.name, CTXT_WORKERS, e_.target->workers, CTXT_WORKERS));
         if (v.tile == ~0u)
           throw invalid_tile_mapping(fmt::format(
               "vertex {} ({}) in compute set '{}' has no tile; call Graph::setTileMapping(v, tile)",
@@ -637,8 +647,16 @@ class Runner {
   void run(const program::Program& p) { exec(*p.tesseraNode()); }
 
   // Compiles copies and registers program steps, checking what can be checked before running.
+  // Each node once: a node shared by many parents (or reached through many calls) would
+  // otherwise be walked once per path, exponentially many for nested sharing.
   void prepare(const program::Node& n) {
     using program::NodeKind;
+    if (prepared_.count(&n)) return;
+    if (!on_path_.insert(&n).second)
+      throw control_program_error(fmt::format(
+          "program '{}' contains itself (a Sequence added to its own body, or a function that "
+          "calls itself); build a loop with Repeat or RepeatWhileTrue instead",
+          n.name));
     switch (n.kind) {
       case NodeKind::execute:
         if (n.compute_set >= e_.compute_sets.size())
@@ -688,6 +706,8 @@ class Runner {
     for (const auto& c : n.children) prepare(*c.tesseraNode());
     for (const auto& c : n.cases) prepare(*c.second.tesseraNode());
     if (n.default_case) prepare(*n.default_case);
+    on_path_.erase(&n);
+    prepared_.insert(&n);
   }
 
  private:
@@ -859,15 +879,16 @@ class Runner {
     std::size_t es = t.elementSize(), pos = 0;
     for (const auto& r : t.regions()) {
       const auto& w = e_.written[r.var];
+      const std::uint64_t ves = std::max(1u, g_.var(r.var).type.tesseraSize());
       for (std::uint64_t b = r.begin; b < r.end; b += es)
-        if (!w[b / es])
+        if (!w[b / ves])
           throw runtime_error(
               where, fmt::format("{} reads element {} of tensor '{}' (element {} of the variable), "
                                  "which was never "
                                  "written; its value is undefined. Write it first "
                                  "(setInitialValue, writeTensor, a "
                                  "Copy or a vertex output)",
-                                 what, pos + (b - r.begin) / es, g_.var(r.var).name, b / es));
+                                 what, pos + (b - r.begin) / es, g_.var(r.var).name, b / ves));
       pos += (r.end - r.begin) / es;
     }
   }
@@ -881,10 +902,10 @@ class Runner {
   }
   void mark(const Tensor& t, std::uint8_t value) {
     if (!e_.debug_undefined) return;
-    std::size_t es = t.elementSize();
-    for (const auto& r : t.regions())
-      std::fill(e_.written[r.var].begin() + r.begin / es, e_.written[r.var].begin() + r.end / es,
-                value);
+    for (const auto& r : t.regions()) {
+      const auto [first, last] = element_range(g_.var(r.var), r.begin, r.end);
+      std::fill(e_.written[r.var].begin() + first, e_.written[r.var].begin() + last, value);
+    }
   }
 
   void execute(const program::Node& n) {
@@ -1553,7 +1574,8 @@ class Runner {
   void stamp(const program::Node& n) {
     std::uint64_t now = e_.bsp->total_cycles();
     if (n.stamp_base_node) {
-      const auto& r = g_.replica_view(n.stamp_start, 0).regions().at(0);
+      const Tensor start = g_.replica_view(n.stamp_start, 0);  // its runs outlive the statement
+      const auto& r = start.regions().at(0);
       std::uint32_t lo, hi;
       std::memcpy(&lo, e_.data[r.var].data() + r.begin, 4);
       std::memcpy(&hi, e_.data[r.var].data() + r.begin + 4, 4);
@@ -1570,6 +1592,7 @@ class Runner {
 
   EngineState& e_;
   GraphState& g_;
+  std::set<const program::Node*> prepared_, on_path_;  // prepare's walk
 };
 
 }  // namespace
@@ -1650,6 +1673,7 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
   detail::Compiler compiler(e);
   compiler.run();
   // Remote buffers live in the preset's global memory (Streaming Memory), one per replica.
+  std::uint64_t remote_bytes = 0;  // the device's global memory is host memory here
   for (const auto& rb : e.graph->remote_buffers) {
     std::size_t reps = rb.replicated ? e.graph->replication_factor : 1;
     // addRemoteBuffer checked one replica's bytes; all replicas' may still pass 64 bits.
@@ -1666,6 +1690,8 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
                       reps, rb.repeats, rb.elements, rb.type.toString(),
                       e.target->spec->global_memory,
                       sim::format_bytes(e.device->global_bytes_free())));
+    remote_bytes += bytes;  // each under the global memory's size: no overflow
+    tessera::check_host_memory(remote_bytes, fmt::format("the remote buffers up to '{}'", rb.handle));
     e.remote.push_back(e.device->allocate(bytes, "remote buffer " + rb.handle));
   }
   detail::Runner runner(e);
@@ -1758,14 +1784,15 @@ void Engine::writeTensor(StringRef h, const void* buf) {
   auto& e = *state_;
   const auto& hh = handle(e, h, true);
   if (!buf) throw tensor_io_state_error(fmt::format("writeTensor '{}': the buffer is NULL", h));
-  std::size_t pos = 0, es = hh.tensor.elementSize();
+  std::size_t pos = 0;
   for (const auto& view : e.graph->replica_views(hh.tensor))
     for (const auto& r : view.regions()) {
       std::memcpy(e.data[r.var].data() + r.begin, static_cast<const std::byte*>(buf) + pos,
                   r.end - r.begin);
-      if (e.debug_undefined)
-        std::fill(e.written[r.var].begin() + r.begin / es, e.written[r.var].begin() + r.end / es,
-                  1);
+      if (e.debug_undefined) {
+        const auto [first, last] = detail::element_range(e.graph->var(r.var), r.begin, r.end);
+        std::fill(e.written[r.var].begin() + first, e.written[r.var].begin() + last, 1);
+      }
       pos += r.end - r.begin;
     }
 }

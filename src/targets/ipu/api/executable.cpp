@@ -6,6 +6,7 @@
 // Perf estimators are host functions: their estimates are evaluated at compileGraph and saved.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,8 @@
 
 #include "codelets.h"
 #include "engine_state.h"
+#include "executable_check.h"
+#include "tessera/core/json_integer.h"
 
 namespace poplar {
 
@@ -52,14 +55,42 @@ json tensor_to_json(const Tensor& t) {
   return {{"type", t.elementType().tesseraId()}, {"shape", t.shape()}, {"regions", regions}};
 }
 
-Tensor tensor_from_json(const json& j) {
+// Every integer of the file is read through this (core/json_integer.h says why): a value out
+// of T's range would wrap, and a wrapped index or size passes the checks it was meant to fail.
+template <typename T>
+T whole(const json& j, std::string_view what, T lowest = std::numeric_limits<T>::min(),
+        T highest = std::numeric_limits<T>::max()) {
+  if (const std::optional<T> v = tessera::json_integer<T>(j); v && *v >= lowest && *v <= highest)
+    return *v;
+  detail::executable_damaged("{} is {}, not a whole number from {} to {}", what,
+                             j.is_number() ? j.dump() : std::string(j.type_name()), lowest,
+                             highest);
+}
+
+// An index into `count` items: "program node 4 names stream 7 of 2".
+unsigned index(const json& j, std::string_view who, std::string_view kind, std::size_t count) {
+  const auto v = whole<std::uint64_t>(j, fmt::format("{}'s {} id", who, kind));
+  if (v >= count) detail::executable_damaged("{} names {} {} of {}", who, kind, v, count);
+  return static_cast<unsigned>(v);
+}
+
+// An element type: one of type_info's, never "no type".
+Type type_from_json(const json& j, std::string_view what) {
+  return Type(whole<std::uint8_t>(j, what, FLOAT.tesseraId(), UNSIGNED_LONGLONG.tesseraId()));
+}
+
+Tensor tensor_from_json(const json& j, std::string_view what) {
   if (j.is_null()) return Tensor();
   std::vector<Tensor::Region> regions;
   for (const auto& r : j.at("regions"))
-    regions.push_back(
-        {r.at(0).get<std::uint32_t>(), r.at(1).get<std::uint64_t>(), r.at(2).get<std::uint64_t>()});
-  return Tensor(Type(j.at("type").get<std::uint8_t>()),
-                j.at("shape").get<std::vector<std::size_t>>(), std::move(regions));
+    regions.push_back({whole<std::uint32_t>(r.at(0), fmt::format("{}'s variable", what)),
+                       whole<std::uint64_t>(r.at(1), fmt::format("{}'s first byte", what)),
+                       whole<std::uint64_t>(r.at(2), fmt::format("{}'s end byte", what))});
+  std::vector<std::size_t> shape;
+  for (const auto& d : j.at("shape"))
+    shape.push_back(whole<std::size_t>(d, fmt::format("{}'s dimension", what)));
+  return Tensor(type_from_json(j.at("type"), fmt::format("{}'s type", what)), std::move(shape),
+                std::move(regions));
 }
 
 // Program trees keep their sharing (one node reached twice stays one node: its step counts).
@@ -110,53 +141,137 @@ class NodeWriter {
   std::map<const program::Node*, int> ids_;
 };
 
+// Deeper nesting is refused in a file: building and running a program recurse once per level
+// (a Call counts as one), and a thread's stack holds about this many levels with room to spare.
+constexpr std::size_t kMaxProgramDepth = 1000;
+
+// Rebuilds program nodes, keeping their sharing. The node graph is checked first, without
+// recursion: ids in range, no node that reaches itself through its children, cases, default or
+// a Call (a cycle would make the Engine recurse without end) and, in a file, nesting within
+// kMaxProgramDepth. `functions`: the node of each of the graph's functions.
 class NodeReader {
  public:
-  NodeReader(const json& nodes, const GraphState& g) : nodes_(nodes), g_(g), built_(nodes.size()) {}
+  NodeReader(const json& nodes, const GraphState& g, const std::vector<int>& functions,
+             bool from_file)
+      : nodes_(nodes), g_(g), functions_(functions), from_file_(from_file),
+        built_(nodes.size()), kinds_(nodes.size()), edges_(nodes.size()) {
+    if (!nodes.is_array()) detail::executable_damaged("'nodes' is not an array");
+    const std::size_t n = nodes.size();
+    constexpr int kLastKind = static_cast<int>(program::NodeKind::cross_replica);
+    for (std::size_t id = 0; id < n; ++id) {
+      const json& j = nodes[id];
+      const std::string who = fmt::format("program node {}", id);
+      kinds_[id] = static_cast<program::NodeKind>(
+          whole<int>(j.at("kind"), fmt::format("{}'s kind", who), 0, kLastKind));
+      auto& e = edges_[id];
+      for (const auto& c : j.at("children")) e.push_back(int(index(c, who, "child node", n)));
+      for (const auto& c : j.at("cases")) e.push_back(int(index(c.at(1), who, "case node", n)));
+      if (int d = whole<int>(j.at("default"), fmt::format("{}'s default", who), -1); d >= 0)
+        e.push_back(int(index(j.at("default"), who, "default node", n)));
+      if (kinds_[id] == program::NodeKind::call)
+        e.push_back(functions_[index(j.at("function"), who, "function", functions_.size())]);
+    }
+    check_acyclic();
+  }
+
   std::shared_ptr<program::Node> get(int id) {
     if (id < 0) return nullptr;
     auto& slot = built_.at(static_cast<std::size_t>(id));
     if (slot) return slot;
-    const json& j = nodes_.at(static_cast<std::size_t>(id));
-    slot = std::make_shared<program::Node>();
-    auto& n = *slot;
-    n.kind = static_cast<program::NodeKind>(j.at("kind").get<int>());
+    const json& j = nodes_[static_cast<std::size_t>(id)];
+    const std::string who = fmt::format("program node {}", id);
+    auto node = std::make_shared<program::Node>();
+    auto& n = *node;
+    n.kind = kinds_[id];
     n.name = j.at("name").get<std::string>();
     for (const auto& c : j.at("children")) n.children.push_back(node_program(get(c.get<int>())));
-    n.compute_set = j.at("computeSet").get<unsigned>();
-    n.count = j.at("count").get<unsigned>();
+    n.compute_set = whole<unsigned>(j.at("computeSet"), who + "'s compute set");
+    n.count = whole<unsigned>(j.at("count"), who + "'s count");
     n.while_true = j.at("whileTrue").get<bool>();
-    n.a = tensor_from_json(j.at("a"));
-    n.b = tensor_from_json(j.at("b"));
-    if (!j.at("stream").is_null()) n.stream = g_.streams.at(j.at("stream").get<unsigned>());
+    n.a = tensor_from_json(j.at("a"), who + "'s tensor a");
+    n.b = tensor_from_json(j.at("b"), who + "'s tensor b");
+    if (!j.at("stream").is_null())
+      n.stream = g_.streams[index(j.at("stream"), who, "stream", g_.streams.size())];
     for (const auto& c : j.at("cases"))
-      n.cases.emplace_back(c.at(0).get<std::int32_t>(), node_program(get(c.at(1).get<int>())));
+      n.cases.emplace_back(whole<std::int32_t>(c.at(0), who + "'s case value"),
+                           node_program(get(c.at(1).get<int>())));
     n.default_case = get(j.at("default").get<int>());
-    n.function = j.at("function").get<unsigned>();
-    n.stamp_base_node = j.at("stampBase").get<std::uint64_t>();
-    n.stamp_start = tensor_from_json(j.at("stampStart"));
+    n.function = whole<unsigned>(j.at("function"), who + "'s function");
+    n.stamp_base_node = whole<std::uint64_t>(j.at("stampBase"), who + "'s stamp base");
+    n.stamp_start = tensor_from_json(j.at("stampStart"), who + "'s stamp start");
     if (!j.at("remote").is_null()) {
-      unsigned id_r = j.at("remote").get<unsigned>();
-      const auto& rb = g_.remote_buffers.at(id_r);
-      n.remote = RemoteBuffer(id_r, rb.handle, rb.type, rb.elements, rb.repeats);
+      unsigned r = index(j.at("remote"), who, "remote buffer", g_.remote_buffers.size());
+      const auto& rb = g_.remote_buffers[r];
+      n.remote = RemoteBuffer(r, rb.handle, rb.type, rb.elements, rb.repeats);
     }
-    n.offset = tensor_from_json(j.at("offset"));
+    n.offset = tensor_from_json(j.at("offset"), who + "'s offset");
     if (j.contains("cross")) {
+      using Kind = program::CrossReplicaOp::Kind;
       const json& x = j.at("cross");
-      n.cross.kind = static_cast<program::CrossReplicaOp::Kind>(x.at("kind").get<int>());
-      n.cross.op = x.at("op").get<unsigned>();
-      n.cross.group_type = x.at("groupType").get<unsigned>();
-      n.cross.group_size = x.at("groupSize").get<unsigned>();
+      n.cross.kind = static_cast<Kind>(whole<int>(x.at("kind"), who + "'s collective", 0,
+                                                  static_cast<int>(Kind::all_to_all)));
+      // gcl::CollectiveOperator (ADD to LOCAL) and gcl::CommGroupType (ALL to ORTHOGONAL).
+      n.cross.op = whole<unsigned>(x.at("op"), who + "'s collective operator", 0, 8);
+      n.cross.group_type = whole<unsigned>(x.at("groupType"), who + "'s group type", 0, 2);
+      n.cross.group_size = whole<unsigned>(x.at("groupSize"), who + "'s group size");
       for (const auto& m : x.at("replicaMap"))
-        n.cross.replica_map.emplace(m.at(0).get<unsigned>(), m.at(1).get<unsigned>());
+        n.cross.replica_map.emplace(whole<unsigned>(m.at(0), who + "'s source replica"),
+                                    whole<unsigned>(m.at(1), who + "'s destination replica"));
     }
+    if (from_file_) detail::check_executable_node(g_, n, id, functions_.size());
+    slot = std::move(node);
     return slot;
   }
 
  private:
+  // Depth-first with an explicit stack: a file may nest deeper than the host's stack.
+  void check_acyclic() {
+    const std::size_t n = edges_.size();
+    enum : std::uint8_t { unseen, on_path, done };
+    std::vector<std::uint8_t> state(n, unseen);
+    std::vector<std::size_t> height(n, 0);
+    std::vector<std::pair<int, std::size_t>> path;  // node, next edge
+    for (std::size_t root = 0; root < n; ++root) {
+      if (state[root] != unseen) continue;
+      state[root] = on_path;
+      path.emplace_back(int(root), 0);
+      while (!path.empty()) {
+        const int v = path.back().first;
+        const std::size_t next = path.back().second++;
+        if (next < edges_[v].size()) {
+          const int c = edges_[v][next];
+          if (state[c] == on_path) fail(fmt::format("program node {} contains itself (through "
+                                                    "node {})", c, v));
+          if (state[c] == unseen) {
+            state[c] = on_path;
+            path.emplace_back(c, 0);
+          }
+          continue;
+        }
+        for (int c : edges_[v]) height[v] = std::max(height[v], height[c] + 1);
+        if (from_file_ && height[v] > kMaxProgramDepth)
+          fail(fmt::format("program node {} nests {} levels deep, more than {}", v, height[v],
+                           kMaxProgramDepth));
+        state[v] = done;
+        path.pop_back();
+      }
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& what) {
+    if (from_file_) detail::executable_damaged("{}", what);
+    throw control_program_error(fmt::format(
+        "{}; a program cannot contain itself (build a loop with Repeat or RepeatWhileTrue)",
+        what));
+  }
+
   const json& nodes_;
   const GraphState& g_;
+  const std::vector<int>& functions_;
+  const bool from_file_;
   std::vector<std::shared_ptr<program::Node>> built_;
+  std::vector<program::NodeKind> kinds_;
+  std::vector<std::vector<int>> edges_;  // children, cases, default, called function
 };
 
 }  // namespace
@@ -179,7 +294,7 @@ Executable compileGraph(const Graph& graph, ArrayRef<program::Program> programs,
   std::vector<int> function_ids, program_ids;
   for (const auto& f : snapshot->functions) function_ids.push_back(w.add(f.tesseraNode()));
   for (const auto& p : programs) program_ids.push_back(w.add(p.tesseraNode()));
-  NodeReader reader(w.nodes, *snapshot);
+  NodeReader reader(w.nodes, *snapshot, function_ids, false);
   for (std::size_t i = 0; i < function_ids.size(); ++i)
     snapshot->functions[i] = node_program(reader.get(function_ids[i]));
   std::vector<program::Program> copies;
@@ -307,24 +422,43 @@ void Executable::serialize(std::ostream& out) const {
 
 namespace {
 
+// The target's figures, within what IPUModel::createTarget accepts.
 std::shared_ptr<detail::TargetState> target_from_json(const json& t) {
-  auto s =
-      detail::make_target_state(t.at("preset").get<std::string>(), t.at("numIPUs").get<unsigned>());
+  const auto preset = t.at("preset").get<std::string>();
+  // A preset given by path is read whole: a device or a FIFO would never end.
+  std::error_code ec;
+  if ((preset.find('/') != std::string::npos || preset.ends_with(".json")) &&
+      !std::filesystem::is_regular_file(preset, ec))
+    detail::executable_damaged("its target's preset '{}' is neither a preset name nor a machine "
+                               "JSON file",
+                               preset);
+  const unsigned ipus = whole<unsigned>(t.at("numIPUs"), "the target's numIPUs", 1u);
+  auto s = detail::make_target_state(preset, ipus);
   // The figures an IPUModel may have changed, as IPUModel::createTarget applies them.
   auto spec = std::make_shared<tessera::arch::MachineSpec>(*s->spec);
-  s->tiles_per_ipu = t.at("tilesPerIPU").get<unsigned>();
-  s->num_tiles = s->tiles_per_ipu * s->num_ipus;
-  s->bytes_per_tile = t.at("bytesPerTile").get<unsigned>();
-  s->workers = t.at("workers").get<unsigned>();
-  s->exchange_bytes_per_cycle = t.at("exchangeBytesPerCycle").get<unsigned>();
-  s->sync_cycles = t.at("syncCycles").get<unsigned>();
-  s->host_sync_cycles = t.at("hostSyncCycles").get<unsigned>();
-  s->clock_hz = t.at("clockHz").get<double>();
-  int type = t.value("type", static_cast<int>(TargetType::IPU_MODEL));
-  if (type < static_cast<int>(TargetType::IPU) || type > static_cast<int>(TargetType::CPU))
-    throw parse_error(fmt::format("executable: target type {} is none of IPU (0), IPU_MODEL (1), "
-                                  "CPU (2); the file is damaged",
-                                  type));
+  s->tiles_per_ipu =
+      whole<unsigned>(t.at("tilesPerIPU"), "the target's tilesPerIPU", 1u, s->tiles_per_ipu);
+  const std::uint64_t tiles = std::uint64_t{s->tiles_per_ipu} * ipus;
+  if (tiles >= ~0u)  // ~0u is "no tile"
+    detail::executable_damaged("its target has {} IPUs of {} tiles, more tiles than 32 bits count",
+                               ipus, s->tiles_per_ipu);
+  s->num_tiles = static_cast<unsigned>(tiles);
+  s->bytes_per_tile = whole<unsigned>(t.at("bytesPerTile"), "the target's bytesPerTile", 1u);
+  s->workers = whole<unsigned>(t.at("workers"), "the target's worker contexts", 1u,
+                               detail::kMaxWorkerContexts);
+  s->exchange_bytes_per_cycle =
+      whole<unsigned>(t.at("exchangeBytesPerCycle"), "the target's exchangeBytesPerCycle", 1u);
+  s->sync_cycles = whole<unsigned>(t.at("syncCycles"), "the target's syncCycles");
+  s->host_sync_cycles = whole<unsigned>(t.at("hostSyncCycles"), "the target's hostSyncCycles");
+  const json& clock = t.at("clockHz");
+  s->clock_hz = clock.is_number() ? clock.get<double>() : 0.0;
+  if (!(s->clock_hz > 0) || !std::isfinite(s->clock_hz))
+    detail::executable_damaged("the target's clockHz is {}, not a positive frequency",
+                               clock.dump());
+  const int type = t.contains("type") ? whole<int>(t.at("type"), "the target's type",
+                                                   static_cast<int>(TargetType::IPU),
+                                                   static_cast<int>(TargetType::CPU))
+                                      : static_cast<int>(TargetType::IPU_MODEL);
   s->type = static_cast<TargetType>(type);
   spec->core_count.value = s->tiles_per_ipu;
   spec->clock_hz.value = s->clock_hz;
@@ -355,6 +489,8 @@ void restore_types(GraphState& g, const json& types, const json& builtins) {
   g.type_index.clear();
   for (std::size_t i = 0; i < types.size(); ++i) {
     auto name = types[i].get<std::string>();
+    if (g.type_index.count(detail::normalise_type_name(name)) || g.type_index.count(name))
+      detail::executable_damaged("vertex type {} '{}' is listed twice", i, name);
     auto lib = from_libraries.find(name);
     if (lib != from_libraries.end()) {
       g.type_index[name] = static_cast<unsigned>(g.types.size());
@@ -382,8 +518,14 @@ void restore_types(GraphState& g, const json& types, const json& builtins) {
 }
 
 // Loads one saved codelet object: written to a private file, loaded, then unlinked.
-void load_codelets(GraphState& g, const json& lib) {
+// The object is loaded with dlopen: an executable is code, and only one from a trusted source
+// should be loaded (docs/targets/ipu.md). What is not an ELF object is refused before that.
+void load_codelets(GraphState& g, const json& lib, std::size_t index) {
   const auto& b = lib.get_binary();
+  static constexpr std::uint8_t kElf[] = {0x7f, 'E', 'L', 'F'};
+  if (b.size() < sizeof kElf || !std::equal(std::begin(kElf), std::end(kElf), b.begin()))
+    detail::executable_damaged("codelets entry {} ({} B) is not an ELF shared object", index,
+                               b.size());
   std::string tmpl =
       (std::filesystem::temp_directory_path() / "tessera-executable-XXXXXX").string();
   std::vector<char> path(tmpl.begin(), tmpl.end());
@@ -431,58 +573,79 @@ Executable Executable::deserialize(std::istream& in) {
   try {
     auto g = std::make_shared<GraphState>();
     g->target = Target(target_from_json(j.at("target")));
+    const auto& target = *g->target.tesseraState();
     const auto& rep = j.at("replication");
-    g->replication_factor = rep.at("factor").get<unsigned>();
-    g->replica_tiles = rep.at("replicaTiles").get<unsigned>();
+    g->replication_factor =
+        whole<unsigned>(rep.at("factor"), "the replication factor", 1u, target.num_ipus);
+    if (target.num_ipus % g->replication_factor != 0)
+      detail::executable_damaged("its replication factor {} does not divide its {} IPUs",
+                                 g->replication_factor, target.num_ipus);
+    g->replica_tiles = whole<unsigned>(rep.at("replicaTiles"), "the tiles per replica");
+    if (std::uint64_t{g->replica_tiles} * g->replication_factor != target.num_tiles)
+      detail::executable_damaged("its {} replicas of {} tiles are not its {} tiles",
+                                 g->replication_factor, g->replica_tiles, target.num_tiles);
     g->replicated_top_level = rep.at("topLevel").get<bool>();
     for (const auto& v : j.at("variables")) {
+      const std::string who = fmt::format("variable {}", g->variables.size());
       detail::Variable var;
       var.name = v.at("name").get<std::string>();
-      var.type = Type(v.at("type").get<std::uint8_t>());
-      var.shape = v.at("shape").get<std::vector<std::size_t>>();
-      var.bytes = v.at("bytes").get<std::uint64_t>();
+      var.type = type_from_json(v.at("type"), who + "'s type");
+      for (const auto& d : v.at("shape"))
+        var.shape.push_back(whole<std::size_t>(d, who + "'s dimension"));
+      var.bytes = whole<std::uint64_t>(v.at("bytes"), who + "'s size");
       var.constant = v.at("constant").get<bool>();
       var.initial = from_binary<std::byte>(v.at("initial"));
       var.initial_set = from_binary<std::uint8_t>(v.at("initialSet"));
       for (const auto& m : v.at("mapping"))
-        var.mapping[m.at(0).get<std::uint64_t>()] = {m.at(1).get<std::uint64_t>(),
-                                                     m.at(2).get<unsigned>()};
-      var.base = v.at("base").get<std::uint32_t>();
-      var.replica = v.at("replica").get<unsigned>();
-      var.replicas = v.at("replicas").get<unsigned>();
+        var.mapping[whole<std::uint64_t>(m.at(0), who + "'s mapped byte")] = {
+            whole<std::uint64_t>(m.at(1), who + "'s mapped end byte"),
+            whole<unsigned>(m.at(2), who + "'s tile")};
+      var.base = whole<std::uint32_t>(v.at("base"), who + "'s replicated variable");
+      var.replica = whole<unsigned>(v.at("replica"), who + "'s replica");
+      var.replicas = whole<unsigned>(v.at("replicas"), who + "'s replicas");
       var.logical = v.at("logical").get<bool>();
       g->variables.push_back(std::move(var));
     }
-    for (const auto& lib : j.at("codelets")) load_codelets(*g, lib);
+    std::size_t lib_index = 0;
+    for (const auto& lib : j.at("codelets")) load_codelets(*g, lib, lib_index++);
     restore_types(*g, j.at("types"), j.value("builtinTypes", json::array()));
     for (const auto& v : j.at("vertices")) {
+      const std::string who = fmt::format("vertex {}", g->vertices.size());
       detail::VertexInstance vi;
-      vi.type = v.at("type").get<unsigned>();
-      vi.compute_set = v.at("computeSet").get<unsigned>();
-      vi.tile = v.at("tile").get<unsigned>();
+      vi.type = whole<unsigned>(v.at("type"), who + "'s type");
+      vi.compute_set = whole<unsigned>(v.at("computeSet"), who + "'s compute set");
+      vi.tile = whole<unsigned>(v.at("tile"), who + "'s tile");
       vi.replicated = v.at("replicated").get<bool>();
-      if (!v.at("estimate").is_null())
-        vi.estimate = VertexPerfEstimate(v.at("estimate").at(0).get<std::uint64_t>(),
-                                         v.at("estimate").at(1).get<std::uint64_t>());
+      if (const json& est = v.at("estimate"); !est.is_null())
+        vi.estimate = VertexPerfEstimate(whole<std::uint64_t>(est.at(0), who + "'s cycles"),
+                                         whole<std::uint64_t>(est.at(1), who + "'s flops"));
       for (const auto& f : v.at("fields")) {
+        const std::string field = fmt::format("{} field {}", who, vi.fields.size());
         detail::Connection c;
         c.connected = f.at("connected").get<bool>();
-        for (const auto& t : f.at("tensors")) c.tensors.push_back(tensor_from_json(t));
+        for (const auto& t : f.at("tensors"))
+          c.tensors.push_back(tensor_from_json(t, field + " tensor"));
         c.state = from_binary<std::byte>(f.at("state"));
-        c.state_count = f.at("stateCount").get<std::size_t>();
-        c.declared_rows = f.at("declaredRows").get<std::size_t>();
+        c.state_count = whole<std::size_t>(f.at("stateCount"), field + "'s elements");
+        c.declared_rows = whole<std::size_t>(f.at("declaredRows"), field + "'s rows");
         vi.fields.push_back(std::move(c));
       }
       g->vertices.push_back(std::move(vi));
     }
-    for (const auto& cs : j.at("computeSets"))
-      g->compute_sets.push_back(
-          {cs.at("name").get<std::string>(), cs.at("vertices").get<std::vector<unsigned>>()});
+    for (const auto& cs : j.at("computeSets")) {
+      const std::string who = fmt::format("compute set {}", g->compute_sets.size());
+      detail::ComputeSetInfo info{cs.at("name").get<std::string>(), {}};
+      for (const auto& v : cs.at("vertices"))
+        info.vertices.push_back(whole<unsigned>(v, who + "'s vertex"));
+      g->compute_sets.push_back(std::move(info));
+    }
     for (const auto& s : j.at("streams")) {
       unsigned id = static_cast<unsigned>(g->streams.size());
+      const std::string who = fmt::format("stream {}", id);
       auto handle = s.at("handle").get<std::string>();
-      g->streams.emplace_back(id, handle, Type(s.at("type").get<std::uint8_t>()),
-                              s.at("elements").get<std::size_t>(), s.at("toDevice").get<bool>());
+      g->streams.emplace_back(id, handle, type_from_json(s.at("type"), who + "'s type"),
+                              whole<std::size_t>(s.at("elements"), who + "'s elements"),
+                              s.at("toDevice").get<bool>());
       g->stream_index[handle] = id;
       g->stream_replication.emplace_back(s.at("replicated").get<bool>(),
                                          s.at("broadcast").get<bool>()
@@ -490,18 +653,28 @@ Executable Executable::deserialize(std::istream& in) {
                                              : ReplicatedStreamMode::REPLICATE);
     }
     for (const auto& [k, h] : j.at("hostHandles").items())
-      g->host_handles[k] = {tensor_from_json(h.at("tensor")), h.at("write").get<bool>()};
+      g->host_handles[k] = {tensor_from_json(h.at("tensor"), "host handle '" + k + "'"),
+                            h.at("write").get<bool>()};
     for (const auto& rb : j.at("remoteBuffers")) {
+      const std::string who = fmt::format("remote buffer {}", g->remote_buffers.size());
       auto handle = rb.at("handle").get<std::string>();
       g->remote_index[handle] = static_cast<unsigned>(g->remote_buffers.size());
-      g->remote_buffers.push_back(
-          {handle, Type(rb.at("type").get<std::uint8_t>()), rb.at("elements").get<std::size_t>(),
-           rb.at("repeats").get<std::size_t>(), rb.at("replicated").get<bool>()});
+      g->remote_buffers.push_back({handle, type_from_json(rb.at("type"), who + "'s type"),
+                                   whole<std::size_t>(rb.at("elements"), who + "'s elements"),
+                                   whole<std::size_t>(rb.at("repeats"), who + "'s rows"),
+                                   rb.at("replicated").get<bool>()});
     }
-    NodeReader reader(j.at("nodes"), *g);
-    for (const auto& f : j.at("functions")) g->functions.push_back(node_program(reader.get(f)));
+    const json& nodes = j.at("nodes");
+    detail::check_executable_graph(*g, nodes.size());
+    std::vector<int> function_ids, program_ids;
+    for (const auto& f : j.at("functions"))
+      function_ids.push_back(int(index(f, "a function", "program node", nodes.size())));
+    for (const auto& p : j.at("programs"))
+      program_ids.push_back(int(index(p, "a program", "program node", nodes.size())));
+    NodeReader reader(nodes, *g, function_ids, true);
+    for (int f : function_ids) g->functions.push_back(node_program(reader.get(f)));
     std::vector<program::Program> programs;
-    for (const auto& p : j.at("programs")) programs.push_back(node_program(reader.get(p)));
+    for (int p : program_ids) programs.push_back(node_program(reader.get(p)));
     OptionFlags options;
     for (const auto& [k, v] : j.at("options").items()) options.set(k, v.get<std::string>());
     auto state = std::make_unique<EngineState>();

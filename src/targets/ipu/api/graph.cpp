@@ -285,18 +285,37 @@ Tensor Graph::clone(const Type& type, const Tensor& t, const DebugContext& debug
 }
 
 void Graph::tesseraSetInitialValue(const Tensor& t, const void* values, std::size_t n,
-                                   Type hostType, std::size_t hostSize) {
-  if (n != t.numElements())
+                                   Type hostType, std::size_t hostSize, bool fill) {
+  const std::size_t elements = t.numElements();
+  if (fill ? n != 1 : n != elements)
     throw tensor_creation_error(
         fmt::format("setInitialValue with {} values for a tensor of {} "
                     "elements",
-                    n, t.numElements()));
+                    n, elements));
   if (hostType == Type())
     throw type_error("setInitialValue with values of a host type that has no Poplar type");
   (void)hostSize;
+  // Initial values live with the variables, on the tiles: what the target's memory cannot hold
+  // (its tiles x bytes per tile, spec 001 §7.2) is refused before the host holds a copy.
+  const std::uint64_t memory = std::uint64_t{target_.getNumTiles()} * target_.getBytesPerTile();
   std::size_t es = t.elementSize();
-  std::vector<std::byte> converted(n * es);
-  detail::convert_elements(values, hostType, converted.data(), t.elementType(), n);
+  for (const auto& r : t.regions())
+    if (std::max<std::uint64_t>(elements * es, state_->variables.at(r.var).bytes) > memory)
+      throw graph_memory_allocation_error(
+          "graph",
+          fmt::format("setInitialValue of tensor '{}' ({} elements of {}, variable of {} B): the "
+                      "target's {} tiles hold {} B in all, so no initial value this large can be "
+                      "stored; use a smaller tensor or a target with more tiles",
+                      state_->var(r.var).name, elements, t.elementType().toString(),
+                      state_->variables.at(r.var).bytes, target_.getNumTiles(), memory));
+  std::vector<std::byte> converted(elements * es);
+  if (fill) {
+    detail::convert_elements(values, hostType, converted.data(), t.elementType(), 1);
+    for (std::size_t i = 1; i < elements; ++i)
+      std::memcpy(converted.data() + i * es, converted.data(), es);
+  } else {
+    detail::convert_elements(values, hostType, converted.data(), t.elementType(), n);
+  }
   for (const auto& view : state_->replica_views(t)) {
     std::size_t pos = 0;
     for (const auto& r : view.regions()) {
@@ -306,7 +325,8 @@ void Graph::tesseraSetInitialValue(const Tensor& t, const void* values, std::siz
         v.initial_set.assign(v.bytes / std::max(1u, v.type.tesseraSize()), 0);
       }
       std::memcpy(v.initial.data() + r.begin, converted.data() + pos, r.end - r.begin);
-      std::fill(v.initial_set.begin() + r.begin / es, v.initial_set.begin() + r.end / es, 1);
+      const auto [first, last] = detail::element_range(v, r.begin, r.end);
+      std::fill(v.initial_set.begin() + first, v.initial_set.begin() + last, 1);
       pos += r.end - r.begin;
     }
   }

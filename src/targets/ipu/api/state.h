@@ -2,6 +2,7 @@
 // vertices and codelets, and program nodes. Shared by the api/ sources only.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -36,6 +37,11 @@ struct TargetState {
   unsigned host_sync_cycles = 0;
   double clock_hz = 0;
 };
+
+// The most worker contexts per tile a target may have: the Engine does work per worker for
+// every vertex, and an IPU has six (spec 001 §7.1.1); an IPU Model or an executable asking for
+// more is refused rather than costing the host without bound.
+inline constexpr unsigned kMaxWorkerContexts = 64;
 
 // A preset figure as a positive integer; UserError naming the preset and key otherwise.
 std::uint64_t param_u64(const tessera::arch::MachineSpec& spec, const char* key);
@@ -107,6 +113,15 @@ struct Variable {
   unsigned replicas = 1;
   bool logical = false;
 };
+
+// The elements of `v` (of its own type) that its bytes [begin, end) touch: the range of its
+// per-element flags, whatever type a reinterpreted tensor reads those bytes as.
+inline std::pair<std::uint64_t, std::uint64_t> element_range(const Variable& v,
+                                                             std::uint64_t begin,
+                                                             std::uint64_t end) {
+  const std::uint64_t es = std::max(1u, v.type.tesseraSize());
+  return {begin / es, (end + es - 1) / es};
+}
 
 class CodeletLibrary;
 

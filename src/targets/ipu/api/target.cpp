@@ -297,10 +297,15 @@ Target IPUModel::createTarget() const {
         fmt::format("IPUModel tilesPerIPU is {}; the {} preset has 1 to {} tiles per IPU",
                     tilesPerIPU, s->spec->name, max_tiles));
   if (numWorkerContexts == 0 || memoryBytesPerTile == 0 || exchangeBytesPerCycle == 0 ||
-      tileClockFrequency <= 0)
+      !(tileClockFrequency > 0))
     throw invalid_machine_model(
         "IPUModel numWorkerContexts, memoryBytesPerTile, exchangeBytesPerCycle and "
         "tileClockFrequency must be positive");
+  if (numWorkerContexts > detail::kMaxWorkerContexts)
+    throw invalid_machine_model(fmt::format(
+        "IPUModel numWorkerContexts is {}; Tessera models at most {} worker contexts per tile "
+        "(an IPU has 6, spec 001 §7.1.1)",
+        numWorkerContexts, detail::kMaxWorkerContexts));
   // A changed figure makes a derived machine: the spec is copied and its figures replaced.
   auto spec = std::make_shared<tessera::arch::MachineSpec>(*s->spec);
   spec->core_count.value = tilesPerIPU;

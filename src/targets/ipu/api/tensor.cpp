@@ -8,6 +8,7 @@
 #include <poplar/exceptions.hpp>
 
 #include "state.h"
+#include "tessera/core/limits.h"
 
 namespace poplar {
 
@@ -249,8 +250,36 @@ Tensor Tensor::transpose() const {
 Tensor Tensor::broadcast(unsigned N, unsigned dim) const {
   if (dim >= rank())
     throw index_error(fmt::format("broadcast along dimension {} of rank {}", dim, rank()));
-  std::vector<Tensor> copies(N, *this);
-  return concat(copies, dim);
+  auto shape = shape_;
+  if (__builtin_mul_overflow(shape[dim], std::size_t{N}, &shape[dim]))
+    throw tensor_creation_error(fmt::format("broadcast of dimension {} of {} {} times has more "
+                                            "elements than 64 bits count",
+                                            dim, shape_str(shape_), N));
+  if (product(shape) == 0) return Tensor(type_, std::move(shape), {});
+  // The view repeats each block's runs N times: sized before it is built, since N copies of
+  // one element are N runs of the view.
+  std::size_t outer = 1;
+  for (unsigned d = 0; d < dim; ++d) outer *= shape_[d];
+  const double runs = (double(regions().size()) + double(outer)) * double(N);
+  const double bytes = runs * double(sizeof(Region));
+  tessera::check_host_memory(
+      bytes >= 1.8e19 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(bytes),
+      fmt::format("broadcast of a tensor of shape {} {} times along dimension {}",
+                  shape_str(shape_), N, dim));
+  std::vector<Region> out;
+  auto push = [&](const Region& r) {
+    if (!out.empty() && out.back().var == r.var && out.back().end == r.begin)
+      out.back().end = r.end;
+    else
+      out.push_back(r);
+  };
+  const std::size_t es = elementSize(), chunk = numElements() / std::max<std::size_t>(outer, 1);
+  for (std::size_t o = 0; o < outer; ++o) {
+    const auto block = cut(regions(), es, o * chunk, (o + 1) * chunk);
+    for (unsigned k = 0; k < N; ++k)
+      for (const auto& r : block) push(r);
+  }
+  return Tensor(type_, std::move(shape), std::move(out));
 }
 
 Tensor Tensor::expand(ArrayRef<std::size_t> indices) const {

@@ -71,16 +71,27 @@ void store_as(void* p, std::size_t n, const double* in) {
   }
 }
 
+// The type id is vertex state: PopLibs writes a valid one, so another comes from a damaged
+// executable, and the vertex faults as the IPU would on state it cannot use (the Engine adds
+// the tile and vertex).
+[[noreturn]] void throw_unknown_type(unsigned type) {
+  throw poplar::runtime_error(
+      "PopLibs codelet",
+      fmt::format("its state names element type id {}, which is no Poplar type; the vertex's "
+                  "state is damaged (a damaged executable?)",
+                  type));
+}
+
 }  // namespace
 
 void load_elements(const void* p, unsigned type, std::size_t n, double* out) {
   const bool known = with_element_type(type, [&](auto t) { load_as<decltype(t)>(p, n, out); });
-  TESSERA_CHECK(known, "PopLibs codelet: element type id {}", type);
+  if (!known) throw_unknown_type(type);
 }
 
 void store_elements(void* p, unsigned type, std::size_t n, const double* in) {
   const bool known = with_element_type(type, [&](auto t) { store_as<decltype(t)>(p, n, in); });
-  TESSERA_CHECK(known, "PopLibs codelet: element type id {}", type);
+  if (!known) throw_unknown_type(type);
 }
 
 double round_to_type(unsigned type, double v) {

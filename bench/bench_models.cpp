@@ -110,18 +110,38 @@ double process_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-void run_model(benchmark::State& state, const std::string& name, const std::string& target) {
+// A network compiled for a target and loaded onto its device, with seed-0 random inputs.
+struct LoadedModel {
+  Plan plan;
+  std::unique_ptr<runtime::Device> device;
+  std::unique_ptr<PlanRunner> runner;
+  std::map<std::string, Tensor> inputs;
+};
+
+// Null (and the benchmark skipped with the reason) when the model cannot be made.
+std::unique_ptr<LoadedModel> load_model(benchmark::State& state, const std::string& name,
+                                        const std::string& target) {
   const std::string path = model_path(name);
   if (path.empty()) {
     state.SkipWithError("could not make the model (needs /usr/bin/python3 with onnx and numpy)");
-    return;
+    return nullptr;
   }
   LoadOptions options;
   options.target = target;
-  const Plan plan = load_plan(path, options);
-  auto device = runtime::Device::open(plan.device);
-  PlanRunner runner(plan, *device);
-  const auto inputs = random_inputs(plan.graph, 0);
+  auto m = std::make_unique<LoadedModel>();
+  m->plan = load_plan(path, options);
+  m->device = runtime::Device::open(m->plan.device);
+  m->runner = std::make_unique<PlanRunner>(m->plan, *m->device);
+  m->inputs = random_inputs(m->plan.graph, 0);
+  return m;
+}
+
+void run_model(benchmark::State& state, const std::string& name, const std::string& target) {
+  const auto model = load_model(state, name, target);
+  if (!model) return;
+  const Plan& plan = model->plan;
+  PlanRunner& runner = *model->runner;
+  const auto& inputs = model->inputs;
   RunResult last = runner.run(inputs);  // warm-up: first-touch of buffers, BLAS threads
   std::vector<double> seconds, cpu_seconds;
   for (auto _ : state) {
@@ -188,20 +208,11 @@ void run_thread_scaling(benchmark::State& state, const std::string& name,
     state.SkipWithError("needs TESSERA_THREADS of 2 or more (or unset on a multi-core host)");
     return;
   }
-  const std::string path = model_path(name);
-  if (path.empty()) {
-    state.SkipWithError("could not make the model (needs /usr/bin/python3 with onnx and numpy)");
-    return;
-  }
-  LoadOptions options;
-  options.target = target;
-  const Plan plan = load_plan(path, options);
-  auto device = runtime::Device::open(plan.device);
-  PlanRunner runner(plan, *device);
-  const auto inputs = random_inputs(plan.graph, 0);
+  const auto model = load_model(state, name, target);
+  if (!model) return;
   const auto run_at = [&](unsigned n) {
     pool.set_thread_limit(n);
-    return runner.run(inputs);
+    return model->runner->run(model->inputs);
   };
   const RunResult one = run_at(1), two = run_at(2);  // warm-up, and the bit-for-bit check
   for (const auto& [output, tensor] : one.outputs) {

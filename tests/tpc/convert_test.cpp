@@ -20,34 +20,16 @@ using namespace tessera::tpc;
 
 namespace {
 
+using tpc_test::round_to_integer;
 using tpc_test::user_error_of;
 
 constexpr int kModes[] = {e_round_half_ne, e_round_zero, e_round_up, e_round_down, e_round_half_az};
 
-// x rounded to an integer in mode rm.
-double round_ref(double x, int rm) {
-  switch (rm) {
-    case e_round_zero:
-      return std::trunc(x);
-    case e_round_up:
-      return std::ceil(x);
-    case e_round_down:
-      return std::floor(x);
-    case e_round_half_az:
-      return std::round(x);
-    default: {
-      const double f = std::floor(x);
-      const double d = x - f;
-      if (d != 0.5) return d < 0.5 ? f : f + 1;
-      return std::fmod(f, 2.0) == 0 ? f : f + 1;
-    }
-  }
-}
 // To an integer type: NaN gives 0, the rest rounds and saturates (infinities too).
 template <typename T>
 T int_ref(double x, int rm) {
   if (std::isnan(x)) return 0;
-  const double r = round_ref(x, rm);
+  const double r = round_to_integer(x, rm);
   if (r <= static_cast<double>(std::numeric_limits<T>::lowest()))
     return std::numeric_limits<T>::lowest();
   if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
@@ -59,7 +41,7 @@ double float_ref(double x, int bits, int rm) {
   int e = 0;
   (void)std::frexp(x, &e);
   const double step = std::ldexp(1.0, e - bits);
-  return round_ref(x / step, rm) * step;
+  return round_to_integer(x / step, rm) * step;
 }
 
 // Counts the VPU issues of what runs inside it, as a program instance would.
@@ -423,7 +405,7 @@ TEST(TpcConvert, IntConvertShiftsEachResultByItsOwnShift) {
   }
   for (int n = 0; n < 128; ++n) shift.v[n] = static_cast<std::int16_t>(n % 7 - 2);
   auto ref = [](long long x, int sh, int rm, long long lo, long long hi) {
-    const double r = round_ref(std::ldexp(static_cast<double>(x), -sh), rm);
+    const double r = round_to_integer(std::ldexp(static_cast<double>(x), -sh), rm);
     return r < lo ? lo : r > hi ? hi : static_cast<long long>(r);
   };
   for (int rm : {e_round_half_ne, e_round_zero, e_round_up, e_round_down}) {

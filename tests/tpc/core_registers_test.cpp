@@ -59,25 +59,12 @@ void csr_round(tensor in, tensor out, int mode, int op) {
   }
 }
 
-class CoreRegisters : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dev = open_gaudi();
-    lib = std::make_shared<KernelSet>("core-registers");
+struct CoreRegisters : KernelFixture {
+  CoreRegisters() : KernelFixture("core-registers") {
     lib->add("semaphore_count",
              glue_for(tpc_kernel<&semaphore_count>(), {.inputs = 0, .type = gcapi::DATA_I32}));
     lib->add("csr_round", glue_for(tpc_kernel<&csr_round>()));
-    registry.add_path_library(lib);
   }
-  RuntimeOptions options(sim::WorkScheduler* pool = nullptr) {
-    RuntimeOptions o;
-    o.registry = &registry;
-    o.scheduler = pool;
-    return o;
-  }
-  std::unique_ptr<runtime::Device> dev;
-  std::shared_ptr<KernelSet> lib;
-  KernelRegistry registry;
 };
 
 TEST_F(CoreRegisters, SemaphoreStartsFromResetOnEachCoreWhateverTheHostThreads) {
@@ -114,22 +101,6 @@ TEST_F(CoreRegisters, SemaphoreCarriedBetweenInstancesFailsCheckOrder) {
   }
 }
 
-// x rounded in mode rm, as plain C++ does it.
-float rounded(float x, int rm) {
-  switch (rm) {
-    case e_round_zero:
-      return std::trunc(x);
-    case e_round_up:
-      return std::ceil(x);
-    case e_round_down:
-      return std::floor(x);
-    case e_round_half_az:
-      return std::round(x);
-    default:
-      return std::nearbyint(x);
-  }
-}
-
 TEST_F(CoreRegisters, ConvertsUnderSwCsrFollowTheConvertRoundingCsr) {
   Runtime rt(*dev, options());
   std::vector<float> x(64 * 4);
@@ -147,7 +118,7 @@ TEST_F(CoreRegisters, ConvertsUnderSwCsrFollowTheConvertRoundingCsr) {
       // op 2 never set the CSR: it is at reset (RHNE) at every launch; op 3 asked for SW_RZ.
       const int want_mode = op == 2 ? e_round_half_ne : op == 3 ? e_round_zero : mode;
       for (std::size_t i = 0; i < x.size(); ++i)
-        ASSERT_EQ(got[i], rounded(x[i], want_mode))
+        ASSERT_EQ(got[i], static_cast<float>(round_to_integer(x[i], want_mode)))
             << "x " << x[i] << ", mode " << mode << ", op " << op;
     }
   }

@@ -17,14 +17,10 @@ namespace {
 
 using namespace tpc_test;
 
-class FileLocals : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dev = open_gaudi();
-    lib = std::make_shared<KernelSet>("file-locals");
+struct FileLocals : KernelFixture {
+  FileLocals() : KernelFixture("file-locals") {
     const GlueOptions i32{.inputs = 0, .type = gcapi::DATA_I32};
-    lib->add("file_local_counter",
-             glue_for(tessera_tpc_image_file_local_counter.function, i32));
+    lib->add("file_local_counter", glue_for(tessera_tpc_image_file_local_counter.function, i32));
     lib->add("file_local_too_big",
              glue_for(tessera_tpc_image_file_local_too_big.function, {.inputs = 0}));
     lib->add("global_pointer", glue_for(tessera_tpc_image_global_pointer.function,
@@ -35,17 +31,7 @@ class FileLocals : public ::testing::Test {
              glue_for(tessera_tpc_image_file_local_modeled_size.function, {.inputs = 0}));
     lib->add("file_local_by_address",
              glue_for(tessera_tpc_image_file_local_by_address.function, {.inputs = 1}));
-    registry.add_path_library(lib);
   }
-  RuntimeOptions options(sim::WorkScheduler* pool = nullptr) {
-    RuntimeOptions o;
-    o.registry = &registry;
-    o.scheduler = pool;
-    return o;
-  }
-  std::unique_ptr<runtime::Device> dev;
-  std::shared_ptr<KernelSet> lib;
-  KernelRegistry registry;
 };
 
 TEST_F(FileLocals, EachCoreStartsFromTheFilesValuesWhateverTheHostThreads) {

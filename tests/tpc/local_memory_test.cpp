@@ -19,17 +19,8 @@ using namespace tpc_test;
 
 constexpr int kTile = 8;  // vectors staged per member
 
-struct LocalMemoryTest : ::testing::Test {
-  std::unique_ptr<runtime::Device> dev = open_gaudi();
-  std::shared_ptr<KernelSet> lib = std::make_shared<KernelSet>("local-memory-kernels");
-  KernelRegistry registry;
-  RuntimeOptions options(sim::WorkScheduler* pool = nullptr) {
-    RuntimeOptions o;
-    o.registry = &registry;
-    o.scheduler = pool;
-    return o;
-  }
-  void SetUp() override { registry.add_builtin_library(lib); }
+struct LocalMemoryTest : KernelFixture {
+  LocalMemoryTest() : KernelFixture("local-memory-kernels") {}
   void add(const std::string& name, KernelFunction fn, unsigned members = 1) {
     lib->add(name,
              [fn, members](gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {

@@ -425,16 +425,8 @@ void big_vlm_only(tensor in, tensor out) {
   f32_st_tnsr_i_v({0, 0, 0, 0, 0}, out, vectors[0]);
 }
 
-struct Fixture : ::testing::Test {
-  std::unique_ptr<runtime::Device> dev = open_gaudi();
-  std::shared_ptr<KernelSet> lib = std::make_shared<KernelSet>("lut-kernels");
-  KernelRegistry registry;
-  RuntimeOptions options() {
-    RuntimeOptions o;
-    o.registry = &registry;
-    return o;
-  }
-  void SetUp() override { registry.add_builtin_library(lib); }
+struct Fixture : tpc_test::KernelFixture {
+  Fixture() : KernelFixture("lut-kernels") {}
 };
 
 TEST_F(Fixture, AKernelOfLookupsRunsWithoutTheGlueFlagAndCostsOneSlotIssueEach) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -62,8 +63,7 @@ inline void scalar_params_from_node(const gcapi::HabanaKernelParams_t* p,
                                     gcapi::HabanaKernelInstantiation_t* inst) {
   const unsigned dwords = p->NodeParamsSize / 4;
   for (unsigned i = 0; i < dwords && i < gcapi::MAX_SCALAR_PARAMS_DWORDS; ++i)
-    std::memcpy(&inst->kernel.scalarParams[i], static_cast<const char*>(p->NodeParams) + 4 * i,
-                4);
+    std::memcpy(&inst->kernel.scalarParams[i], static_cast<const char*>(p->NodeParams) + 4 * i, 4);
   inst->kernel.paramsNr = dwords;
 }
 
@@ -79,6 +79,27 @@ inline KernelSet::Glue glue_for(KernelFunction fn, GlueOptions o = {}) {
   };
 }
 
+// x rounded to an integer in an e_round_* mode, written from the modes' definitions (half to
+// even by hand, not through the host's rounding mode): the reference for converts and NEARBYINT.
+inline double round_to_integer(double x, int rm) {
+  switch (rm) {
+    case e_round_zero:
+      return std::trunc(x);
+    case e_round_up:
+      return std::ceil(x);
+    case e_round_down:
+      return std::floor(x);
+    case e_round_half_az:
+      return std::round(x);
+    default: {
+      const double f = std::floor(x);
+      const double d = x - f;
+      if (d != 0.5) return d < 0.5 ? f : f + 1;
+      return std::fmod(f, 2.0) == 0 ? f : f + 1;
+    }
+  }
+}
+
 // A registry holding one library of test kernels; add_one_member binds a kernel that one
 // member runs, whatever the tensors, with the node parameters as its scalar parameters.
 struct KernelFixture : ::testing::Test {
@@ -87,20 +108,22 @@ struct KernelFixture : ::testing::Test {
   std::unique_ptr<runtime::Device> dev = open_gaudi();
   std::shared_ptr<KernelSet> lib;
   KernelRegistry registry;
-  RuntimeOptions options() {
+  // `pool`: the host threads to run on (null: the device's).
+  RuntimeOptions options(sim::WorkScheduler* pool = nullptr) {
     RuntimeOptions o;
     o.registry = &registry;
+    o.scheduler = pool;
     return o;
   }
   void SetUp() override { registry.add_builtin_library(lib); }
   void add_one_member(const std::string& name, KernelFunction fn) {
-    lib->add(name, [fn](const gcapi::HabanaKernelParams_t* p,
-                        gcapi::HabanaKernelInstantiation_t* inst) {
-      inst->indexSpaceGeometry.dims = 1;
-      inst->indexSpaceGeometry.sizes[0] = 1;
-      scalar_params_from_node(p, inst);
-      return gcapi::set_kernel(inst, fn);
-    });
+    lib->add(name,
+             [fn](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
+               inst->indexSpaceGeometry.dims = 1;
+               inst->indexSpaceGeometry.sizes[0] = 1;
+               scalar_params_from_node(p, inst);
+               return gcapi::set_kernel(inst, fn);
+             });
   }
 };
 

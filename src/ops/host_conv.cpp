@@ -221,7 +221,7 @@ std::pair<std::int64_t, std::int64_t> band(std::int64_t count, std::int64_t part
   return {count * i / parts, count * (i + 1) / parts};
 }
 
-std::vector<Piece> plan(const HostConv& c) {
+std::vector<Piece> plan_pieces(const HostConv& c) {
   const int outer = outer_dim(c);
   const auto ou = static_cast<std::size_t>(outer);
   const std::int64_t pixels = c.out[0] * c.out[1] * c.out[2];
@@ -250,24 +250,46 @@ std::vector<Piece> plan(const HostConv& c) {
     row_bands = std::min(wanted, most_row_bands);
     oc_blocks = std::min(std::max<std::int64_t>(1, wanted / row_bands), most_oc_blocks);
   }
+  auto piece = [&](std::int64_t image, std::int64_t out_lo, std::int64_t out_hi,
+                   std::int64_t oc_lo, std::int64_t oc_hi) {
+    Piece p{};
+    p.image = image;
+    p.out_lo = out_lo;
+    p.out_hi = out_hi;
+    p.oc_lo = oc_lo;
+    p.oc_hi = oc_hi;
+    // Input rows the piece's windows cover; what lies outside the input is padding.
+    const std::int64_t first = p.out_lo * c.stride[ou] - c.pad_begin[ou];
+    const std::int64_t end =
+        (p.out_hi - 1) * c.stride[ou] - c.pad_begin[ou] + (c.kernel[ou] - 1) * c.dilation[ou] + 1;
+    p.in_lo = std::clamp<std::int64_t>(first, 0, c.in[ou]);
+    p.in_hi = std::clamp<std::int64_t>(end, p.in_lo, c.in[ou]);
+    p.pad_lo = p.in_lo - first;
+    p.pad_hi = end - p.in_hi;
+    return p;
+  };
   std::vector<Piece> pieces;
   for (std::int64_t n = 0; n < c.batch; ++n)
     for (std::int64_t r = 0; r < row_bands; ++r)
       for (std::int64_t q = 0; q < oc_blocks; ++q) {
-        Piece p{};
-        p.image = n;
-        std::tie(p.out_lo, p.out_hi) = band(rows, row_bands, r);
-        std::tie(p.oc_lo, p.oc_hi) = band(c.out_channels, oc_blocks, q);
-        // Input rows the piece's windows cover; what lies outside the input is padding.
-        const std::int64_t first = p.out_lo * c.stride[ou] - c.pad_begin[ou];
-        const std::int64_t end =
-            (p.out_hi - 1) * c.stride[ou] - c.pad_begin[ou] + (c.kernel[ou] - 1) * c.dilation[ou] + 1;
-        p.in_lo = std::clamp<std::int64_t>(first, 0, c.in[ou]);
-        p.in_hi = std::clamp<std::int64_t>(end, p.in_lo, c.in[ou]);
-        p.pad_lo = p.in_lo - first;
-        p.pad_hi = end - p.in_hi;
-        pieces.push_back(p);
+        const auto [out_lo, out_hi] = band(rows, row_bands, r);
+        const auto [oc_lo, oc_hi] = band(c.out_channels, oc_blocks, q);
+        pieces.push_back(piece(n, out_lo, out_hi, oc_lo, oc_hi));
       }
+  // The host threads take pieces in order as they come free, so the last pieces decide how long
+  // one thread waits for the other at the end: where rows were split first, the last two go in
+  // halves of their rows (each half keeping kMinPiecePixels), which halves that wait. (Where
+  // channels were, a half would read its block's weights again.) Still a function of the shape.
+  const std::int64_t row_pixels = pixels / rows;
+  if (weight_floats <= input_floats && pieces.size() >= 4)
+    for (std::size_t i = pieces.size() - 2; i < pieces.size(); i += 2) {
+      const Piece p = pieces[i];
+      const std::int64_t half = (p.out_hi - p.out_lo) / 2;
+      if (half < 1 || half * row_pixels < kMinPiecePixels) continue;
+      pieces[i] = piece(p.image, p.out_lo, p.out_lo + half, p.oc_lo, p.oc_hi);
+      pieces.insert(pieces.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                    piece(p.image, p.out_lo + half, p.out_hi, p.oc_lo, p.oc_hi));
+    }
   return pieces;
 }
 
@@ -279,11 +301,20 @@ struct Reordered {
   std::size_t offset;
 };
 
+// A convolution's pieces, their primitives and where each piece's weights lie in the reordered
+// weight buffer: made from the shape alone, so a caller that keeps its weights keeps this too.
+struct ConvPlan {
+  std::vector<Piece> pieces;
+  std::vector<std::shared_ptr<const Prepared>> prepared;  // null: every window in padding
+  std::vector<Reordered> reordered;  // one per distinct (channel block, layout)
+  std::vector<std::size_t> weight_of;    // piece -> its entry of `reordered`
+  std::vector<std::size_t> first_piece;  // entry of `reordered` -> the first piece using it
+  std::size_t weight_floats = 0;
+};
+
+ConvPlan make_plan(const HostConv& c, bool with_bias);
 void run_pieces(const HostConv& c, const float* x, const float* bias, float* y,
-                const std::vector<Piece>& pieces,
-                const std::vector<std::shared_ptr<const Prepared>>& prepared,
-                const std::vector<Reordered>& reordered, const std::vector<std::size_t>& weight_of,
-                const float* weights);
+                const ConvPlan& plan, const float* weights);
 
 // NC(D)HW <-> N(D)HWC copies: oneDNN reorders (vectorised) of bands of pixels, over the work
 // scheduler. A band holds about kBandFloats values.
@@ -341,6 +372,8 @@ struct HostConvWeights::Kept {
   bool filled = false;
   HostConv conv;               // the convolution they were reordered for
   const float* from = nullptr;  // and the weights
+  bool with_bias = false;
+  ConvPlan plan;
   KeptBuffer buffer;
 };
 
@@ -349,54 +382,38 @@ HostConvWeights::~HostConvWeights() = default;
 
 namespace {
 
-void conv_channels_last(const HostConv& c, const float* x, const float* w, const float* bias,
-                        float* y, HostConvWeights::Kept* kept) {
-  const std::vector<Piece> pieces = plan(c);
-  std::vector<std::shared_ptr<const Prepared>> prepared;
+ConvPlan make_plan(const HostConv& c, bool with_bias) {
+  ConvPlan plan;
+  plan.pieces = plan_pieces(c);
   one_openmp_thread();
-  for (const Piece& p : pieces)
-    prepared.push_back(p.in_hi > p.in_lo ? prepare(c, p, bias != nullptr) : nullptr);
-
+  for (const Piece& p : plan.pieces)
+    plan.prepared.push_back(p.in_hi > p.in_lo ? prepare(c, p, with_bias) : nullptr);
   // Weights in each piece's own layout, reordered once per distinct (channel block, layout).
-  std::vector<Reordered> reordered;
-  std::vector<std::size_t> weight_of(pieces.size());
-  std::size_t weight_floats = 0;
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    if (!prepared[i]) continue;
-    const auto same = std::find_if(reordered.begin(), reordered.end(), [&](const Reordered& r) {
-      return r.oc_lo == pieces[i].oc_lo && r.desc == prepared[i]->weights;
-    });
-    if (same != reordered.end()) {
-      weight_of[i] = static_cast<std::size_t>(same - reordered.begin());
+  plan.weight_of.resize(plan.pieces.size());
+  for (std::size_t i = 0; i < plan.pieces.size(); ++i) {
+    if (!plan.prepared[i]) continue;
+    const auto same =
+        std::find_if(plan.reordered.begin(), plan.reordered.end(), [&](const Reordered& r) {
+          return r.oc_lo == plan.pieces[i].oc_lo && r.desc == plan.prepared[i]->weights;
+        });
+    if (same != plan.reordered.end()) {
+      plan.weight_of[i] = static_cast<std::size_t>(same - plan.reordered.begin());
       continue;
     }
-    weight_of[i] = reordered.size();
-    reordered.push_back({pieces[i].oc_lo, prepared[i]->weights, weight_floats});
-    weight_floats += (prepared[i]->weights.get_size() + 63) / 64 * 16;
+    plan.weight_of[i] = plan.reordered.size();
+    plan.reordered.push_back({plan.pieces[i].oc_lo, plan.prepared[i]->weights, plan.weight_floats});
+    plan.weight_floats += (plan.prepared[i]->weights.get_size() + 63) / 64 * 16;
   }
-  // Kept weights made for this convolution from these weights are reused; kept ones made for
-  // another stay as they are (another thread may be reading them) and this call reorders its own.
-  std::unique_lock<std::mutex> lock;
-  if (kept) {
-    lock = std::unique_lock<std::mutex>(kept->mutex);
-    if (kept->filled) {
-      lock.unlock();
-      if (kept->conv == c && kept->from == w) {
-        run_pieces(c, x, bias, y, pieces, prepared, reordered, weight_of,
-                   static_cast<const float*>(kept->buffer.data()));
-        return;
-      }
-      kept = nullptr;
-    }
-  }
-  thread_local KeptBuffer weight_buffer;
-  auto* weights = static_cast<float*>(
-      (kept ? kept->buffer : weight_buffer).get(weight_floats * sizeof(float)));
+  plan.first_piece.resize(plan.reordered.size());
+  for (std::size_t i = plan.pieces.size(); i-- > 0;)
+    if (plan.prepared[i]) plan.first_piece[plan.weight_of[i]] = i;
+  return plan;
+}
+
+// Reorders the caller's weights into each piece layout's place in `weights`.
+void reorder_weights(const HostConv& c, const ConvPlan& plan, const float* w, float* weights) {
   const std::int64_t oc_offset_stride =
       c.weights_hwio ? 1 : (c.in_channels / c.group) * c.kernel[0] * c.kernel[1] * c.kernel[2];
-  std::vector<std::size_t> first_piece(reordered.size());
-  for (std::size_t i = pieces.size(); i-- > 0;)
-    if (prepared[i]) first_piece[weight_of[i]] = i;
   // Each reorder cut into blocks of output channels (whole blocks of the layout's own blocking),
   // so a large conv's weights do not reorder on one thread while the others wait.
   struct WeightBlock {
@@ -404,17 +421,18 @@ void conv_channels_last(const HostConv& c, const float* x, const float* w, const
     std::int64_t lo, count;
   };
   std::vector<WeightBlock> blocks;
-  for (std::size_t r = 0; r < reordered.size(); ++r) {
-    const std::int64_t oc = prepared[first_piece[r]]->user_weights.dims()[0];
+  for (std::size_t r = 0; r < plan.reordered.size(); ++r) {
+    const Prepared& first = *plan.prepared[plan.first_piece[r]];
+    const std::int64_t oc = first.user_weights.dims()[0];
     std::int64_t parts = c.group == 1 && oc % kWeightBlockChannels == 0
                              ? std::min(kMaxWeightBlocks, oc / kWeightBlockChannels)
                              : 1;
     if (parts > 1) {
       try {  // a layout blocking output channels wider than a block: one reorder
-        memory::dims dims = prepared[first_piece[r]]->weights.dims(), offsets(dims.size(), 0);
+        memory::dims dims = first.weights.dims(), offsets(dims.size(), 0);
         dims[0] = kWeightBlockChannels;
         offsets[0] = kWeightBlockChannels;
-        (void)prepared[first_piece[r]]->weights.submemory_desc(dims, offsets);
+        (void)first.weights.submemory_desc(dims, offsets);
       } catch (const dnnl::error&) {
         parts = 1;
       }
@@ -430,8 +448,8 @@ void conv_channels_last(const HostConv& c, const float* x, const float* w, const
   detail::parallel_for(blocks.size(), [&](std::size_t i) {
     one_openmp_thread();
     const WeightBlock& b = blocks[i];
-    const Prepared& pr = *prepared[first_piece[b.reorder]];
-    const float* from = w + reordered[b.reorder].oc_lo * oc_offset_stride;
+    const Prepared& pr = *plan.prepared[plan.first_piece[b.reorder]];
+    const float* from = w + plan.reordered[b.reorder].oc_lo * oc_offset_stride;
     memory::desc user = pr.user_weights, mine = pr.weights;
     if (b.count != user.dims()[0]) {
       memory::dims dims = user.dims(), offsets(dims.size(), 0);
@@ -441,24 +459,51 @@ void conv_channels_last(const HostConv& c, const float* x, const float* w, const
       mine = mine.submemory_desc(dims, offsets);
     }
     memory src(user, cpu_engine(), const_cast<float*>(from));
-    memory dst(mine, cpu_engine(), weights + reordered[b.reorder].offset);
+    memory dst(mine, cpu_engine(), weights + plan.reordered[b.reorder].offset);
     dnnl::reorder(src, dst).execute(thread_stream(), src, dst);
   });
+}
+
+void conv_channels_last(const HostConv& c, const float* x, const float* w, const float* bias,
+                        float* y, HostConvWeights::Kept* kept) {
+  const bool with_bias = bias != nullptr;
+  // Kept weights made for this convolution from these weights are reused with their plan; kept
+  // ones made for another stay as they are (another thread may be reading them) and this call
+  // plans and reorders its own.
+  std::unique_lock<std::mutex> lock;
   if (kept) {
-    kept->conv = c;
-    kept->from = w;
-    kept->filled = true;
-    lock.unlock();
+    lock = std::unique_lock<std::mutex>(kept->mutex);
+    if (kept->filled) {
+      lock.unlock();
+      if (kept->conv == c && kept->from == w && kept->with_bias == with_bias) {
+        run_pieces(c, x, bias, y, kept->plan, static_cast<const float*>(kept->buffer.data()));
+        return;
+      }
+      kept = nullptr;
+    }
   }
-  run_pieces(c, x, bias, y, pieces, prepared, reordered, weight_of, weights);
+  ConvPlan fresh = make_plan(c, with_bias);
+  thread_local KeptBuffer weight_buffer;
+  auto* weights = static_cast<float*>(
+      (kept ? kept->buffer : weight_buffer).get(fresh.weight_floats * sizeof(float)));
+  reorder_weights(c, fresh, w, weights);
+  if (!kept) {
+    run_pieces(c, x, bias, y, fresh, weights);
+    return;
+  }
+  kept->conv = c;
+  kept->from = w;
+  kept->with_bias = with_bias;
+  kept->plan = std::move(fresh);
+  kept->filled = true;
+  lock.unlock();
+  run_pieces(c, x, bias, y, kept->plan, weights);
 }
 
 // Runs every piece of the convolution on weights already in each piece's layout.
 void run_pieces(const HostConv& c, const float* x, const float* bias, float* y,
-                const std::vector<Piece>& pieces,
-                const std::vector<std::shared_ptr<const Prepared>>& prepared,
-                const std::vector<Reordered>& reordered, const std::vector<std::size_t>& weight_of,
-                const float* weights) {
+                const ConvPlan& plan, const float* weights) {
+  const std::vector<Piece>& pieces = plan.pieces;
   const int outer = outer_dim(c);
   const std::int64_t in_row = c.in_channels * (outer == 0 ? c.in[1] * c.in[2] : c.in[2]);
   const std::int64_t out_row = (outer == 0 ? c.out[1] * c.out[2] : c.out[2]);
@@ -477,11 +522,11 @@ void run_pieces(const HostConv& c, const float* x, const float* bias, float* y,
       for (std::int64_t px = 0; px < pixels; ++px)
         for (std::int64_t o = 0; o < oc; ++o) dst_data[px * oc + o] = bias ? bias[p.oc_lo + o] : 0.0f;
     } else {
-      const Prepared& pr = *prepared[i];
+      const Prepared& pr = *plan.prepared[i];
       const float* in = x + p.image * in_image + p.in_lo * in_row;
       memory src(pr.src, cpu_engine(), const_cast<float*>(in));
       memory wei(pr.weights, cpu_engine(),
-                 const_cast<float*>(weights + reordered[weight_of[i]].offset));
+                 const_cast<float*>(weights + plan.reordered[plan.weight_of[i]].offset));
       memory dst(pr.dst, cpu_engine(), dst_data);
       memory scratch(memory::desc({static_cast<std::int64_t>(pr.scratch_bytes)},
                                   memory::data_type::u8, memory::format_tag::a),

@@ -474,6 +474,13 @@ void Device::reset_profile() {
   impl_->reset_profile_locked();
 }
 
+profile::Profile Device::take_profile() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  profile::Profile taken = std::move(impl_->profile);
+  impl_->reset_profile_locked();
+  return taken;
+}
+
 void Device::set_trace_enabled(bool enabled) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->trace = enabled;

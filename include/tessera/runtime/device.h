@@ -134,6 +134,8 @@ class Device {
   std::uint64_t now_cycles() const;
   const profile::Profile& profile() const;
   void reset_profile();
+  // The profile so far, moved out; the device then starts afresh, as after reset_profile().
+  profile::Profile take_profile();
   void set_trace_enabled(bool enabled);
   bool trace_enabled() const;
 

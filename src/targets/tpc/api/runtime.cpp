@@ -171,9 +171,12 @@ struct Runtime::Impl {
   }
 
   std::vector<InstanceBox> split(const gcapi::TensorGeometry_t& g, std::uint64_t target) const;
+  // Runs the launch's instances; then `after_core(k)` once per core, when all of core k's
+  // instances have run (in the core's own unit of host work where cores run in parallel).
   void execute(const KernelLaunch& launch, const std::vector<InstanceBox>& boxes, bool parallel,
                bool shuffled, std::vector<InstanceResult>& results,
-               std::vector<std::string>* printf_out);
+               std::vector<std::string>* printf_out,
+               const std::function<void(std::size_t)>& after_core = nullptr);
   const profile::KernelRecord& run(const KernelLaunch& launch);
 };
 
@@ -335,7 +338,8 @@ class FileLocalViews {
 
 void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<InstanceBox>& boxes,
                             bool parallel, bool shuffled, std::vector<InstanceResult>& results,
-                            std::vector<std::string>* printf_out) {
+                            std::vector<std::string>* printf_out,
+                            const std::function<void(std::size_t)>& after_core) {
   // The tensor table every instance starts from.
   std::vector<detail::TensorSlot> table;
   auto add_slot = [&](const DeviceTensor& t, bool output, const gcapi::PadValue* pad) {
@@ -410,7 +414,9 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
       launch.special_functions
           ? "the program uses special functions, whose tables take the rest (spec 000 §2.3.3)"
           : "";
-  for (unsigned k = 0; k < m.cores; ++k) {
+  // Made when the core's first instance runs, by the host thread that runs the core's instances.
+  auto local_of = [&](unsigned k) -> CoreLocal& {
+    if (core_local[k]) return *core_local[k];
     const std::string core_name = fmt::format("tpc{} kernel {}", k, launch.name);
     core_local[k].reset(
         new CoreLocal{detail::LocalMemory(*m.slm, core_name, 0),
@@ -419,17 +425,23 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     if (placed.slm_bytes > 0) (void)l.slm.stack.allocate(placed.slm_bytes);
     if (placed.vlm_bytes > 0) (void)l.vlm.stack.allocate(placed.vlm_bytes);
     const FileLocalViews initial(placed, l.slm, l.vlm, false);
-  }
+    return l;
+  };
   // Each core's registers (semaphore, rounding CSRs) start from reset at every launch and go
   // from one of the core's instances to the next, as its local memories do.
   std::vector<detail::CoreRegisters> registers(m.cores);
   detail::RmwLaunch rmw;
+  // A file with program-scope __local__ objects has them in every core's memories from the start,
+  // read from the file's section while it still holds the initial values.
+  if (locals.bytes() != 0)
+    for (unsigned k = 0; k < m.cores; ++k) (void)local_of(k);
   auto run_instance = [&](std::size_t unit) {
     const std::size_t index = order[unit];
     const InstanceBox& box = boxes[index];
     const unsigned core = shuffled ? static_cast<unsigned>(index % m.cores) : box.core;
-    detail::LocalMemory& slm = core_local[core]->slm;
-    detail::LocalMemory& vlm = core_local[core]->vlm;
+    CoreLocal& local = local_of(core);
+    detail::LocalMemory& slm = local.slm;
+    detail::LocalMemory& vlm = local.vlm;
     const std::uint64_t slm_before = slm.store.reads() + slm.store.writes();
     const std::uint64_t vlm_before = vlm.store.reads() + vlm.store.writes();
     auto ctx = std::make_unique<detail::InstanceContext>();
@@ -492,9 +504,14 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
     sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
     pool.parallel_for(m.cores, [&](std::size_t k) {
       for (std::size_t u : units_of_core[k]) run_instance(u);
+      if (after_core) after_core(k);
     });
   } else {
     for (std::size_t u = 0; u < order.size(); ++u) run_instance(u);
+    if (after_core) {
+      sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
+      pool.parallel_for(m.cores, after_core);
+    }
   }
   // RMW updates met in whatever order the host threads ran them: put back what the elements
   // held and replay them in index-space order (see detail::RmwLaunch).
@@ -611,7 +628,41 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
 
   std::vector<InstanceResult> results;
   std::vector<std::string> printf_parts;
-  execute(launch, boxes, true, false, results, &printf_parts);
+  // Each core is a timeline of the preset's four slots and its global-memory port; its
+  // instances run one after another, each slot's issues placed where the instruction stream
+  // put them (spec 000 §2.3.1).
+  // Each core's timeline from its instances in index order. Cores are independent, so each is
+  // composed in the unit of host work that ran the core's instances (execute's after_core).
+  const bool trace = device.trace_enabled();
+  std::vector<std::vector<std::size_t>> of_core(m.cores);
+  for (std::size_t i = 0; i < boxes.size(); ++i) of_core[boxes[i].core].push_back(i);
+  // Pipes 0-3 are the slots; pipe 4 is the global port, busy for reads and writes together.
+  constexpr sim::PipeId kPortPipe = 4;
+  std::vector<std::optional<sim::Timeline>> composed(m.cores);
+  std::vector<std::uint64_t> core_start(m.cores, 0), global_bytes(m.cores, 0);
+  auto compose = [&](std::size_t k) {
+    std::vector<std::string> pipes(m.slot_pipes.begin(), m.slot_pipes.end());
+    pipes.push_back("global-port");
+    sim::Timeline& tl = composed[k].emplace(core_names[k], std::move(pipes), &device.cost_model());
+    tl.set_trace(trace);
+    for (std::size_t i : of_core[k]) {
+      const InstanceResult& r = results[i];
+      const std::uint64_t t0 = core_start[k];
+      // Each pipe's issues, packed to end where its last issue ended.
+      auto place = [&](sim::PipeId pipe, std::uint64_t n, std::uint64_t last_free) {
+        if (n > 0) tl.issue_at(pipe, launch.name, t0 + last_free - std::min(last_free, n), n);
+      };
+      for (int sl = detail::kLoad; sl <= detail::kStore; ++sl)
+        place(static_cast<sim::PipeId>(sl), r.issues[static_cast<std::size_t>(sl)],
+              r.last_free[static_cast<std::size_t>(sl)]);
+      place(kPortPipe, r.issues[detail::kGlobalRead] + r.issues[detail::kGlobalWrite],
+            std::max(r.last_free[detail::kGlobalRead], r.last_free[detail::kGlobalWrite]));
+      core_start[k] = t0 + r.makespan;
+      tl.extend_to(core_start[k]);
+      global_bytes[k] += r.counters.bytes_read + r.counters.bytes_written;
+    }
+  };
+  execute(launch, boxes, true, false, results, &printf_parts, compose);
 
   // What the hardware's loader decides from the kernel binary: a program that calls special
   // functions has less vector local memory, one that prints has one tensor less (spec 000
@@ -691,42 +742,6 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
     out.flush();
   }
 
-  // Each core is a timeline of the preset's four slots and its global-memory port; its
-  // instances run one after another, each slot's issues placed where the instruction stream
-  // put them (spec 000 §2.3.1).
-  // Each core's timeline from its instances in index order. Cores are independent, so they are
-  // composed in parallel: this is the serial tail of every launch otherwise.
-  const bool trace = device.trace_enabled();
-  std::vector<std::vector<std::size_t>> of_core(m.cores);
-  for (std::size_t i = 0; i < results.size(); ++i) of_core[boxes[i].core].push_back(i);
-  // Pipes 0-3 are the slots; pipe 4 is the global port, busy for reads and writes together.
-  constexpr sim::PipeId kPortPipe = 4;
-  std::vector<std::optional<sim::Timeline>> composed(m.cores);
-  std::vector<std::uint64_t> core_start(m.cores, 0), global_bytes(m.cores, 0);
-  auto compose = [&](std::size_t k) {
-    std::vector<std::string> pipes(m.slot_pipes.begin(), m.slot_pipes.end());
-    pipes.push_back("global-port");
-    sim::Timeline& tl = composed[k].emplace(core_names[k], std::move(pipes), &device.cost_model());
-    tl.set_trace(trace);
-    for (std::size_t i : of_core[k]) {
-      const InstanceResult& r = results[i];
-      const std::uint64_t t0 = core_start[k];
-      // Each pipe's issues, packed to end where its last issue ended.
-      auto place = [&](sim::PipeId pipe, std::uint64_t n, std::uint64_t last_free) {
-        if (n > 0) tl.issue_at(pipe, launch.name, t0 + last_free - std::min(last_free, n), n);
-      };
-      for (int sl = detail::kLoad; sl <= detail::kStore; ++sl)
-        place(static_cast<sim::PipeId>(sl), r.issues[static_cast<std::size_t>(sl)],
-              r.last_free[static_cast<std::size_t>(sl)]);
-      place(kPortPipe, r.issues[detail::kGlobalRead] + r.issues[detail::kGlobalWrite],
-            std::max(r.last_free[detail::kGlobalRead], r.last_free[detail::kGlobalWrite]));
-      core_start[k] = t0 + r.makespan;
-      tl.extend_to(core_start[k]);
-      global_bytes[k] += r.counters.bytes_read + r.counters.bytes_written;
-    }
-  };
-  sim::WorkScheduler& pool = options.scheduler ? *options.scheduler : device.scheduler();
-  pool.parallel_for(m.cores, compose);
   std::vector<sim::Timeline> timelines;
   timelines.reserve(m.cores);
   for (auto& tl : composed) timelines.push_back(std::move(*tl));

@@ -140,6 +140,9 @@ TEST(Conv, KeptWeightsServeTheirOwnWeightsOnly) {
   EXPECT_TRUE(equal(ops::conv(x, w, nullptr, keeping), want));  // reorders into `kept`
   EXPECT_TRUE(equal(ops::conv(x, w, nullptr, keeping), want));  // reuses it
   EXPECT_TRUE(equal(ops::conv(x, other, nullptr, keeping), ops::conv(x, other, nullptr, p)));
+  // The kept plan is for a convolution without bias: one with bias plans its own.
+  const Tensor bias = test::random_tensor(Shape{16}, 4);
+  EXPECT_TRUE(equal(ops::conv(x, w, &bias, keeping), ops::conv(x, w, &bias, p)));
   // Weights changed in place break the caller's promise: the kept reorder still stands, which
   // shows it is not made again.
   w.data<float>()[0] += 1.0f;

@@ -114,6 +114,24 @@ TEST(Device, KernelsRunInOrderOnTheDeviceClock) {
   EXPECT_EQ(device.profile().device, "testchip");
 }
 
+TEST(Device, TakeProfileHandsOverWhatWasRecordedAndStartsAfresh) {
+  Device device(testing::test_machine());
+  profile::KernelRecord k;
+  k.name = "relu";
+  k.cycles = 500;
+  device.record_kernel(k);
+  device.synchronize();
+  const profile::Profile taken = device.take_profile();
+  ASSERT_EQ(taken.kernels.size(), 1u);
+  EXPECT_EQ(taken.kernels[0].name, "relu");
+  EXPECT_EQ(taken.total_cycles, 500u);
+  EXPECT_TRUE(device.profile().kernels.empty());
+  EXPECT_EQ(device.profile().device, "testchip");
+  EXPECT_EQ(device.now_cycles(), 0u);
+  k.name = "add";
+  EXPECT_EQ(device.record_kernel(k).start_cycle, 0u);  // the clock started again too
+}
+
 TEST(Device, RecordsTimelinesBytesAndHighWater) {
   auto spec = testing::test_machine();
   Device device(spec);

@@ -153,6 +153,10 @@ struct Runtime::Impl {
   Machine m;
   std::string last_printf;
   std::uint64_t last_coherency = 0;
+  // The glue's buffers, kept from one launch to the next: a fresh 4 KiB kernelElf per launch is
+  // an allocation large enough to make malloc consolidate its free lists every time.
+  GlueInstance glue;
+  bool glue_in_use = false;
   // Names every launch records, made once.
   std::vector<std::string> core_names;  // "tpc0", ...
   std::array<std::string, 4> slot_issue_metrics, slot_utilisation_metrics;
@@ -525,7 +529,8 @@ void Runtime::Impl::execute(const KernelLaunch& launch, const std::vector<Instan
 }
 
 const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
-  const std::string where = fmt::format("tpc kernel {}", launch.name);
+  // Named only when a fault is reported: a launch costs no formatting otherwise.
+  auto where = [&] { return fmt::format("tpc kernel {}", launch.name); };
   if (!launch.kernel)
     throw_user_error(
         "kernel {}: no kernel entry; call gcapi::set_kernel(instance, "
@@ -534,7 +539,7 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   const int tensors = static_cast<int>(launch.inputs.size() + launch.outputs.size());
   const int limit = launch.printf_used ? m.max_tensors_printf : m.max_tensors;
   if (tensors > limit)
-    throw DeviceFault(where, fmt::format("the program uses {} tensors ({} inputs, {} outputs) but "
+    throw DeviceFault(where(), fmt::format("the program uses {} tensors ({} inputs, {} outputs) but "
                                          "a TPC program can address at most {}{} (spec 000 "
                                          "§2.4.2, tpc.max_tensors{}); split the kernel",
                                          tensors, launch.inputs.size(), launch.outputs.size(),
@@ -547,7 +552,7 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
         launch.name, launch.kernel.tensor_params, tensors, launch.inputs.size(),
         launch.outputs.size());
   if (launch.scalar_params.size() > m.max_scalar_dwords)
-    throw DeviceFault(where, fmt::format("the glue passes {} scalar parameter dwords but a TPC "
+    throw DeviceFault(where(), fmt::format("the glue passes {} scalar parameter dwords but a TPC "
                                          "program takes at most {} (tpc.max_scalar_param_dwords, "
                                          "spec 000 §2.7.1); pass fewer scalars",
                                          launch.scalar_params.size(), m.max_scalar_dwords));
@@ -678,7 +683,7 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
                       "vector local memory",
                       sim::format_bytes(m.vlm_special_bytes), sim::format_bytes(r.vlm_high)));
     if (r.printf_used && tensors > m.max_tensors_printf)
-      throw DeviceFault(where, fmt::format("the program prints, which takes a tensor slot, and "
+      throw DeviceFault(where(), fmt::format("the program prints, which takes a tensor slot, and "
                                            "uses {} tensors; a printing TPC program can address "
                                            "at most {} (spec 000 §2.4.2, "
                                            "tpc.max_tensors_with_printf); split the kernel",
@@ -694,7 +699,7 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
       std::size_t input = 0;
       while (launch.inputs[input].buffer.id != buffer.id) ++input;
       throw DeviceFault(
-          where,
+          where(),
           fmt::format("check-order mode: the kernel wrote its input tensor {} (buffer #{}, "
                       "first changed byte {}), so it cannot be run again to check its "
                       "order; index-space members must not write what others read "
@@ -724,7 +729,7 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
       std::memcpy(p, result[i].data(), result[i].size());  // keep the normal run's results
       if (!same)
         throw DeviceFault(
-            where,
+            where(),
             fmt::format("check-order mode: the outputs differ when the {} index-space members run "
                         "as {} instances in shuffled order instead of {} (buffer #{} first "
                         "differs at byte {}); the kernel depends on the execution order of "
@@ -877,7 +882,7 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
                                              const void* params, std::size_t params_size) {
   Impl& im = *impl_;
   const Machine& m = im.m;
-  const std::string where = fmt::format("tpc kernel {}", kernel);
+  auto where = [&] { return fmt::format("tpc kernel {}", kernel); };
   const auto device_id = gcapi::DEVICE_ID_GAUDI;
   const KernelLibrary* lib = im.registry().find(kernel, m.name_limit, device_id);
   std::string run_name(kernel);
@@ -914,7 +919,7 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   const int tensors = static_cast<int>(inputs.size() + outputs.size());
   if (tensors > m.max_tensors || inputs.size() > gcapi::MAX_TENSOR_NR ||
       outputs.size() > gcapi::MAX_TENSOR_NR)
-    throw DeviceFault(where, fmt::format("the launch passes {} tensors ({} inputs, {} outputs) but "
+    throw DeviceFault(where(), fmt::format("the launch passes {} tensors ({} inputs, {} outputs) but "
                                          "a TPC program can address at most {} (tpc.max_tensors, "
                                          "spec 000 §2.4.2); split the operation",
                                          tensors, inputs.size(), outputs.size(), m.max_tensors));
@@ -972,7 +977,15 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   p.outputTensorNr = static_cast<unsigned>(outs.size());
   for (std::size_t i = 0; i < ins.size(); ++i) p.inputTensors[i] = gc_tensor(ins[i]);
   for (std::size_t i = 0; i < outs.size(); ++i) p.outputTensors[i] = gc_tensor(outs[i]);
-  GlueInstance glue;
+  GlueInstance own;  // for a launch made while another is being set up
+  GlueInstance& glue = im.glue_in_use ? own : im.glue;
+  struct Release {
+    bool* in_use;
+    ~Release() {
+      if (in_use) *in_use = false;
+    }
+  } release{im.glue_in_use ? nullptr : &im.glue_in_use};
+  im.glue_in_use = true;
   const gcapi::GlueCodeReturn_t rc = instantiate_kernel(*lib, p, glue);
   const gcapi::HabanaKernelInstantiation_t& inst = glue.inst;
   if (rc != gcapi::GLUE_SUCCESS)
@@ -1077,7 +1090,7 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
       inst.inputPadValues + std::min<std::size_t>(ins.size(), gcapi::MAX_TENSOR_NR));
   const unsigned dwords = std::min<unsigned>(inst.kernel.paramsNr, gcapi::MAX_SCALAR_PARAMS_DWORDS);
   if (inst.kernel.paramsNr > gcapi::MAX_SCALAR_PARAMS_DWORDS || dwords > m.max_scalar_dwords)
-    throw DeviceFault(where, fmt::format("the glue passes {} scalar parameter dwords but a TPC "
+    throw DeviceFault(where(), fmt::format("the glue passes {} scalar parameter dwords but a TPC "
                                          "program takes at most {} (tpc.max_scalar_param_dwords, "
                                          "spec 000 §2.7.1); pass fewer scalars",
                                          inst.kernel.paramsNr, m.max_scalar_dwords));

@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -198,8 +200,9 @@ void run_model(benchmark::State& state, const std::string& name, const std::stri
 // see the same host: on a shared machine the speed of a core drifts by tens of percent within
 // minutes, which separate runs at each TESSERA_THREADS fold into their ratio. Each iteration runs
 // the network once at each count, in alternating order. Counters: the median of the iterations'
-// one-thread / two-thread ratios ("speedup"), the same ratio of medians and of minima; the run
-// stops with an error if the two counts' outputs or modeled cycles differ in any bit.
+// one-thread / two-thread ratios ("speedup"), the same ratio of medians and of minima, and the
+// host's ceiling measured alongside ("host_ceiling", below); the run stops with an error if the
+// two counts' outputs or modeled cycles differ in any bit.
 void run_thread_scaling(benchmark::State& state, const std::string& name,
                         const std::string& target) {
   auto& pool = sim::WorkScheduler::shared();
@@ -229,12 +232,29 @@ void run_thread_scaling(benchmark::State& state, const std::string& name,
     state.SkipWithError("modeled cycles differ between 1 and 2 threads");
     return;
   }
-  std::vector<double> t1, t2, ratios;
+  // The host's own ceiling, taken in the same iterations: work that needs no memory and no
+  // synchronisation (16 equal chains of square roots) on the same pool at one and two threads.
+  // On a VM whose two vCPUs share a physical core, or whose host is busy, it is well below 2.
+  std::vector<double> chains(16);
+  const auto ceiling_seconds = [&](unsigned n) {
+    pool.set_thread_limit(n);
+    const auto start = std::chrono::steady_clock::now();
+    pool.parallel_for(chains.size(), [&](std::size_t i) {
+      double x = 1.0 + static_cast<double>(i);
+      for (int k = 0; k < 200000; ++k) x = std::sqrt(x * 1.0000001 + 1.0);
+      chains[i] = x;
+    });
+    benchmark::DoNotOptimize(chains.data());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<double> t1, t2, ratios, ceilings;
   bool one_first = true;
   for (auto _ : state) {
     for (unsigned n : one_first ? std::array{1u, 2u} : std::array{2u, 1u})
       (n == 1 ? t1 : t2).push_back(run_at(n).host_seconds);
     ratios.push_back(t1.back() / t2.back());
+    const double c1 = ceiling_seconds(1), c2 = ceiling_seconds(2);
+    ceilings.push_back(c1 / c2);
     one_first = !one_first;
   }
   pool.set_thread_limit(threads);
@@ -248,6 +268,7 @@ void run_thread_scaling(benchmark::State& state, const std::string& name,
   state.counters["speedup_of_medians"] = median(t1) / median(t2);
   state.counters["speedup_of_minima"] =
       *std::min_element(t1.begin(), t1.end()) / *std::min_element(t2.begin(), t2.end());
+  state.counters["host_ceiling"] = median(ceilings);
   // PyTorch measured the same way just after, as the yardstick of what this host allows now.
   const std::string cmd = "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) +
                           "/bench/pytorch_models.py --threads-2-vs-1 " + name + " 2>/dev/null";

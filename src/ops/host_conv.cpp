@@ -144,10 +144,9 @@ memory::desc user_weights(const HostConv& c, std::int64_t oc_count) {
   for (auto k : kernel) dims.push_back(k);
   if (!c.weights_hwio) {
     // (M, C/g, k...) row-major; a block of output channels is a contiguous range.
-    const auto tag = g > 1 ? (kernel.size() == 2 ? memory::format_tag::goihw
-                                                 : memory::format_tag::goidhw)
-                           : (kernel.size() == 2 ? memory::format_tag::oihw
-                                                 : memory::format_tag::oidhw);
+    const auto tag =
+        g > 1 ? (kernel.size() == 2 ? memory::format_tag::goihw : memory::format_tag::goidhw)
+              : (kernel.size() == 2 ? memory::format_tag::oihw : memory::format_tag::oidhw);
     return memory::desc(dims, memory::data_type::f32, tag);
   }
   // (k..., C/g, M) with M fastest; a block of output channels keeps the full tensor's strides.
@@ -168,11 +167,11 @@ std::shared_ptr<const Prepared> prepare(const HostConv& c, const Piece& p, bool 
   const int outer = outer_dim(c);
   const auto ou = static_cast<std::size_t>(outer);
   const std::int64_t oc = p.oc_hi - p.oc_lo;
-  std::vector<std::int64_t> key{c.in_channels, c.out_channels, c.group, outer, p.in_hi - p.in_lo,
-                                p.out_hi - p.out_lo, p.pad_lo, p.pad_hi, oc, c.weights_hwio,
-                                with_bias};
-  for (const auto* v : {&c.in, &c.out, &c.kernel, &c.stride, &c.dilation, &c.pad_begin,
-                        &c.pad_end})
+  std::vector<std::int64_t> key{c.in_channels,  c.out_channels,    c.group,
+                                outer,          p.in_hi - p.in_lo, p.out_hi - p.out_lo,
+                                p.pad_lo,       p.pad_hi,          oc,
+                                c.weights_hwio, with_bias};
+  for (const auto* v : {&c.in, &c.out, &c.kernel, &c.stride, &c.dilation, &c.pad_begin, &c.pad_end})
     key.insert(key.end(), v->begin(), v->end());
   static std::mutex mutex;
   static std::map<std::vector<std::int64_t>, std::shared_ptr<const Prepared>> kept;
@@ -207,8 +206,8 @@ std::shared_ptr<const Prepared> prepare(const HostConv& c, const Piece& p, bool 
     pr.conv = dnnl::convolution_forward(pd);
     log(LogLevel::debug, "ops", "host convolution piece: oneDNN {}", pd.impl_info_str());
   } catch (const dnnl::error& e) {
-    throw_internal_error("host convolution: oneDNN refused a convolution piece ({}): {}",
-                         e.status, e.what());
+    throw_internal_error("host convolution: oneDNN refused a convolution piece ({}): {}", e.status,
+                         e.what());
   }
   if (kept.size() >= kMaxKept) kept.clear();
   kept.emplace(std::move(key), prepared);
@@ -216,8 +215,7 @@ std::shared_ptr<const Prepared> prepare(const HostConv& c, const Piece& p, bool 
 }
 
 // Splits `count` into `parts` near-equal ranges; returns range i.
-std::pair<std::int64_t, std::int64_t> band(std::int64_t count, std::int64_t parts,
-                                           std::int64_t i) {
+std::pair<std::int64_t, std::int64_t> band(std::int64_t count, std::int64_t parts, std::int64_t i) {
   return {count * i / parts, count * (i + 1) / parts};
 }
 
@@ -226,11 +224,11 @@ std::vector<Piece> plan_pieces(const HostConv& c) {
   const auto ou = static_cast<std::size_t>(outer);
   const std::int64_t pixels = c.out[0] * c.out[1] * c.out[2];
   const std::int64_t rows = c.out[ou];
-  const std::int64_t macs = c.out_channels * pixels * (c.in_channels / c.group) * c.kernel[0] *
-                            c.kernel[1] * c.kernel[2];
-  std::int64_t wanted = std::clamp((macs + kPieceMacs - 1) / kPieceMacs,
-                                   macs >= kTwoPieceMacs ? std::int64_t{2} : std::int64_t{1},
-                                   kMaxPieces);
+  const std::int64_t macs =
+      c.out_channels * pixels * (c.in_channels / c.group) * c.kernel[0] * c.kernel[1] * c.kernel[2];
+  std::int64_t wanted =
+      std::clamp((macs + kPieceMacs - 1) / kPieceMacs,
+                 macs >= kTwoPieceMacs ? std::int64_t{2} : std::int64_t{1}, kMaxPieces);
   wanted += wanted % 2 * (wanted > 1);  // an even count keeps two host threads equally busy
   const std::int64_t most_row_bands =
       std::max<std::int64_t>(1, std::min(rows, pixels / kMinPiecePixels));
@@ -250,8 +248,8 @@ std::vector<Piece> plan_pieces(const HostConv& c) {
     row_bands = std::min(wanted, most_row_bands);
     oc_blocks = std::min(std::max<std::int64_t>(1, wanted / row_bands), most_oc_blocks);
   }
-  auto piece = [&](std::int64_t image, std::int64_t out_lo, std::int64_t out_hi,
-                   std::int64_t oc_lo, std::int64_t oc_hi) {
+  auto piece = [&](std::int64_t image, std::int64_t out_lo, std::int64_t out_hi, std::int64_t oc_lo,
+                   std::int64_t oc_hi) {
     Piece p{};
     p.image = image;
     p.out_lo = out_lo;
@@ -306,7 +304,7 @@ struct Reordered {
 struct ConvPlan {
   std::vector<Piece> pieces;
   std::vector<std::shared_ptr<const Prepared>> prepared;  // null: every window in padding
-  std::vector<Reordered> reordered;  // one per distinct (channel block, layout)
+  std::vector<Reordered> reordered;      // one per distinct (channel block, layout)
   std::vector<std::size_t> weight_of;    // piece -> its entry of `reordered`
   std::vector<std::size_t> first_piece;  // entry of `reordered` -> the first piece using it
   std::size_t weight_floats = 0;
@@ -341,15 +339,16 @@ std::shared_ptr<const KeptReorder> kept_reorder(std::int64_t channels, std::int6
     const auto& from = to_channels_last ? planar : last;
     const auto& to = to_channels_last ? last : planar;
     slot = std::make_shared<const KeptReorder>(KeptReorder{
-        from, to, dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to))});
+        from, to,
+        dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to))});
   }
   return slot;
 }
 
 void relayout(const float* src, std::int64_t batch, std::int64_t channels, std::int64_t pixels,
               bool to_channels_last, float* dst) {
-  const std::int64_t bands =
-      std::clamp<std::int64_t>(channels * pixels / kBandFloats, 1, std::min<std::int64_t>(8, pixels));
+  const std::int64_t bands = std::clamp<std::int64_t>(channels * pixels / kBandFloats, 1,
+                                                      std::min<std::int64_t>(8, pixels));
   detail::parallel_for(static_cast<std::size_t>(batch * bands), [&](std::size_t unit) {
     one_openmp_thread();
     const auto n = static_cast<std::int64_t>(unit) / bands;
@@ -370,7 +369,7 @@ void relayout(const float* src, std::int64_t batch, std::int64_t channels, std::
 struct HostConvWeights::Kept {
   std::mutex mutex;
   bool filled = false;
-  HostConv conv;               // the convolution they were reordered for
+  HostConv conv;                // the convolution they were reordered for
   const float* from = nullptr;  // and the weights
   bool with_bias = false;
   ConvPlan plan;
@@ -517,10 +516,12 @@ void run_pieces(const HostConv& c, const float* x, const float* bias, float* y,
     const bool whole_rows = oc == c.out_channels;
     thread_local KeptBuffer block;  // a block of channels, written densely, then put in place
     float* dst_data =
-        whole_rows ? out : static_cast<float*>(block.get(static_cast<std::size_t>(pixels * oc) * 4));
+        whole_rows ? out
+                   : static_cast<float*>(block.get(static_cast<std::size_t>(pixels * oc) * 4));
     if (p.in_hi == p.in_lo) {  // every window in padding (pads wider than the kernel)
       for (std::int64_t px = 0; px < pixels; ++px)
-        for (std::int64_t o = 0; o < oc; ++o) dst_data[px * oc + o] = bias ? bias[p.oc_lo + o] : 0.0f;
+        for (std::int64_t o = 0; o < oc; ++o)
+          dst_data[px * oc + o] = bias ? bias[p.oc_lo + o] : 0.0f;
     } else {
       const Prepared& pr = *plan.prepared[i];
       const float* in = x + p.image * in_image + p.in_lo * in_row;

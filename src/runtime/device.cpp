@@ -327,8 +327,8 @@ void Device::record_timeline(const sim::Timeline& timeline, std::uint64_t start_
   for (const auto& [level, bytes] : timeline.bytes_moved()) p.bytes_moved[level] += bytes;
   if (impl_->trace)
     for (const auto& iv : timeline.intervals())
-      p.trace.push_back(profile::Interval{timeline.pipe_track(iv.pipe),
-                                          iv.name, start_cycle + iv.start, start_cycle + iv.end});
+      p.trace.push_back(profile::Interval{timeline.pipe_track(iv.pipe), iv.name,
+                                          start_cycle + iv.start, start_cycle + iv.end});
 }
 
 const profile::KernelRecord& Device::record_kernel(profile::KernelRecord record,

@@ -153,8 +153,7 @@ class Device {
   template <typename T>
   T& target_state() {
     return *static_cast<T*>(
-        target_state(typeid(T), [] { return std::shared_ptr<void>(std::make_shared<T>()); })
-            .get());
+        target_state(typeid(T), [] { return std::shared_ptr<void>(std::make_shared<T>()); }).get());
   }
 
  private:

@@ -539,12 +539,13 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   const int tensors = static_cast<int>(launch.inputs.size() + launch.outputs.size());
   const int limit = launch.printf_used ? m.max_tensors_printf : m.max_tensors;
   if (tensors > limit)
-    throw DeviceFault(where(), fmt::format("the program uses {} tensors ({} inputs, {} outputs) but "
-                                         "a TPC program can address at most {}{} (spec 000 "
-                                         "§2.4.2, tpc.max_tensors{}); split the kernel",
-                                         tensors, launch.inputs.size(), launch.outputs.size(),
-                                         limit, launch.printf_used ? " when it uses printf" : "",
-                                         launch.printf_used ? "_with_printf" : ""));
+    throw DeviceFault(where(),
+                      fmt::format("the program uses {} tensors ({} inputs, {} outputs) but "
+                                  "a TPC program can address at most {}{} (spec 000 "
+                                  "§2.4.2, tpc.max_tensors{}); split the kernel",
+                                  tensors, launch.inputs.size(), launch.outputs.size(), limit,
+                                  launch.printf_used ? " when it uses printf" : "",
+                                  launch.printf_used ? "_with_printf" : ""));
   if (launch.kernel.tensor_params != static_cast<unsigned>(tensors))
     throw_user_error(
         "kernel {} takes {} tensor parameters but the launch gives {} ({} inputs, "
@@ -553,9 +554,9 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
         launch.outputs.size());
   if (launch.scalar_params.size() > m.max_scalar_dwords)
     throw DeviceFault(where(), fmt::format("the glue passes {} scalar parameter dwords but a TPC "
-                                         "program takes at most {} (tpc.max_scalar_param_dwords, "
-                                         "spec 000 §2.7.1); pass fewer scalars",
-                                         launch.scalar_params.size(), m.max_scalar_dwords));
+                                           "program takes at most {} (tpc.max_scalar_param_dwords, "
+                                           "spec 000 §2.7.1); pass fewer scalars",
+                                           launch.scalar_params.size(), m.max_scalar_dwords));
   if (launch.kernel.scalar_dwords > launch.scalar_params.size())
     throw_user_error(
         "kernel {} takes {} scalar parameters but the glue set paramsNr = {}; set "
@@ -635,9 +636,8 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
   std::vector<std::string> printf_parts;
   // Each core is a timeline of the preset's four slots and its global-memory port; its
   // instances run one after another, each slot's issues placed where the instruction stream
-  // put them (spec 000 §2.3.1).
-  // Each core's timeline from its instances in index order. Cores are independent, so each is
-  // composed in the unit of host work that ran the core's instances (execute's after_core).
+  // put them (spec 000 §2.3.1). Cores are independent, so each core's timeline is composed in
+  // the unit of host work that ran its instances (execute's after_core).
   const bool trace = device.trace_enabled();
   std::vector<std::vector<std::size_t>> of_core(m.cores);
   for (std::size_t i = 0; i < boxes.size(); ++i) of_core[boxes[i].core].push_back(i);
@@ -684,10 +684,10 @@ const profile::KernelRecord& Runtime::Impl::run(const KernelLaunch& launch) {
                       sim::format_bytes(m.vlm_special_bytes), sim::format_bytes(r.vlm_high)));
     if (r.printf_used && tensors > m.max_tensors_printf)
       throw DeviceFault(where(), fmt::format("the program prints, which takes a tensor slot, and "
-                                           "uses {} tensors; a printing TPC program can address "
-                                           "at most {} (spec 000 §2.4.2, "
-                                           "tpc.max_tensors_with_printf); split the kernel",
-                                           tensors, m.max_tensors_printf));
+                                             "uses {} tensors; a printing TPC program can address "
+                                             "at most {} (spec 000 §2.4.2, "
+                                             "tpc.max_tensors_with_printf); split the kernel",
+                                             tensors, m.max_tensors_printf));
   }
 
   if (options.check_order) {
@@ -919,10 +919,11 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   const int tensors = static_cast<int>(inputs.size() + outputs.size());
   if (tensors > m.max_tensors || inputs.size() > gcapi::MAX_TENSOR_NR ||
       outputs.size() > gcapi::MAX_TENSOR_NR)
-    throw DeviceFault(where(), fmt::format("the launch passes {} tensors ({} inputs, {} outputs) but "
-                                         "a TPC program can address at most {} (tpc.max_tensors, "
-                                         "spec 000 §2.4.2); split the operation",
-                                         tensors, inputs.size(), outputs.size(), m.max_tensors));
+    throw DeviceFault(where(),
+                      fmt::format("the launch passes {} tensors ({} inputs, {} outputs) but "
+                                  "a TPC program can address at most {} (tpc.max_tensors, "
+                                  "spec 000 §2.4.2); split the operation",
+                                  tensors, inputs.size(), outputs.size(), m.max_tensors));
   if (params_size > 0 && params == nullptr)
     throw_user_error("kernel {}: params_size is {} but params is null", kernel, params_size);
 
@@ -1091,9 +1092,9 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   const unsigned dwords = std::min<unsigned>(inst.kernel.paramsNr, gcapi::MAX_SCALAR_PARAMS_DWORDS);
   if (inst.kernel.paramsNr > gcapi::MAX_SCALAR_PARAMS_DWORDS || dwords > m.max_scalar_dwords)
     throw DeviceFault(where(), fmt::format("the glue passes {} scalar parameter dwords but a TPC "
-                                         "program takes at most {} (tpc.max_scalar_param_dwords, "
-                                         "spec 000 §2.7.1); pass fewer scalars",
-                                         inst.kernel.paramsNr, m.max_scalar_dwords));
+                                           "program takes at most {} (tpc.max_scalar_param_dwords, "
+                                           "spec 000 §2.7.1); pass fewer scalars",
+                                           inst.kernel.paramsNr, m.max_scalar_dwords));
   l.scalar_params.assign(inst.kernel.scalarParams, inst.kernel.scalarParams + dwords);
   l.special_functions = inst.flags.specialFunctionsUsed != 0;
   l.printf_used = inst.flags.printfUsed != 0;

@@ -14,10 +14,8 @@ namespace tessera::ops::detail {
 namespace {
 
 // Below this many multiply-adds a product runs as one call: splitting would cost more than it
-// saves. A product with few rows of A but this many elements of B (a fully connected layer at
-// batch 1) is split all the same: it is bound by reading B, which blocks of columns share.
+// saves.
 constexpr std::int64_t kSplitWork = std::int64_t{1} << 22;
-constexpr std::int64_t kSplitOperand = std::int64_t{1} << 18;
 constexpr std::int64_t kColumnBlock = 256;
 constexpr std::int64_t kRowBlock = 64;
 
@@ -64,7 +62,7 @@ void blocked_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, st
   pin_openblas_to_one_thread();
   const std::int64_t col_blocks = (n + kColumnBlock - 1) / kColumnBlock;
   const std::int64_t row_blocks = (m + kRowBlock - 1) / kRowBlock;
-  if ((m * n * k < kSplitWork && n * k < kSplitOperand) || std::max(col_blocks, row_blocks) == 1) {
+  if (m * n * k < kSplitWork || std::max(col_blocks, row_blocks) == 1) {
     call(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }

@@ -271,3 +271,34 @@ TEST_F(TpcFaults, LookupWithEntriesOfAnotherFormThanItsTableIsAUserError) {
                            "only for bf16 entries from SW_LUT_LOG with shift 1"})
     EXPECT_NE(log.find(part), std::string::npos) << part << "\n" << log;
 }
+
+namespace {
+// LD_TNSR's unpacking, as Gaudi2 kernels write it (tpc-defs.h's switches).
+void unpacking_load(tensor in, tensor out) {
+  const int5 c = {0, 0, 0, 0, 0};
+  const uint64 bits = v_u32_ld_tnsr_b(c, in, SW_UNPACK | SW_UNPCK_16_TO_32);
+  v_u32_st_tnsr(c, out, bits);
+}
+void unpack_type_only(tensor in, tensor out) {
+  const int5 c = {0, 0, 0, 0, 0};
+  v_i16_st_tnsr(c, out, v_i16_ld_tnsr_partial_b(c, in, 63, 0, SW_UNPCK_8_TO_16));
+}
+}  // namespace
+
+// tpc-intrinsics.h gives LD_TNSR's SW_UNPACK to Greco and later only, and tpc_llvm's gaudi
+// processor lacks FeatureTnsrUnpack: on Gaudi it is a UserError saying so and what to use.
+TEST_F(TpcFaults, TensorLoadWithUnpackIsAUserErrorOnGaudi) {
+  add_one_member("unpacking_load", tpc_kernel<&unpacking_load>());
+  add_one_member("unpack_type_only", tpc_kernel<&unpack_type_only>());
+  Runtime rt(*dev, options());
+  auto t = tensor64();
+  const std::string unpack = tpc_test::user_error_of([&] { rt.launch("unpacking_load", {t}, {t}); });
+  for (const char* part : {"v_u32_ld_tnsr_b", "SW_UNPACK", "0x10", "__greco_plus__",
+                           "FeatureTnsrUnpack", "v_<t>_unpack_b", "SW_LINEAR"})
+    EXPECT_NE(unpack.find(part), std::string::npos) << part << "\n" << unpack;
+  const std::string type_only =
+      tpc_test::user_error_of([&] { rt.launch("unpack_type_only", {t}, {t}); });
+  EXPECT_NE(type_only.find("v_i16_ld_tnsr_partial_b: SW_UNPACK / SW_UNPCK_* (switches 0x2)"),
+            std::string::npos)
+      << type_only;
+}

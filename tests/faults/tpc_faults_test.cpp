@@ -1,22 +1,16 @@
-// TPC device faults: each must be a DeviceFault naming the kernel and the limit involved.
+// TPC device faults, each a DeviceFault naming the kernel and the limit involved, and the
+// UserErrors a kernel meets at run time for what Tessera does not simulate.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
-#include "tessera/core/error.h"
-#include "tessera/runtime/device.h"
-#include "tessera/targets/tpc/api/tpc.h"
+#include "../tpc/tpc_test_util.h"
 
 using namespace tessera;
 using namespace tessera::tpc;
 
 namespace {
-
-void one_member(gcapi::HabanaKernelInstantiation_t* inst, KernelFunction k) {
-  inst->indexSpaceGeometry.dims = 1;
-  inst->indexSpaceGeometry.sizes[0] = 1;
-  gcapi::set_kernel(inst, k);
-}
 
 void big_vlm(tensor in, tensor out) {
   (void)in;
@@ -59,16 +53,8 @@ void prefix_sum(tensor in, tensor out) {
   }
 }
 
-struct TpcFaults : ::testing::Test {
-  std::unique_ptr<runtime::Device> dev = runtime::Device::open("gaudi");
-  std::shared_ptr<KernelSet> lib = std::make_shared<KernelSet>("fault-kernels");
-  KernelRegistry registry;
-  RuntimeOptions options() {
-    RuntimeOptions o;
-    o.registry = &registry;
-    return o;
-  }
-  void SetUp() override { registry.add_builtin_library(lib); }
+struct TpcFaults : tpc_test::KernelFixture {
+  TpcFaults() : KernelFixture("fault-kernels") {}
   DeviceTensor tensor64() { return make_device_tensor(*dev, DType::f32, Shape{64 * 16}); }
 };
 
@@ -86,22 +72,9 @@ void expect_fault(const std::function<void()>& f, std::initializer_list<std::str
 }  // namespace
 
 TEST_F(TpcFaults, VectorLocalMemoryOverflow) {
-  lib->add("big_vlm_f32",
-           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-             one_member(inst, tpc_kernel<&big_vlm>());
-             return gcapi::GLUE_SUCCESS;
-           });
-  lib->add("small_vlm_f32",
-           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-             one_member(inst, tpc_kernel<&small_vlm>());
-             inst->flags.specialFunctionsUsed = 1;
-             return gcapi::GLUE_SUCCESS;
-           });
-  lib->add("big_slm_f32",
-           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-             one_member(inst, tpc_kernel<&big_slm>());
-             return gcapi::GLUE_SUCCESS;
-           });
+  add_one_member("big_vlm_f32", tpc_kernel<&big_vlm>());
+  add_one_member("small_vlm_f32", tpc_kernel<&small_vlm>(), {.special = true});
+  add_one_member("big_slm_f32", tpc_kernel<&big_slm>());
   Runtime rt(*dev, options());
   auto t = tensor64();
   expect_fault([&] { rt.launch("big_vlm_f32", {t}, {t}); },
@@ -111,34 +84,21 @@ TEST_F(TpcFaults, VectorLocalMemoryOverflow) {
   expect_fault([&] { rt.launch("big_slm_f32", {t}, {t}); }, {"big_slm_f32", "slm", "1028", "1024"});
   // Glue that does not declare special functions (as Habana's never does): the program's call
   // decides, and its vector local memory is then too large.
-  lib->add("undeclared_vlm_f32",
-           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-             one_member(inst, tpc_kernel<&small_vlm>());
-             return gcapi::GLUE_SUCCESS;
-           });
+  add_one_member("undeclared_vlm_f32", tpc_kernel<&small_vlm>());
   expect_fault([&] { rt.launch("undeclared_vlm_f32", {t}, {t}); },
                {"undeclared_vlm_f32", "special functions", "16 KiB", "16,640 B"});
 }
 
 TEST_F(TpcFaults, MoreTensorsThanTheProgramCanAddress) {
-  lib->add("many_f32",
-           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-             one_member(inst, tpc_kernel<&Many<0>::kernel>());
-             return gcapi::GLUE_SUCCESS;
-           });
+  add_one_member("many_f32", tpc_kernel<&Many<0>::kernel>());
   Runtime rt(*dev, options());
   auto t = tensor64();
   std::vector<DeviceTensor> ins(9, t), outs(8, t);
   expect_fault([&] { rt.launch("many_f32", ins, outs); }, {"many_f32", "17 tensors", "16"});
   // With printf, one slot fewer: 16 tensors is too many.
-  lib->add("many_printf_f32",
-           [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-             KernelFunction k = tpc_kernel<&Many<1>::kernel>();
-             k.tensor_params = 16;
-             one_member(inst, k);
-             inst->flags.printfUsed = 1;
-             return gcapi::GLUE_SUCCESS;
-           });
+  KernelFunction many_printf = tpc_kernel<&Many<1>::kernel>();
+  many_printf.tensor_params = 16;
+  add_one_member("many_printf_f32", many_printf, {.printf_used = true});
   std::vector<DeviceTensor> ins8(8, t), outs8(8, t);
   expect_fault([&] { rt.launch("many_printf_f32", ins8, outs8); },
                {"many_printf_f32", "16 tensors", "at most 15", "printf"});
@@ -146,10 +106,7 @@ TEST_F(TpcFaults, MoreTensorsThanTheProgramCanAddress) {
 
 TEST_F(TpcFaults, KernelNameLongerThanTheLimit) {
   const std::string name(65, 'k');
-  lib->add(name, [](const gcapi::HabanaKernelParams_t*, gcapi::HabanaKernelInstantiation_t* inst) {
-    one_member(inst, tpc_kernel<&big_slm>());
-    return gcapi::GLUE_SUCCESS;
-  });
+  add_one_member(name, tpc_kernel<&big_slm>());
   Runtime rt(*dev, options());
   auto t = tensor64();
   expect_fault([&] { rt.launch("anything_f32", {t}, {t}); },
@@ -169,11 +126,7 @@ void doubles_its_input(tensor in, tensor out) {
 }
 
 TEST_F(TpcFaults, CheckOrderReportsAKernelThatWritesItsInput) {
-  lib->add("doubles_f32",
-           [](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
-             return gcapi::elementwise_glue(p, inst, 1, 1, gcapi::DATA_F32, 64,
-                                            tpc_kernel<&doubles_its_input>());
-           });
+  lib->add("doubles_f32", tpc_test::glue_for(tpc_kernel<&doubles_its_input>()));
   RuntimeOptions o = options();
   o.check_order = true;
   Runtime rt(*dev, o);
@@ -185,10 +138,7 @@ TEST_F(TpcFaults, CheckOrderReportsAKernelThatWritesItsInput) {
 }
 
 TEST_F(TpcFaults, CheckOrderFindsOrderDependentKernels) {
-  lib->add("prefix_f32", [](const gcapi::HabanaKernelParams_t* p,
-                            gcapi::HabanaKernelInstantiation_t* inst) {
-    return gcapi::elementwise_glue(p, inst, 1, 1, gcapi::DATA_F32, 64, tpc_kernel<&prefix_sum>());
-  });
+  lib->add("prefix_f32", tpc_test::glue_for(tpc_kernel<&prefix_sum>()));
   RuntimeOptions o = options();
   o.check_order = true;
   Runtime rt(*dev, o);
@@ -227,12 +177,7 @@ void local_switch(tensor, tensor) {
 
 TEST_F(TpcFaults, LocalMemoryAccessPastTheMemoryOrOffItsChunks) {
   auto add = [&](const char* name, KernelFunction k, bool special) {
-    lib->add(name, [k, special](const gcapi::HabanaKernelParams_t*,
-                                gcapi::HabanaKernelInstantiation_t* inst) {
-      one_member(inst, k);
-      inst->flags.specialFunctionsUsed = special ? 1 : 0;
-      return gcapi::GLUE_SUCCESS;
-    });
+    add_one_member(name, k, {.special = special});
   };
   add("vlm_past_end", tpc_kernel<&vlm_past_end>(), false);
   add("vlm_misaligned", tpc_kernel<&vlm_misaligned>(), false);
@@ -261,4 +206,99 @@ TEST_F(TpcFaults, LocalMemoryAccessPastTheMemoryOrOffItsChunks) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("SW_MMIO"), std::string::npos) << e.what();
   }
+}
+
+namespace {
+// sin(x) / x on [0, pi/4] as Habana's sin_f32 evaluates it (C0 + (C1 + C2 t) t on
+// e_fp32_sin_cos), with the entries of the form SHIFT / VARIANT and, for bf16, log2 on the
+// e_bf16_log2_linear_interleaved_m5 table.
+template <int SHIFT, int VARIANT>
+void sin_over_x_lut(tensor in, tensor out) {
+  const int5 c = {0, 0, 0, 0, 0};
+  const float64 x = v_f32_ld_tnsr_b(c, in);
+  const uint64_float64 e = v_f32_get_lut_entry_and_interval_start_b(x, SHIFT, VARIANT);
+  const float64 t = v_f32_sub_b(x, e.v2);
+  const float64 c0 = v_f32_lookup_1c(e.v1, e_fp32_sin_cos, SW_BV32, float64(0.0f));
+  const float64_pair_t c12 = v_f32_lookup_2c(e.v1, e_fp32_sin_cos, SW_BV32, float64_pair_t{});
+  f32_st_tnsr_i_v(c, out, v_f32_mac_b(v_f32_mac_b(c12.v2, t, c12.v1), t, c0));
+}
+template <int SHIFT>
+void log_bf16_lut(tensor in, tensor out) {
+  const int5 c = {0, 0, 0, 0, 0};
+  const bfloat128 x = v_bf16_ld_tnsr_b(c, in);
+  const ushort128_bfloat128 e = v_bf16_get_lut_entry_and_interval_start_b(x, SHIFT, SW_LUT_LOG);
+  const bfloat128_pair_t k =
+      v_bf16_lookup_2c(e.v1, e_bf16_log2_linear_interleaved_m5, SW_BV16, bfloat128_pair_t{});
+  v_bf16_st_tnsr(c, out, v_bf16_mac_b(k.v2, v_bf16_sub_b(x, e.v2), k.v1));
+}
+}  // namespace
+
+// Tessera's tables are fitted for one entry form each; entries of another form would index
+// other intervals and give wrong values without any fault, so the lookup refuses them.
+TEST_F(TpcFaults, LookupWithEntriesOfAnotherFormThanItsTableIsAUserError) {
+  add_one_member("sin_shift17", tpc_kernel<&sin_over_x_lut<17, SW_LUT_SIN_COS>>());
+  add_one_member("sin_shift18", tpc_kernel<&sin_over_x_lut<18, SW_LUT_SIN_COS>>());
+  add_one_member("sin_default", tpc_kernel<&sin_over_x_lut<17, 0>>());
+  add_one_member("log_shift1", tpc_kernel<&log_bf16_lut<1>>());
+  Runtime rt(*dev, options());
+  std::vector<float> xs(64);
+  for (int i = 0; i < 64; ++i) xs[i] = 0.78f * static_cast<float>(i) / 64;
+  auto in = make_device_tensor(*dev, DType::f32, Shape{64}, xs.data());
+  auto out = make_device_tensor(*dev, DType::f32, Shape{64});
+  // The form the table was fitted for computes sin(x) / x.
+  rt.launch("sin_shift17", {in}, {out});
+  std::vector<float> got(64);
+  dev->copy_to_host(got.data(), out.buffer, sizeof(float) * 64);
+  for (int i = 1; i < 64; ++i) EXPECT_NEAR(got[i], std::sin(xs[i]) / xs[i], 2e-7) << xs[i];
+
+  auto message = [&](const char* name, const DeviceTensor& i, const DeviceTensor& o) {
+    return tpc_test::user_error_of([&] { rt.launch(name, {i}, {o}); });
+  };
+  // Shift 18 keeps every entry inside the table (32 intervals of 128): only the form says so.
+  for (const char* part :
+       {"tpc0 kernel sin_shift18", "v_f32_lookup_1c", "e_fp32_sin_cos (130)",
+        "fitted for f32 entries from SW_LUT_SIN_COS with shift 17",
+        "only for f32 entries from SW_LUT_SIN_COS with shift 18", "Special-function lookups"})
+    EXPECT_NE(message("sin_shift18", in, out).find(part), std::string::npos) << part;
+  EXPECT_NE(message("sin_default", in, out).find("only for f32 entries from the default variant (0) "
+                                                 "with shift 17"),
+            std::string::npos);
+  auto in16 = make_device_tensor(*dev, DType::bf16, Shape{128});
+  auto out16 = make_device_tensor(*dev, DType::bf16, Shape{128});
+  const std::string log = message("log_shift1", in16, out16);
+  for (const char* part : {"v_bf16_lookup_2c", "e_bf16_log2_linear_interleaved_m5 (136)",
+                           "fitted for bf16 entries from SW_LUT_LOG with shift 0",
+                           "only for bf16 entries from SW_LUT_LOG with shift 1"})
+    EXPECT_NE(log.find(part), std::string::npos) << part << "\n" << log;
+}
+
+namespace {
+// LD_TNSR's unpacking, as Gaudi2 kernels write it (tpc-defs.h's switches).
+void unpacking_load(tensor in, tensor out) {
+  const int5 c = {0, 0, 0, 0, 0};
+  const uint64 bits = v_u32_ld_tnsr_b(c, in, SW_UNPACK | SW_UNPCK_16_TO_32);
+  v_u32_st_tnsr(c, out, bits);
+}
+void unpack_type_only(tensor in, tensor out) {
+  const int5 c = {0, 0, 0, 0, 0};
+  v_i16_st_tnsr(c, out, v_i16_ld_tnsr_partial_b(c, in, 63, 0, SW_UNPCK_8_TO_16));
+}
+}  // namespace
+
+// tpc-intrinsics.h gives LD_TNSR's SW_UNPACK to Greco and later only, and tpc_llvm's gaudi
+// processor lacks FeatureTnsrUnpack: on Gaudi it is a UserError saying so and what to use.
+TEST_F(TpcFaults, TensorLoadWithUnpackIsAUserErrorOnGaudi) {
+  add_one_member("unpacking_load", tpc_kernel<&unpacking_load>());
+  add_one_member("unpack_type_only", tpc_kernel<&unpack_type_only>());
+  Runtime rt(*dev, options());
+  auto t = tensor64();
+  const std::string unpack = tpc_test::user_error_of([&] { rt.launch("unpacking_load", {t}, {t}); });
+  for (const char* part : {"v_u32_ld_tnsr_b", "SW_UNPACK", "0x10", "__greco_plus__",
+                           "FeatureTnsrUnpack", "v_<t>_unpack_b", "SW_LINEAR"})
+    EXPECT_NE(unpack.find(part), std::string::npos) << part << "\n" << unpack;
+  const std::string type_only =
+      tpc_test::user_error_of([&] { rt.launch("unpack_type_only", {t}, {t}); });
+  EXPECT_NE(type_only.find("v_i16_ld_tnsr_partial_b: SW_UNPACK / SW_UNPCK_* (switches 0x2)"),
+            std::string::npos)
+      << type_only;
 }

@@ -241,6 +241,52 @@ TEST(TpcBits, FloatShiftsMoveTheEncoding) {
         << i;
 }
 
+// tpc-intrinsics.h's unsigned SHL / SHR take a signed count vector (int64, short128, char256);
+// the unsigned view and a scalar count give the same shifts.
+TEST(TpcBits, UnsignedShiftsTakeASignedCountVector) {
+  uint64 a;
+  int64 n;
+  for (int i = 0; i < 64; ++i) {
+    a.v[i] = 0x80000001u + 977u * static_cast<std::uint32_t>(i);
+    n.v[i] = i % 32;
+  }
+  const uint64 l = v_u32_shl_b(a, n);
+  const uint64 r = v_u32_shr_vb(a, n, 0, uint64(7u), to_bool64(bool256(0x0f)), false);
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_EQ(l.v[i], static_cast<std::uint32_t>(a.v[i] << (i % 32))) << i;
+    // bool256 {0x0f}: bits 0-3 of each byte, so lanes (4 bits each) alternate on and off.
+    ASSERT_EQ(r.v[i], i % 2 == 0 ? a.v[i] >> (i % 32) : 7u) << i;
+  }
+  EXPECT_EQ(v_u32_shl_b(a, static_cast<uint64>(n)).v[5], l.v[5]);
+  EXPECT_EQ(v_u32_shr_b(a, 3).v[9], a.v[9] >> 3);
+  ushort128 h;
+  short128 hn;
+  uchar256 c;
+  char256 cn;
+  for (int i = 0; i < 128; ++i) {
+    h.v[i] = static_cast<std::uint16_t>(0x8421u + 31 * i);
+    hn.v[i] = static_cast<std::int16_t>(i % 16);
+  }
+  for (int i = 0; i < 256; ++i) {
+    c.v[i] = static_cast<std::uint8_t>(0x81 + i);
+    cn.v[i] = static_cast<std::int8_t>(i % 8);
+  }
+  const ushort128 hl = v_u16_shl_b(h, hn);
+  const ushort128 hr = v_u16_shr_b(h, hn, 0, ushort128(), true, false);
+  for (int i = 0; i < 128; ++i) {
+    ASSERT_EQ(hl.v[i], static_cast<std::uint16_t>(h.v[i] << (i % 16))) << i;
+    ASSERT_EQ(hr.v[i], static_cast<std::uint16_t>(h.v[i] >> (i % 16))) << i;
+  }
+  const uchar256 cl = v_u8_shl_vb(c, cn, 0, uchar256(), bool256(0xff));
+  const uchar256 cr = v_u8_shr_b(c, cn);
+  for (int i = 0; i < 256; ++i) {
+    ASSERT_EQ(cl.v[i], static_cast<std::uint8_t>(c.v[i] << (i % 8))) << i;
+    ASSERT_EQ(cr.v[i], static_cast<std::uint8_t>(c.v[i] >> (i % 8))) << i;
+  }
+  EXPECT_EQ(v_u8_shl_b(c, 1).v[0], 0x02);
+  EXPECT_EQ(v_u16_shl_vb(h, 4, 0, h, bool128(bool256(0x00))).v[3], h.v[3]);  // predicate off
+}
+
 TEST(TpcBits, ScalarAndVectorPredicatedFloatHelpers) {
   // FCLASS bits: -inf 0, -normal 1, -denormal 2, -0 3, +0 4, +denormal 5, +normal 6, +inf 7,
   // sNaN 8, qNaN 9 (tpc-intrinsics.h).

@@ -468,6 +468,81 @@ TEST_F(Fixture, LookupsLeaveTheVectorLocalMemoryOfSpecialFunctions) {
   }
 }
 
+// ---- the entry form a lookup checks (InstanceContext::lut_forms) ----
+
+// log in the style of Habana's log_bf16, 128 bf16 lanes per member.
+void log_lut_kernel(tensor in, tensor out) {
+  const int5 s = get_index_space_offset();
+  const int5 end = s + get_index_space_size();
+  for (int i = s[0]; i < end[0]; ++i) {
+    const int5 c = {i * 128, 0, 0, 0, 0};
+    v_bf16_st_tnsr(c, out, log_by_lut(v_bf16_ld_tnsr_b(c, in)));
+  }
+}
+
+// Two functions of two forms in one program: sin (SW_LUT_SIN_COS, shift 17) and 1/x on [1, 2)
+// (the default variant, shift 16); each lookup finds its own form among those the kernel used.
+void sin_and_rcp_kernel(tensor in, tensor out) {
+  const int5 s = get_index_space_offset();
+  const int5 end = s + get_index_space_size();
+  for (int i = s[0]; i < end[0]; ++i) {
+    const int5 c = {i * 64, 0, 0, 0, 0};
+    const float64 x = v_f32_ld_tnsr_b(c, in);
+    const float64 m = v_f32_add_b(v_f32_abs_b(v_f32_mul_b(x, 0.125f)), 1.0f);  // in [1, 2)
+    const float64 r = poly_f32(m, 16, e_func_variant_default, e_fp32_rcp, 0);
+    f32_st_tnsr_i_v(c, out, v_f32_add_b(sin_by_lut(x), r));
+  }
+}
+
+// Entries made by hand, no GET_LUT_ENTRY_AND_INTERVAL_START: checked by range only.
+void hand_made_entries(tensor in, tensor out) {
+  const int5 c = {0, 0, 0, 0, 0};
+  const uint64 entry = v_u32_and_b(read_lane_id_4b_b(), 127u);
+  const float64 c0 = v_f32_lookup_1c(entry, e_fp32_rcp, SW_BV32, float64(0.0f));
+  f32_st_tnsr_i_v(c, out, v_f32_add_b(v_f32_ld_tnsr_b(c, in), c0));
+}
+
+TEST_F(Fixture, LookupsOfTheFormTheirTableWasFittedForRunInsideKernels) {
+  lib->add("log_lut_bf16", glue_for(tpc_kernel<&log_lut_kernel>(),
+                                    {.type = gcapi::DATA_BF16, .lanes = 128}));
+  lib->add("sin_rcp_f32", glue_for(tpc_kernel<&sin_and_rcp_kernel>()));
+  add_one_member("hand_made", tpc_kernel<&hand_made_entries>());
+  Runtime rt(*dev, options());
+
+  std::vector<tessera::bf16> xs(128 * 8);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    xs[i] = tessera::bf16(0.01f + 0.37f * static_cast<float>(i));
+  const Shape bf16_shape{static_cast<std::int64_t>(xs.size())};
+  auto in16 = upload(*dev, DType::bf16, bf16_shape, xs);
+  auto out16 = make_device_tensor(*dev, DType::bf16, bf16_shape);
+  rt.launch("log_lut_bf16", {in16}, {out16});
+  const auto logs = download<tessera::bf16>(*dev, out16);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double exact = std::log(static_cast<double>(static_cast<float>(xs[i])));
+    if (exact != 0) {
+      EXPECT_LE(ulps_bf16(static_cast<float>(logs[i]), exact), 2.25) << static_cast<float>(xs[i]);
+    }
+  }
+
+  std::vector<float> fs(64 * 4);
+  for (std::size_t i = 0; i < fs.size(); ++i) fs[i] = -6.0f + 0.05f * static_cast<float>(i);
+  const Shape f32_shape{static_cast<std::int64_t>(fs.size())};
+  auto in = upload(*dev, DType::f32, f32_shape, fs);
+  auto out = make_device_tensor(*dev, DType::f32, f32_shape);
+  rt.launch("sin_rcp_f32", {in}, {out});
+  const auto got = download<float>(*dev, out);
+  for (std::size_t i = 0; i < fs.size(); ++i) {
+    const double m = 1.0 + std::fabs(fs[i] * 0.125);
+    EXPECT_NEAR(got[i], std::sin(fs[i]) + 1.0 / m, 4e-7) << fs[i];
+  }
+
+  // Lane i reads entry i of e_fp32_rcp: C0 of 1/x on [1 + i/128, 1 + (i + 1)/128).
+  rt.launch("hand_made", {in}, {out});
+  const auto hand = download<float>(*dev, out);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_NEAR(hand[i] - fs[i], 1.0 / (1.0 + i / 128.0), 1e-6) << i;
+}
+
 // ---- misuse ----
 
 std::string message_of(auto&& call) {

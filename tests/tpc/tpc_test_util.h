@@ -101,7 +101,8 @@ inline double round_to_integer(double x, int rm) {
 }
 
 // A registry holding one library of test kernels; add_one_member binds a kernel that one
-// member runs, whatever the tensors, with the node parameters as its scalar parameters.
+// member runs, whatever the tensors, with the node parameters as its scalar parameters and the
+// glue flags of `o` (specialFunctionsUsed, printfUsed).
 struct KernelFixture : ::testing::Test {
   explicit KernelFixture(const char* library = "test-kernels")
       : lib(std::make_shared<KernelSet>(library)) {}
@@ -116,14 +117,16 @@ struct KernelFixture : ::testing::Test {
     return o;
   }
   void SetUp() override { registry.add_builtin_library(lib); }
-  void add_one_member(const std::string& name, KernelFunction fn) {
-    lib->add(name,
-             [fn](const gcapi::HabanaKernelParams_t* p, gcapi::HabanaKernelInstantiation_t* inst) {
-               inst->indexSpaceGeometry.dims = 1;
-               inst->indexSpaceGeometry.sizes[0] = 1;
-               scalar_params_from_node(p, inst);
-               return gcapi::set_kernel(inst, fn);
-             });
+  void add_one_member(const std::string& name, KernelFunction fn, GlueOptions o = {}) {
+    lib->add(name, [fn, o](const gcapi::HabanaKernelParams_t* p,
+                           gcapi::HabanaKernelInstantiation_t* inst) {
+      inst->indexSpaceGeometry.dims = 1;
+      inst->indexSpaceGeometry.sizes[0] = 1;
+      scalar_params_from_node(p, inst);
+      inst->flags.specialFunctionsUsed = o.special ? 1 : 0;
+      inst->flags.printfUsed = o.printf_used ? 1 : 0;
+      return gcapi::set_kernel(inst, fn);
+    });
   }
 };
 

@@ -2,6 +2,7 @@
 // coherency tracker, scalar global addresses, local memory, the LFSRs and tensor queries.
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "local_memory_impl.h"
 #include "tessera/core/error.h"
@@ -196,6 +197,16 @@ void scalar_global_write(const global_address& a, const void* in, std::size_t by
 }
 
 void bad_switches(const char* intrinsic, int switches, int allowed) {
+  constexpr int kUnpack = SW_UNPACK | SW_UNPCK_4_TO_8;  // SW_UNPACK and its UNPACK_DT field
+  if (std::string_view(intrinsic).find("_ld_tnsr") != std::string_view::npos &&
+      (switches & ~allowed & kUnpack) != 0)
+    throw_user_error(
+        "{}: SW_UNPACK / SW_UNPCK_* (switches 0x{:x}) are not Gaudi's: tpc-intrinsics.h lists them "
+        "for LD_TNSR under __greco_plus__ only, and tpc_llvm's TPC.td gives the 'gaudi' processor "
+        "no FeatureTnsrUnpack ('LD_TNSR may have UNPACK modifier'), so tpc-clang for Gaudi refuses "
+        "them. Load the packed elements as they are and widen them in registers "
+        "(v_<t>_unpack_b, or convert_<from>_to_<to> with SW_LINEAR for memory order)",
+        intrinsic, static_cast<unsigned>(switches));
   throw_user_error(
       "{}: switches 0x{:x} include 0x{:x}, which this intrinsic does not take (it takes 0x{:x}; "
       "see the SW_* values of tpc-defs.h); remove them",

@@ -68,7 +68,9 @@ enum class Role { kBoth, kC2C1, kC0, kLinear };
 struct Definition {
   int id;
   const char* name;
-  int bits;
+  int bits;     // of the coefficient words, and of the entries' input (32: f32, 16: bf16)
+  int variant;  // the form's FUNC_VARIANT (e_func_variant, SW_LUT_* >> 13) and shift
+  int shift;
   int degree;
   Role role;
   std::uint32_t entries;
@@ -79,6 +81,7 @@ struct Definition {
 // GET_LUT_ENTRY_AND_INTERVAL_START and what it does with the polynomial (docs/targets/tpc.md).
 std::vector<Definition> definitions() {
   const double k64 = 1.0 / 64, k128 = 1.0 / 128;
+  constexpr int kLog = 4;  // SW_LUT_LOG >> 13 (tpc-defs.h); e_func_variant has no log value
   // TANH with m index bits: [0, 1) in fixed point, then the binades [1, 2), [2, 4), [4, 8).
   auto tanh_segments = [](std::uint32_t n) {
     const double h = 1.0 / n;
@@ -90,11 +93,11 @@ std::vector<Definition> definitions() {
   const std::vector<Segment> rcp_bf16{{0, 4, 1, 1.0, 0.25, rcp}};
   return {
       // tpc-special.h v_tanh_fast_abs_in_f32: SW_LUT_TANH, shift 17; tanh(x)/x below 1.
-      {e_fp32_tanh, "e_fp32_tanh", 32, 2, Role::kBoth, 256, tanh_segments(64)},
+      {e_fp32_tanh, "e_fp32_tanh", 32, e_func_variant_tanh, 17, 2, Role::kBoth, 256, tanh_segments(64)},
       // BASE_SQRT_FUNC (v_rsqrt_fast_f32): SW_LUT_SQRT_RSQRT, shift 16, x in [1, 4).
       {e_fp32_rsqrt,
        "e_fp32_rsqrt",
-       32,
+       32, e_func_variant_sqrt_rsqrt, 16,
        2,
        Role::kBoth,
        256,
@@ -103,7 +106,7 @@ std::vector<Definition> definitions() {
       // x in [1, 2); entries + 128 for log2(x), the first 128 for log2(x) / (x - 1).
       {e_fp32_log2,
        "e_fp32_log2",
-       32,
+       32, e_func_variant_default, 16,
        2,
        Role::kBoth,
        256,
@@ -111,18 +114,18 @@ std::vector<Definition> definitions() {
       // v_sqrt_fast_f32: SW_LUT_SQRT_RSQRT, shift 17.
       {e_fp32_sqrt,
        "e_fp32_sqrt",
-       32,
+       32, e_func_variant_sqrt_rsqrt, 17,
        2,
        Role::kBoth,
        128,
        {{0, 64, 1, 1.0, k64, sqrt_of}, {64, 64, 1, 2.0, 2 * k64, sqrt_of}}},
       // v_reciprocal_fast_f32: default variant, shift 16, x in [1, 2).
-      {e_fp32_rcp, "e_fp32_rcp", 32, 2, Role::kBoth, 128, {{0, 128, 1, 1.0, k128, rcp}}},
+      {e_fp32_rcp, "e_fp32_rcp", 32, e_func_variant_default, 16, 2, Role::kBoth, 128, {{0, 128, 1, 1.0, k128, rcp}}},
       // Habana's sin_f32 / SIN_COS_CALC: SW_LUT_SIN_COS, shift 17, |x| <= pi/4; the kernel adds
       // 64 to the entry for cos and multiplies the sin polynomial by x.
       {e_fp32_sin_cos,
        "e_fp32_sin_cos",
-       32,
+       32, e_func_variant_sin_cos, 17,
        2,
        Role::kBoth,
        128,
@@ -130,7 +133,7 @@ std::vector<Definition> definitions() {
       // v_pow2_fast_f32 / v_exp_fast_f32: default variant, shift 17, y = 1 + fraction.
       {e_fp32_pow2,
        "e_fp32_pow2",
-       32,
+       32, e_func_variant_default, 17,
        2,
        Role::kBoth,
        64,
@@ -140,7 +143,7 @@ std::vector<Definition> definitions() {
       // 2 log2(x)/(x-1) on [0.5, 1); class 3 never comes out and repeats class 0.
       {e_bf16_log2_linear_interleaved_m5,
        "e_bf16_log2_linear_interleaved_m5",
-       16,
+       16, kLog, 0,
        1,
        Role::kLinear,
        128,
@@ -152,7 +155,7 @@ std::vector<Definition> definitions() {
       // choice of cos ORed into the entry as 16, the sin part times x; LOOKUP_2C gives (C0, C1).
       {e_bf16_sin_cos_linear_m4,
        "e_bf16_sin_cos_linear_m4",
-       16,
+       16, e_func_variant_sin_cos, 3,
        1,
        Role::kLinear,
        32,
@@ -161,18 +164,18 @@ std::vector<Definition> definitions() {
       // LOOKUP_2C gives (C0, C1).
       {e_bf16_rsqrt,
        "e_bf16_rsqrt",
-       16,
+       16, e_func_variant_sqrt_rsqrt, 4,
        1,
        Role::kLinear,
        16,
        {{0, 8, 1, 1.0, 1.0 / 8, rsqrt}, {8, 8, 1, 2.0, 2.0 / 8, rsqrt}}},
       // EvalSpecialFunctionPass bf16 reciprocal: default variant, shift 5 (4 intervals on [1, 2)).
-      {e_bf16_rcp_poly_m2_c2c1, "e_bf16_rcp_poly_m2_c2c1", 16, 2, Role::kC2C1, 4, rcp_bf16},
-      {e_bf16_rcp_poly_m2_c0, "e_bf16_rcp_poly_m2_c0", 16, 2, Role::kC0, 4, rcp_bf16},
+      {e_bf16_rcp_poly_m2_c2c1, "e_bf16_rcp_poly_m2_c2c1", 16, e_func_variant_default, 5, 2, Role::kC2C1, 4, rcp_bf16},
+      {e_bf16_rcp_poly_m2_c0, "e_bf16_rcp_poly_m2_c0", 16, e_func_variant_default, 5, 2, Role::kC0, 4, rcp_bf16},
       // EvalSpecialFunctionPass bf16 tanh: SW_LUT_TANH, shift 4 (m = 3), tanh(x)/x below 1.
-      {e_bf16_tanh_poly2_m3_c2c1, "e_bf16_tanh_poly2_m3_c2c1", 16, 2, Role::kC2C1, 32,
+      {e_bf16_tanh_poly2_m3_c2c1, "e_bf16_tanh_poly2_m3_c2c1", 16, e_func_variant_tanh, 4, 2, Role::kC2C1, 32,
        tanh_segments(8)},
-      {e_bf16_tanh_poly2_m3_c0, "e_bf16_tanh_poly2_m3_c0", 16, 2, Role::kC0, 32, tanh_segments(8)},
+      {e_bf16_tanh_poly2_m3_c0, "e_bf16_tanh_poly2_m3_c0", 16, e_func_variant_tanh, 4, 2, Role::kC0, 32, tanh_segments(8)},
   };
 }
 
@@ -288,9 +291,14 @@ std::vector<Built> build() {
         }
       }
     }
+    const int mantissa_bits = d.bits == 32 ? 23 : 7;
     b.table = LutTable{d.id,
                        d.name,
                        d.bits,
+                       mantissa_bits,
+                       d.variant,
+                       d.shift,
+                       lut_form(mantissa_bits, d.variant, d.shift),
                        d.role == Role::kBoth || d.role == Role::kC0,
                        d.role != Role::kC0,
                        d.entries,
@@ -425,6 +433,18 @@ std::string ids_with_tables() {
   return s;
 }
 
+// "f32 entries from SW_LUT_SIN_COS with shift 17", for messages.
+std::string form_text(int mantissa_bits, int variant, int shift) {
+  constexpr const char* kVariants[] = {"the default variant (0)", "SW_LUT_TANH", "SW_LUT_SQRT_RSQRT",
+                                       "SW_LUT_SIN_COS", "SW_LUT_LOG"};
+  return fmt::format("{} entries from {} with shift {}", mantissa_bits == 23 ? "f32" : "bf16",
+                     kVariants[variant], shift);
+}
+std::string form_text(int form) {
+  if (form < 120) return form_text(23, form / 24, form % 24);
+  return form_text(7, (form - 120) / 8, (form - 120) % 8);
+}
+
 }  // namespace
 
 void bad_lut_shift(const char* intrinsic, int shift, int mantissa_bits, int variant) {
@@ -504,6 +524,20 @@ void lut_entry_outside(const char* intrinsic, const LutTable& t, std::uint32_t e
       "must come from v_*_get_lut_entry_and_interval_start with the variant and shift that "
       "function's form uses (docs/targets/tpc.md, 'Special-function lookups')",
       intrinsic, lane, entry, t.name, t.id, t.entries);
+}
+
+void lut_form_mismatch(const InstanceContext& c, const LutTable& t, const char* intrinsic) {
+  std::string asked;
+  for (int form = 0; form < LutForms::kCount; ++form)
+    if (c.lut_forms.has(form)) asked += fmt::format("{}{}", asked.empty() ? "" : "; ", form_text(form));
+  throw_user_error(
+      "tpc{} kernel {}: {} of {} ({}): Tessera's table for this function id is fitted for {}, "
+      "but this program instance asked v_*_get_lut_entry_and_interval_start only for {}. Entries "
+      "of another form number other intervals, so the coefficients would be wrong. Compute the "
+      "entries with the form the table supports (docs/targets/tpc.md, 'Special-function "
+      "lookups'); Habana's own tables for other forms are not public",
+      c.core, c.kernel_name, intrinsic, t.name, t.id,
+      form_text(t.input_mantissa_bits, t.variant, t.shift), asked);
 }
 
 }  // namespace tessera::tpc::detail

@@ -104,6 +104,17 @@ struct CoreRegisters {
   std::int32_t conv_round_csr = 0;  // CONV_ROUND_CSR: what CONVERT / NEARBYINT use under SW_CSR
 };
 
+// The entry forms an instance asked GET_LUT_ENTRY_AND_INTERVAL_START for (intrinsics_lut.h
+// numbers each input type, FUNC_VARIANT and shift), one bit each, so that a lookup can refuse a
+// table that was fitted for another form.
+struct LutForms {
+  static constexpr int kCount = 192;
+  std::uint64_t bits[kCount / 64] = {};
+  void add(int form) { bits[form >> 6] |= std::uint64_t{1} << (form & 63); }
+  bool has(int form) const { return (bits[form >> 6] >> (form & 63) & 1) != 0; }
+  bool empty() const { return (bits[0] | bits[1] | bits[2]) == 0; }
+};
+
 struct InstanceContext {
   TensorSlot tensors[kMaxTensorSlots];
   int tensor_count = 0;
@@ -124,6 +135,7 @@ struct InstanceContext {
   LocalMemory* slm = nullptr;
   LocalMemory* vlm = nullptr;
   bool special_functions_called = false;  // what the glue's specialFunctionsUsed should say
+  LutForms lut_forms;                     // entry forms GET_LUT_ENTRY_AND_INTERVAL_START gave
   bool printf_called = false;
   std::uint32_t lfsr[64] = {};
   std::uint32_t s_lfsr = 1;

@@ -169,6 +169,12 @@ enum : int {
   SW_PCK_16_TO_8 = 0x1 << 4,
   SW_PCK_32_TO_8 = 0x2 << 4,
   SW_PCK_8_TO_4 = 0x3 << 4,
+  // LD_TNSR's unpacking (tpc-defs.h): Greco and later, a UserError on Gaudi (bad_switches).
+  SW_UNPCK_16_TO_32 = 0x0 << 1,
+  SW_UNPCK_8_TO_16 = 0x1 << 1,
+  SW_UNPCK_8_TO_32 = 0x2 << 1,
+  SW_UNPCK_4_TO_8 = 0x3 << 1,
+  SW_UNPACK = 0x1 << 4,
 };
 enum e_group_source : int { e_group_0 = 0, e_group_1 = 1 };
 enum e_element_stride : int { e_every_second_element = 0, e_every_forth_element = 1 };
@@ -1153,6 +1159,38 @@ TESSERA_TPC_G_LOGIC(i8, char256, bool256)
 TESSERA_TPC_G_LOGIC(u8, uchar256, bool256)
 
 #undef TESSERA_TPC_G_LOGIC
+
+// tpc-intrinsics.h declares the unsigned SHL / SHR with a signed count (`uint64 v_u32_shl_b(uint64
+// a, int64 b, ...)`, short128 for u16, char256 for u8); TPC-C also takes the unsigned view, as
+// clang converts integer vectors of one size. The count's bits are the same either way. A scalar
+// count broadcasts: the `int` overload takes it, where the two vector ones would tie.
+#define TESSERA_TPC_G_SIGNED_COUNT(D, V, C, B, NAME)                                              \
+  inline V v_##D##_##NAME##_b(const V& a, const C& b, int switches = 0, const V& income = V(),   \
+                              bool predicate = true, bool polarity = false) {                    \
+    return v_##D##_##NAME##_b(a, static_cast<V>(b), switches, income, predicate, polarity);      \
+  }                                                                                              \
+  inline V v_##D##_##NAME##_b(const V& a, int b, int switches = 0, const V& income = V(),        \
+                              bool predicate = true, bool polarity = false) {                    \
+    return v_##D##_##NAME##_b(a, V(static_cast<detail::lane_t<V>>(b)), switches, income,         \
+                              predicate, polarity);                                              \
+  }                                                                                              \
+  inline V v_##D##_##NAME##_vb(const V& a, const C& b, int switches, const V& income,            \
+                               const B& predicate, bool polarity = false) {                      \
+    return v_##D##_##NAME##_vb(a, static_cast<V>(b), switches, income, predicate, polarity);     \
+  }                                                                                              \
+  inline V v_##D##_##NAME##_vb(const V& a, int b, int switches, const V& income,                 \
+                               const B& predicate, bool polarity = false) {                      \
+    return v_##D##_##NAME##_vb(a, V(static_cast<detail::lane_t<V>>(b)), switches, income,        \
+                               predicate, polarity);                                             \
+  }
+#define TESSERA_TPC_G_SIGNED_COUNTS(D, V, C, B)  \
+  TESSERA_TPC_G_SIGNED_COUNT(D, V, C, B, shl)    \
+  TESSERA_TPC_G_SIGNED_COUNT(D, V, C, B, shr)
+TESSERA_TPC_G_SIGNED_COUNTS(u32, uint64, int64, bool64)
+TESSERA_TPC_G_SIGNED_COUNTS(u16, ushort128, short128, bool128)
+TESSERA_TPC_G_SIGNED_COUNTS(u8, uchar256, char256, bool256)
+#undef TESSERA_TPC_G_SIGNED_COUNTS
+#undef TESSERA_TPC_G_SIGNED_COUNT
 
 // AND/OR/XOR/NOT act on the encodings of float lanes too (tpc-intrinsics.h declares them for f32
 // and bf16), and SHL/SHR/AND/OR/XOR/NOT on the SPU for every scalar type.

@@ -174,6 +174,15 @@ inline int lut_variant(int switches, int shift, int mantissa_bits, const char* i
     bad_lut_shift(intrinsic, shift, mantissa_bits, variant);
   return variant;
 }
+// An entry form, one number per input type (M = 23: f32, 7: bf16), FUNC_VARIANT and shift: what
+// the running instance records (InstanceContext::lut_forms) and each table is fitted for.
+inline constexpr int lut_form(int mantissa_bits, int variant, int shift) {
+  return mantissa_bits == 23 ? variant * 24 + shift : 120 + variant * 8 + shift;
+}
+static_assert(lut_form(7, 4, 7) < LutForms::kCount);
+inline void note_lut_form(int form) {
+  if (InstanceContext* c = current_instance) c->lut_forms.add(form);
+}
 // `fixed_start` gives the bits of entry / 2^m in x's format (exact in both formats: m <= M).
 template <int M, typename FixedStart>
 inline LutEntry lut_entry(std::uint32_t bits, int shift, int variant, FixedStart fixed_start) {
@@ -225,11 +234,16 @@ inline LutEntry lut_entry_bf16(std::uint16_t x, int shift, int variant) {
 // ---- the tables (lut.cpp) ----
 // What one lookup of a function's table returns: LOOKUP_1C `c0`, LOOKUP_2C `c1` (v1) and `c2`
 // (v2), as 32-bit (SW_BV32) or 16-bit (SW_BV16) words. Ids whose evaluation form Tessera knows
-// have a table; the others are a UserError naming the id.
+// have a table; the others are a UserError naming the id. Each table is fitted for the entries
+// of one form: its input type, FUNC_VARIANT and shift.
 struct LutTable {
   int id;
   const char* name;
   int bits;                 // 32 or 16
+  int input_mantissa_bits;  // the entries' input: 23 (f32) or 7 (bf16)
+  int variant;              // FUNC_VARIANT, 0..4 (SW_LUT_* >> 13)
+  int shift;
+  int form;                 // lut_form of the three
   bool one_coefficient;     // LOOKUP_1C reads it
   bool two_coefficients;    // LOOKUP_2C reads it
   std::uint32_t entries;    // entries Tessera fills
@@ -243,6 +257,17 @@ struct LutTable {
 const LutTable& lut_table(int fid, int switches, int lane_bits, bool two, const char* intrinsic);
 [[noreturn]] void lut_entry_outside(const char* intrinsic, const LutTable& t, std::uint32_t entry,
                                     int lane);
+[[noreturn]] void lut_form_mismatch(const InstanceContext& c, const LutTable& t,
+                                    const char* intrinsic);
+// A lookup's entries come from one of the forms the instance asked
+// GET_LUT_ENTRY_AND_INTERVAL_START for; when that is none of the form the table was fitted for,
+// the table's intervals are not the kernel's and the values would be wrong. An instance that
+// asked for no form (entries made by hand, or no instance) is checked by range only.
+inline void check_lut_form(const LutTable& t, const char* intrinsic) {
+  const InstanceContext* c = current_instance;
+  if (c != nullptr && !c->lut_forms.empty() && !c->lut_forms.has(t.form)) [[unlikely]]
+    lut_form_mismatch(*c, t, intrinsic);
+}
 
 // LOOKUP_1C / LOOKUP_2C read the tables in vector local memory (spec 000 §2.3.3: special
 // functions take all but 16 KB of it), so using one marks the program as using special functions.
@@ -282,6 +307,7 @@ inline bool256 all_lanes(bool predicate, bool polarity) {
       bool polarity = false) {                                                                  \
     const int variant =                                                                         \
         detail::lut_variant(switches, shift, M, "v_" #D "_get_lut_entry_and_interval_start");   \
+    detail::note_lut_form(detail::lut_form(M, variant, shift));                                 \
     P r = income;                                                                               \
     constexpr int step = 256 / V::lanes;                                                        \
     for (int i = 0; i < V::lanes; ++i) {                                                        \
@@ -319,6 +345,7 @@ TESSERA_TPC_G_LUT_ENTRY(bf16, bfloat128, ushort128, ushort128_bfloat128, bool128
     constexpr const char* name = "v_" #D "_lookup_1c";                                            \
     const detail::LutTable& t =                                                                   \
         detail::lut_table(fid, switches, 8 * sizeof(detail::lane_t<V>), false, name);             \
+    if (detail::enabled(predicate, polarity)) detail::check_lut_form(t, name);                    \
     detail::note_lut_use();                                                                       \
     const PB p = PB(detail::all_lanes(predicate, polarity));                                      \
     return detail::on_slot(                                                                       \
@@ -330,6 +357,7 @@ TESSERA_TPC_G_LUT_ENTRY(bf16, bfloat128, ushort128, ushort128_bfloat128, bool128
     constexpr const char* name = "v_" #D "_lookup_2c";                                            \
     const detail::LutTable& t =                                                                   \
         detail::lut_table(fid, switches, 8 * sizeof(detail::lane_t<V>), true, name);              \
+    if (detail::enabled(predicate, polarity)) detail::check_lut_form(t, name);                    \
     detail::note_lut_use();                                                                       \
     const PB p = PB(detail::all_lanes(predicate, polarity));                                      \
     P r;                                                                                          \

@@ -245,7 +245,8 @@ enum class NodeKind {
   cycle_stamp,
   remote_to_tensor,
   tensor_to_remote,
-  cross_replica
+  cross_replica,
+  block  // children[0]: the scoped program
 };
 
 // Data between replicas over the IPU-Links: CrossReplicaCopy and the gcl collectives.

@@ -530,9 +530,15 @@ std::pair<Tensor, Tensor> layerNormalise(poplar::Graph& graph, const Tensor& act
 }  // namespace ln
 
 // ---- losses ----
-void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expected,
-              const Tensor& loss, const Tensor& deltas, LossType lossType, Sequence& prog,
-              const poplar::DebugContext& dc) {
+namespace {
+// calcLoss with PopLibs' optional scales (Loss.hpp): for CROSS_ENTROPY_LOSS the outputs are
+// probabilities times modelOutputScaling (SOFTMAX_SCALED), the deltas are
+// (p - onehot x modelOutputScaling) x deltasScale / modelOutputScaling, and the loss takes
+// log(modelOutputScaling) back out; invalid tensors: the scales are 1.
+void loss_and_deltas(poplar::Graph& graph, const Tensor& outputs, const Tensor& expected,
+                     const Tensor& loss, const Tensor& deltas, const Tensor& deltasScale,
+                     const Tensor& modelOutputScaling, LossType lossType, Sequence& prog,
+                     const poplar::DebugContext& dc) {
   if (outputs.rank() != 2 || expected.rank() != 1 || expected.dim(0) != outputs.dim(0) ||
       loss.numElements() != outputs.dim(0) || deltas.shape() != outputs.shape())
     throw poputil::poplibs_error(fmt::format(
@@ -540,8 +546,25 @@ void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expecte
         "({{{}}}), loss [batch] ({} elements) and deltas like the outputs ({{{}}})",
         fmt::join(outputs.shape(), ","), fmt::join(expected.shape(), ","), loss.numElements(),
         fmt::join(deltas.shape(), ",")));
+  for (const auto& [scale, name] : {std::pair{&deltasScale, "deltasScale"},
+                                     std::pair{&modelOutputScaling, "modelOutputScaling"}})
+    if (scale->valid() && (scale->numElements() != 1 || !(scale->elementType() == poplar::FLOAT ||
+                                                          scale->elementType() == poplar::HALF)))
+      throw poputil::poplibs_error(fmt::format(
+          "popnn::calcLoss: {} must be one float or half element; it is {} {{{}}}. Pass a "
+          "single-element tensor (or use the overload without scales, which means 1.0)",
+          name, scale->elementType().toString(), fmt::join(scale->shape(), ",")));
+  const bool scaled =
+      lossType == CROSS_ENTROPY_LOSS && (deltasScale.valid() || modelOutputScaling.valid());
   std::size_t B = outputs.dim(0), C = outputs.dim(1);
   Type t = outputs.elementType();
+  auto scale_or_one = [&](const Tensor& s, const char* name) {
+    if (s.valid())
+      return (s.elementType() == t ? s : popops::cast(graph, s, t, prog, {dc, name})).reshape({1, 1});
+    Tensor one = graph.addConstant<float>(t, {1, 1}, 1.0f, {dc, name});
+    graph.setTileMapping(one, 0);
+    return one;
+  };
   std::vector<int> classes(C);
   for (std::size_t i = 0; i < C; ++i) classes[i] = int(i);
   Tensor iota = graph.addConstant<int>(poplar::INT, {1, C}, poplar::ArrayRef<int>(classes), {dc, "classes"});
@@ -555,15 +578,32 @@ void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expecte
                               {iota, labels.reshape({B, 1})}, prog, {dc, "onehot"});
   Tensor keep = popops::map(graph, pe::Cast(pe::NotEqual(pe::_1, pe::Const(int(MASKED_LABEL_CODE))), t),
                             {labels}, prog, {dc, "unmasked"});
-  popops::mapWithOutput(graph, pe::Mul(pe::Sub(pe::_1, pe::_2), pe::_3),
-                        {outputs, onehot, keep.reshape({B, 1})}, deltas, prog, {dc, "deltas"});
+  Tensor mos;
+  if (scaled) {
+    mos = scale_or_one(modelOutputScaling, "modelOutputScaling");
+    Tensor ds = scale_or_one(deltasScale, "deltasScale");
+    popops::mapWithOutput(
+        graph, pe::Mul(pe::Mul(pe::Sub(pe::_1, pe::Mul(pe::_2, pe::_4)), pe::Divide(pe::_5, pe::_4)),
+                       pe::_3),
+        {outputs, onehot, keep.reshape({B, 1}), mos, ds}, deltas, prog, {dc, "deltas"});
+  } else {
+    popops::mapWithOutput(graph, pe::Mul(pe::Sub(pe::_1, pe::_2), pe::_3),
+                          {outputs, onehot, keep.reshape({B, 1})}, deltas, prog, {dc, "deltas"});
+  }
   Tensor per;
   if (lossType == CROSS_ENTROPY_LOSS) {
     // -log of the labelled probability (clamped away from 0 as PopLibs' loss codelet does).
     Tensor picked = popops::map(graph, pe::Mul(pe::_1, pe::_2), {outputs, onehot}, prog, {dc, "picked"});
     Tensor p = popops::reduce(graph, picked, t, {1}, popops::Operation::ADD, prog, {dc, "p"});
-    per = popops::map(graph, pe::Mul(pe::Neg(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t)))), pe::_2),
-                      {p, keep}, prog, {dc, "xent"});
+    if (scaled)
+      per = popops::map(graph,
+                        pe::Mul(pe::Neg(pe::Sub(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t))),
+                                                pe::Log(pe::_3))),
+                                pe::_2),
+                        {p, keep, mos.reshape({1})}, prog, {dc, "xent"});
+    else
+      per = popops::map(graph, pe::Mul(pe::Neg(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t)))), pe::_2),
+                        {p, keep}, prog, {dc, "xent"});
   } else {
     per = popops::reduce(graph, deltas, t, {1}, {popops::Operation::SQUARE_ADD, 0.5f}, prog, {dc, "sumSquared"});
   }
@@ -572,6 +612,13 @@ void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expecte
                                      : popops::cast(graph, per, loss.elementType(), prog, dc),
                                  loss.flatten().reshape(per.shape())));
 }
+}  // namespace
+
+void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expected,
+              const Tensor& loss, const Tensor& deltas, LossType lossType, Sequence& prog,
+              const poplar::DebugContext& dc) {
+  loss_and_deltas(graph, outputs, expected, loss, deltas, Tensor(), Tensor(), lossType, prog, dc);
+}
 
 poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
                                   const Tensor& expected, const Tensor& loss,
@@ -579,6 +626,17 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
                                   const poplar::DebugContext& dc) {
   Sequence prog;
   calcLoss(graph, outputs, expected, loss, deltas, lossType, prog, dc);
+  return prog;
+}
+
+poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
+                                  const Tensor& expected, const Tensor& loss,
+                                  const Tensor& deltas, const Tensor& deltasScale,
+                                  const Tensor& modelOutputScaling, LossType lossType,
+                                  const poplar::DebugContext& dc) {
+  Sequence prog;
+  loss_and_deltas(graph, outputs, expected, loss, deltas, deltasScale, modelOutputScaling,
+                  lossType, prog, dc);
   return prog;
 }
 
@@ -664,6 +722,18 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
                                   LossType lossType, const poplar::DebugContext& dc) {
   Sequence prog;
   calcLoss(graph, outputs, expected, loss, deltas, lossType, prog, dc);
+  prog.add(calcAccuracy(graph, outputs, expected, numCorrect, dc));
+  return prog;
+}
+
+poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
+                                  const Tensor& expected, const Tensor& loss,
+                                  const Tensor& deltas, const Tensor& deltasScale,
+                                  const Tensor& modelOutputScaling, const Tensor& numCorrect,
+                                  LossType lossType, const poplar::DebugContext& dc) {
+  Sequence prog;
+  loss_and_deltas(graph, outputs, expected, loss, deltas, deltasScale, modelOutputScaling,
+                  lossType, prog, dc);
   prog.add(calcAccuracy(graph, outputs, expected, numCorrect, dc));
   return prog;
 }

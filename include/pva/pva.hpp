@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <iomanip>   // Graphcore's lightweight-profiling examples print blocks with std::cout and
+#include <iostream>  // std::setw after including only Poplar's and libpva's headers
 #include <memory>
 #include <string>
 #include <vector>

@@ -68,4 +68,11 @@ std::pair<poplar::Tensor, poplar::Tensor> minAndArgMin(
     poplar::Graph& graph, const poplar::Tensor& input, poplar::program::Sequence& prog,
     const poplar::DebugContext& debugContext = {});
 
+// The K largest values of each row of a [batch][values] input, [batch][K]; `indices` is set to
+// their columns (UNSIGNED_INT, [batch][K]). With `sort` they are largest first, otherwise in
+// the order of their columns.
+poplar::Tensor topK(poplar::Graph& graph, const poplar::Tensor& input, poplar::Tensor& indices,
+                    unsigned K, bool sort, poplar::program::Sequence& prog,
+                    const poplar::DebugContext& debugContext = {});
+
 }  // namespace popnn

@@ -19,6 +19,7 @@
 #include <popops/ElementWise.hpp>
 #include <popops/EncodingConstants.hpp>
 #include <popops/Reduce.hpp>
+#include <popops/TopK.hpp>
 #include <poprand/RandomGen.hpp>
 #include <poprand/codelets.hpp>
 #include <poputil/TileMapping.hpp>
@@ -736,6 +737,20 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
                   lossType, prog, dc);
   prog.add(calcAccuracy(graph, outputs, expected, numCorrect, dc));
   return prog;
+}
+
+Tensor topK(poplar::Graph& graph, const Tensor& input, Tensor& indices, unsigned K, bool sort,
+            Sequence& prog, const poplar::DebugContext& dc) {
+  if (input.rank() != 2)
+    throw poputil::poplibs_error(fmt::format(
+        "popnn::topK: the input must be [batch][values]; its shape is {{{}}}",
+        fmt::join(input.shape(), ",")));
+  auto [values, at] = popops::topKWithPermutation(
+      graph, prog, input,
+      popops::TopKParams(K, true, sort ? popops::SortOrder::DESCENDING : popops::SortOrder::NONE),
+      dc);
+  indices = at;
+  return values;
 }
 
 }  // namespace popnn

@@ -3,16 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 #include <tuple>
 
+#include <poplar/DeviceManager.hpp>
 #include <poplar/Engine.hpp>
 #include <poplar/Graph.hpp>
 #include <poplar/IPUModel.hpp>
+#include <poplar/RandomSeed.hpp>
 #include <poplin/Convolution.hpp>
 #include <poplin/MatMul.hpp>
 #include <poplin/codelets.hpp>
@@ -745,5 +749,113 @@ TEST(PopLibs, CalcLossScalesCrossEntropyDeltasAndLoss) {
     EXPECT_NE(std::string(x.what()).find("deltasScale must be one float or half element"),
               std::string::npos)
         << x.what();
+  }
+}
+
+namespace {
+// Draws without a seed tensor after poprand::setSeed(master): u1; after setSeed of another
+// seed: u2; after setHwSeeds of the seeds saved after the first setSeed: u3. Returns u1, u2, u3
+// (2,000 values each) and the saved seeds.
+struct Draws {
+  std::vector<float> u[3];
+  std::vector<unsigned> seeds;
+};
+Draws draw_after_set_seed(const Device& device, std::array<unsigned, 2> master,
+                          unsigned threads = 0) {
+  Graph g(device.getTarget());
+  poprand::addCodelets(g);
+  popops::addCodelets(g);
+  Tensor seed = g.addVariable(UNSIGNED_INT, {2}, "masterSeed");
+  g.setTileMapping(seed, 0);
+  Tensor other = g.addConstant<unsigned>(UNSIGNED_INT, {2}, {99u, 98u});
+  g.setTileMapping(other, 1);
+  Tensor ref = g.addVariable(FLOAT, {2000}, VariableMappingMethod::LINEAR);
+  Sequence prog;
+  poprand::setSeed(g, seed, 7, prog);
+  Tensor saved = getHwSeeds(g, prog);
+  Tensor u1 = poprand::uniform(g, nullptr, 0, ref, FLOAT, 0.0, 1.0, prog);
+  poprand::setSeed(g, other, 7, prog);
+  Tensor u2 = poprand::uniform(g, nullptr, 0, ref, FLOAT, 0.0, 1.0, prog);
+  setHwSeeds(g, saved, prog);
+  Tensor u3 = poprand::uniform(g, nullptr, 0, ref, FLOAT, 0.0, 1.0, prog);
+  g.createHostWrite("seed", seed);
+  g.createHostRead("u", concat({u1, u2, u3}));
+  g.createHostRead("saved", saved);
+  if (threads) setenv("TESSERA_THREADS", std::to_string(threads).c_str(), 1);
+  Engine e(g, prog);
+  e.load(device);
+  e.writeTensor("seed", master.data(), master.data() + 2);
+  e.run();
+  if (threads) unsetenv("TESSERA_THREADS");
+  Draws d;
+  std::vector<float> all(6000);
+  e.readTensor("u", all.data(), all.data() + all.size());
+  for (int k = 0; k < 3; ++k) d.u[k].assign(all.begin() + k * 2000, all.begin() + (k + 1) * 2000);
+  d.seeds.resize(saved.numElements());
+  e.readTensor("saved", d.seeds.data(), d.seeds.data() + d.seeds.size());
+  return d;
+}
+}  // namespace
+
+TEST(PopLibs, SetSeedDoesNothingOnTheIpuModel) {
+  // Spec 001: every IPU Model tile has the same hard-coded seed; setSeed is a no-op.
+  Device model = ipu_test::model_device(8);
+  Draws a = draw_after_set_seed(model, {1, 2}), b = draw_after_set_seed(model, {3, 4});
+  for (unsigned s : a.seeds) EXPECT_EQ(s, 0u);
+  EXPECT_EQ(a.u[0], a.u[1]);
+  EXPECT_EQ(a.u[0], b.u[0]);
+  EXPECT_EQ(a.u[0], a.u[2]);
+}
+
+TEST(PopLibs, SetSeedSeedsEveryTileOfAnIpuDeterministically) {
+  auto devices = DeviceManager::createDeviceManager().getDevices(TargetType::IPU, 1);
+  ASSERT_FALSE(devices.empty());
+  Device& ipu = devices.front();
+  ASSERT_TRUE(ipu.attach());
+  const unsigned tiles = ipu.getTarget().getNumTiles(), workers = ipu.getTarget().getNumWorkerContexts();
+  Draws a = draw_after_set_seed(ipu, {1, 2}, 1);
+  Draws again = draw_after_set_seed(ipu, {1, 2}, 8);
+  Draws b = draw_after_set_seed(ipu, {3, 4});
+  // The same seed gives the same seeds and values for any host thread count; another differs.
+  EXPECT_EQ(a.seeds, again.seeds);
+  EXPECT_EQ(a.u[0], again.u[0]);
+  EXPECT_NE(a.seeds, b.seeds);
+  EXPECT_NE(a.u[0], b.u[0]);
+  // Every tile and worker has its own seed words.
+  ASSERT_EQ(a.seeds.size(), std::size_t(tiles) * workers * 4);
+  std::set<unsigned> distinct(a.seeds.begin(), a.seeds.end());
+  EXPECT_GT(distinct.size(), a.seeds.size() * 9 / 10);
+  // Reseeding changes the draws; setHwSeeds of the saved seeds brings the first draws back.
+  EXPECT_NE(a.u[0], a.u[1]);
+  EXPECT_EQ(a.u[0], a.u[2]);
+  double mean = 0;
+  for (float x : a.u[0]) {
+    EXPECT_GE(x, 0.0f);
+    EXPECT_LE(x, 1.0f);
+    mean += x;
+  }
+  EXPECT_NEAR(mean / 2000, 0.5, 0.03);
+}
+
+TEST(PopLibs, SeedTensorsOfTheWrongShapeOrTypeAreRefused) {
+  Rig s(4);
+  Sequence prog;
+  Tensor three = s.graph.addVariable(UNSIGNED_INT, {3}, VariableMappingMethod::LINEAR);
+  try {
+    poprand::setSeed(s.graph, three, 0, prog);
+    FAIL() << "a master seed of 3 elements was accepted";
+  } catch (const poputil::poplibs_error& x) {
+    EXPECT_NE(std::string(x.what()).find("2 unsigned ints; it is unsigned int {3}"), std::string::npos)
+        << x.what();
+  }
+  Tensor floats = s.graph.addVariable(FLOAT, {2}, VariableMappingMethod::LINEAR);
+  EXPECT_THROW(poprand::setSeed(s.graph, floats, 0, prog), poputil::poplibs_error);
+  Tensor seeds = getHwSeeds(s.graph, prog);
+  EXPECT_EQ(seeds.shape(), (std::vector<std::size_t>{4, s.graph.getTarget().getNumWorkerContexts(), 4}));
+  try {
+    setHwSeeds(s.graph, seeds.slice(0, 2), prog);
+    FAIL() << "seeds of 2 tiles were accepted for 4";
+  } catch (const tensor_creation_error& x) {
+    EXPECT_NE(std::string(x.what()).find("of shape {4,6,4}"), std::string::npos) << x.what();
   }
 }

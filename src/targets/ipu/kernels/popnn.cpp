@@ -147,6 +147,27 @@ namespace {
 const abi::FieldDesc kPoolFields[] = {TESSERA_IPU_FIELD(PoolVertex, in),
                                       TESSERA_IPU_FIELD(PoolVertex, out),
                                       TESSERA_IPU_FIELD(PoolVertex, params)};
+// poprand::setSeed on one tile: each worker context's four seed words from the master seed,
+// the seed modifier, the tile and the word (a hash: the IPU's own derivation is not published).
+// params: seed modifier, tile.
+class SetSeedVertex : public poplar::Vertex {
+ public:
+  poplar::Input<poplar::Vector<unsigned>> seed;
+  poplar::Output<poplar::Vector<unsigned>> hwSeeds;  // [workers][4] of this tile
+  poplar::Vector<unsigned> params;
+
+  bool compute() {
+    const std::uint64_t master = std::uint64_t(seed[1]) << 32 | seed[0];
+    const std::uint64_t key = mix(master ^ mix(params[0]));
+    for (std::size_t i = 0; i < hwSeeds.size(); ++i)
+      hwSeeds[i] = unsigned(mix(key ^ mix((std::uint64_t(params[1]) << 16) | i)));
+    return true;
+  }
+};
+
+const abi::FieldDesc kSetSeedFields[] = {TESSERA_IPU_FIELD(SetSeedVertex, seed),
+                                         TESSERA_IPU_FIELD(SetSeedVertex, hwSeeds),
+                                         TESSERA_IPU_FIELD(SetSeedVertex, params)};
 const abi::FieldDesc kRandFields[] = {
     TESSERA_IPU_FIELD(RandomVertex, seed), TESSERA_IPU_FIELD(RandomVertex, in),
     TESSERA_IPU_FIELD(RandomVertex, out), TESSERA_IPU_FIELD(RandomVertex, params)};
@@ -163,6 +184,12 @@ const abi::VertexTypeDesc& rand_desc() {
   return d;
 }
 
+const abi::VertexTypeDesc& set_seed_desc() {
+  static const abi::VertexTypeDesc d = poplar::detail::describe_vertex<SetSeedVertex>(
+      "poprand::SetSeedSupervisor", kSetSeedFields, 3, kNone);
+  return d;
+}
+
 std::vector<unsigned> words(double v) {
   auto b = std::bit_cast<std::uint64_t>(v);
   return {unsigned(b & 0xffffffffu), unsigned(b >> 32)};
@@ -170,7 +197,7 @@ std::vector<unsigned> words(double v) {
 
 }  // namespace
 std::vector<const abi::VertexTypeDesc*> popnn_descs() {
-  return {&pool_desc(), &rand_desc()};
+  return {&pool_desc(), &rand_desc(), &set_seed_desc()};
 }
 
 }  // namespace tessera::ipu::poplibs
@@ -782,9 +809,6 @@ Tensor generate(poplar::Graph& graph, const Tensor* seed, std::uint32_t modifier
           "poprand::{}: the seed must be a tensor of 2 unsigned ints; it is {} of {} elements",
           kind, seed->elementType().toString(), seed->numElements()));
     s = seed->flatten();
-  } else {
-    s = graph.addConstant<unsigned>(poplar::UNSIGNED_INT, {2}, {0u, 0u}, {dc, "defaultSeed"});
-    graph.setTileMapping(s, 0);
   }
   if (dist == 4 && input->shape() != reference.shape())
     throw poputil::poplibs_error("poprand::dropout: input and reference must have the same shape");
@@ -815,7 +839,8 @@ Tensor generate(poplar::Graph& graph, const Tensor* seed, std::uint32_t modifier
       if (input) ins.push_back(in_flat.slice(iv.begin(), iv.end()));
       params.push_back(unsigned(iv.begin()));
     }
-    graph.connect(v["seed"], s);
+    // Without a seed tensor, each tile draws from its own hardware seed (poplar/RandomSeed.hpp).
+    graph.connect(v["seed"], seed ? s : graph.tesseraHwSeeds()[tile].flatten().slice(0, 2));
     graph.connect(v["out"], poplar::ArrayRef<Tensor>(outs));
     graph.connect(v["in"], poplar::ArrayRef<Tensor>(ins));
     set_state(graph, v, "params", params);
@@ -826,6 +851,37 @@ Tensor generate(poplar::Graph& graph, const Tensor* seed, std::uint32_t modifier
 }
 
 }  // namespace
+
+void setSeed(poplar::Graph& graph, const Tensor& masterSeed, std::uint32_t seedModifier,
+             Sequence& prog, const poplar::DebugContext& dc) {
+  if (!masterSeed.valid() || masterSeed.numElements() != 2 ||
+      masterSeed.elementType() != poplar::UNSIGNED_INT)
+    throw poputil::poplibs_error(fmt::format(
+        "poprand::setSeed: the master seed must be a tensor of 2 unsigned ints; it is {} {{{}}}. "
+        "Add it with graph.addVariable(UNSIGNED_INT, {{2}})",
+        masterSeed.valid() ? masterSeed.elementType().toString() : "invalid",
+        fmt::join(masterSeed.valid() ? masterSeed.shape() : std::vector<std::size_t>{}, ",")));
+  // On the IPU Model every tile keeps one hard-coded seed: setSeed does nothing (spec 001 §2,
+  // "Programming with Poplar"). Only an IPU target's tiles take the seed.
+  if (graph.getTarget().getTargetType() != poplar::TargetType::IPU) return;
+  require_codelets(graph, "poprand", "poprand::Random");
+  register_codelet(graph, "poprand::SetSeedSupervisor", set_seed_desc(),
+                   [](const poplar::VertexIntrospector&, const poplar::Target&) {
+                     // Spec 001 §8.2.3's sample report: 177,536 cycles over 1,216 instances.
+                     return poplar::VertexPerfEstimate(146);
+                   });
+  Tensor hw = graph.tesseraHwSeeds();
+  Tensor s = masterSeed.flatten();
+  auto cs = graph.addComputeSet(name_of(dc, "setSeed"));
+  for (unsigned tile = 0; tile < graph.getTarget().getNumTiles(); ++tile) {
+    auto v = graph.addVertex(cs, "poprand::SetSeedSupervisor");
+    graph.connect(v["seed"], s);
+    graph.connect(v["hwSeeds"], hw[tile].flatten());
+    set_state(graph, v, "params", {seedModifier, tile});
+    graph.setTileMapping(v, tile);
+  }
+  prog.add(poplar::program::Execute(cs, dc));
+}
 
 Tensor uniform(poplar::Graph& graph, const Tensor* seed, std::uint32_t seedModifier,
                const Tensor& reference, const poplar::Type& outType, double minVal, double maxVal,

@@ -449,6 +449,14 @@ void encodeOneHot(poplar::Graph& graph, const Tensor& indices, const Tensor& enc
 }
 
 namespace {
+// The tile holding a row's first element: where the row's codelet runs (0 when unmapped).
+unsigned tile_of_first(const poplar::Graph& graph, const Tensor& row) {
+  auto m = graph.getTileMapping(row.slice(0, 1), false);
+  for (unsigned i = 0; i < m.size(); ++i)
+    if (!m[i].empty()) return i;
+  return 0;
+}
+
 void sort_rows(poplar::Graph& graph, const Tensor& k, const Tensor* v, unsigned dim, Sequence& prog,
                const poplar::DebugContext& dc) {
   require_codelets(graph, "popops", "popops::MapExpr");
@@ -479,10 +487,7 @@ void sort_rows(poplar::Graph& graph, const Tensor& k, const Tensor* v, unsigned 
       graph.connect(vx["values"], poplar::ArrayRef<Tensor>(std::vector<Tensor>{}));
     set_state(graph, vx, "params",
               {k.elementType().tesseraId(), v ? v->elementType().tesseraId() : 0u, v ? 1u : 0u});
-    auto m = graph.getTileMapping(kr[r].slice(0, 1), false);
-    unsigned tile = 0;
-    for (unsigned i = 0; i < m.size(); ++i)
-      if (!m[i].empty()) tile = i;
+    const unsigned tile = tile_of_first(graph, kr[r]);
     graph.setTileMapping(vx, tile);
   }
   prog.add(poplar::program::Execute(cs, dc));
@@ -595,10 +600,7 @@ std::pair<Tensor, Tensor> top_k(poplar::Graph& graph, Sequence& prog, const Tens
     set_state(graph, vx, "params",
               {keys.elementType().tesseraId(), mode, value_type.tesseraId(), p.k,
                p.largest ? 1u : 0u, order});
-    auto m = graph.getTileMapping(kr[r].slice(0, 1), false);
-    unsigned tile = 0;
-    for (unsigned i = 0; i < m.size(); ++i)
-      if (!m[i].empty()) tile = i;
+    const unsigned tile = tile_of_first(graph, kr[r]);
     graph.setTileMapping(vx, tile);
     graph.setTileMapping(out_keys[r], tile);
     if (mode) graph.setTileMapping(out_values[r], tile);

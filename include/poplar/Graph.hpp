@@ -182,6 +182,9 @@ class Graph {
 
   // For Tessera's Engine.
   const std::shared_ptr<detail::GraphState>& tesseraState() const { return state_; }
+  // The variable holding this graph's tiles' hardware random seeds ([tiles][workers][4]
+  // UNSIGNED_INT, row t on tile t, zero until set; poplar/RandomSeed.hpp), made on first use.
+  Tensor tesseraHwSeeds();
 
  private:
   Graph(std::shared_ptr<detail::GraphState> state, Target target, std::vector<unsigned> tiles,

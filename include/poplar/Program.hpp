@@ -124,6 +124,14 @@ class AssumeEqualAcrossReplicas : public Program {
   explicit AssumeEqualAcrossReplicas(const Tensor& t, const DebugContext& debugContext = {});
 };
 
+// A program that scopes another (Poplar SDK 3.x `poplar/Program.hpp`): it runs `p`, and when its
+// name matches the Engine option `profiler.blocks.filter` each execution's first and last cycle
+// are recorded for libpva's `Report::execution().blocks(tile)`. `p` must not be empty.
+class Block : public Program {
+ public:
+  Block(const Program& p, const DebugContext& debugContext = {});
+};
+
 class Call : public Program {
  public:
   explicit Call(Function f, const DebugContext& debugContext = {});

@@ -374,6 +374,19 @@ abi::VertexTypeDesc describe_vertex(const char* name, const abi::FieldDesc* fiel
   return d;
 }
 
+// A field named by a pointer to member, which the registration code may form for a private
+// field too (access is not checked in an explicit instantiation's arguments), so fields need
+// not be public, as Graphcore's examples declare them in a `class`. The offset is measured on
+// storage of C's size and alignment.
+template <typename C, typename F, typename B>
+abi::FieldDesc describe_member(const char* name, F B::*field) {
+  F C::*m = field;  // a field of a base class, at its place in C
+  alignas(C) static unsigned char storage[sizeof(C)];
+  const auto* c = reinterpret_cast<const C*>(storage);
+  return describe_field<F>(
+      name, static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&(c->*m)) - storage));
+}
+
 }  // namespace detail
 }  // namespace poplar
 

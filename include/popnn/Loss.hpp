@@ -22,6 +22,15 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const poplar::Tensor& mo
                                   const poplar::Tensor& expected, const poplar::Tensor& loss,
                                   const poplar::Tensor& deltas, LossType lossType,
                                   const poplar::DebugContext& debugContext = {});
+// With CROSS_ENTROPY_LOSS, modelOutputs are probabilities scaled by modelOutputScaling (as
+// SOFTMAX_SCALED makes them): deltas = (p - onehot x modelOutputScaling) x deltasScale /
+// modelOutputScaling and loss = -(log p - log modelOutputScaling). Both scales are one float or
+// half element; SUM_SQUARED_LOSS ignores them.
+poplar::program::Program calcLoss(poplar::Graph& graph, const poplar::Tensor& modelOutputs,
+                                  const poplar::Tensor& expected, const poplar::Tensor& loss,
+                                  const poplar::Tensor& deltas, const poplar::Tensor& deltasScale,
+                                  const poplar::Tensor& modelOutputScaling, LossType lossType,
+                                  const poplar::DebugContext& debugContext = {});
 
 // calcLoss and calcAccuracy together: numCorrect also counts the rows whose largest output is
 // at their label.
@@ -29,6 +38,12 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const poplar::Tensor& mo
                                   const poplar::Tensor& expected, const poplar::Tensor& loss,
                                   const poplar::Tensor& deltas, const poplar::Tensor& numCorrect,
                                   LossType lossType,
+                                  const poplar::DebugContext& debugContext = {});
+poplar::program::Program calcLoss(poplar::Graph& graph, const poplar::Tensor& modelOutputs,
+                                  const poplar::Tensor& expected, const poplar::Tensor& loss,
+                                  const poplar::Tensor& deltas, const poplar::Tensor& deltasScale,
+                                  const poplar::Tensor& modelOutputScaling,
+                                  const poplar::Tensor& numCorrect, LossType lossType,
                                   const poplar::DebugContext& debugContext = {});
 
 // Adds to numCorrect (one UNSIGNED_INT) the rows whose largest output is at their label; a
@@ -52,5 +67,12 @@ std::pair<poplar::Tensor, poplar::Tensor> maxAndArgMax(
 std::pair<poplar::Tensor, poplar::Tensor> minAndArgMin(
     poplar::Graph& graph, const poplar::Tensor& input, poplar::program::Sequence& prog,
     const poplar::DebugContext& debugContext = {});
+
+// The K largest values of each row of a [batch][values] input, [batch][K]; `indices` is set to
+// their columns (UNSIGNED_INT, [batch][K]). With `sort` they are largest first, otherwise in
+// the order of their columns.
+poplar::Tensor topK(poplar::Graph& graph, const poplar::Tensor& input, poplar::Tensor& indices,
+                    unsigned K, bool sort, poplar::program::Sequence& prog,
+                    const poplar::DebugContext& debugContext = {});
 
 }  // namespace popnn

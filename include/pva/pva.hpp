@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <iomanip>   // Graphcore's lightweight-profiling examples print blocks with std::cout and
+#include <iostream>  // std::setw after including only Poplar's and libpva's headers
 #include <memory>
 #include <string>
 #include <vector>
@@ -106,9 +108,68 @@ class Run {
   unsigned number_;
 };
 
+// A program as the lightweight profiler names it: the Block (or the program an implicit block
+// of profiler.programs.filter wraps), a phase of a stream copy, or the overflow marker.
+class Program {
+ public:
+  enum class Type {
+    Unknown,
+    Block,
+    Sequence,
+    Repeat,
+    RepeatWhile,
+    If,
+    Switch,
+    Call,
+    Sync,
+    OnTileExecute,
+    DoExchange,
+    GlobalExchange,
+    StreamCopy,
+    StreamCopyBegin,
+    StreamCopyMid,
+    StreamCopyEnd
+  };
+  Program(std::string name, Type type) : name_(std::move(name)), type_(type) {}
+  const std::string& name() const { return name_; }
+  Type type() const { return type_; }
+
+ private:
+  std::string name_;
+  Type type_;
+};
+
+// One execution of a timed program on one tile (the Engine options profiler.blocks.filter,
+// profiler.programs.filter; Graphcore's lightweight profiling): its first and last cycle on the
+// Engine's clock, which counts from the Engine's creation.
+class Block {
+ public:
+  std::shared_ptr<Program> program() const { return program_; }
+  std::uint64_t cyclesFrom() const { return from_; }
+  std::uint64_t cyclesTo() const { return to_; }
+  unsigned tile() const { return tile_; }
+  bool isCommon() const { return kind_ == Kind::common; }      // a Block the user asked for
+  bool isOverflow() const { return kind_ == Kind::overflow; }  // records lost: buffer full
+  bool isBlockFlush() const { return kind_ == Kind::flush; }   // the buffer's copy to the host
+  bool isStreamCopy() const { return kind_ == Kind::flush || kind_ == Kind::streamCopy; }
+
+ private:
+  friend class Execution;
+  enum class Kind { common, overflow, flush, streamCopy };
+  Block(std::shared_ptr<Program> p, std::uint64_t from, std::uint64_t to, unsigned tile, Kind k)
+      : program_(std::move(p)), from_(from), to_(to), tile_(tile), kind_(k) {}
+  std::shared_ptr<Program> program_;
+  std::uint64_t from_, to_;
+  unsigned tile_;
+  Kind kind_;
+};
+
 class Execution {
  public:
   std::vector<Run> runs() const;
+  // The block records of `tile` (an instrumented tile, or one a stream copy ran on) in the order
+  // they started; empty for other tiles and for a report without execution.
+  std::vector<Block> blocks(unsigned tile) const;
 
  private:
   friend class Report;

@@ -214,7 +214,7 @@ TEST(IpuExecutable, DamagedExecutablesAreRefusedByName) {
   EXPECT_TRUE(contains(damaged([](json& t) { t["nodes"][0]["stream"] = 5; }),
               "program node 0 names stream 5 of 1"));
   EXPECT_TRUE(contains(damaged([](json& t) { t["nodes"][0]["kind"] = 99; }),
-              "program node 0's kind is 99, not a whole number from 0 to 17"));
+              "program node 0's kind is 99, not a whole number from 0 to 18"));
   // Codelets are code loaded with dlopen; what is not an ELF object is refused before that.
   EXPECT_TRUE(contains(damaged([](json& t) { t["codelets"][0] = json::binary({'n', 'o', 't', ' ', 'E'}); }),
               "codelets entry 0 (5 B) is not an ELF shared object"));

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <sstream>
 
@@ -340,6 +341,35 @@ TEST(IpuCodelets, PopcObjectLoadsWithoutCompiling) {
   g.addCodelets(gp);
   EXPECT_TRUE(g.hasCodelet("AdderVertex"));
   EXPECT_TRUE(g.hasCodelet("Fill<int>"));
+}
+
+// Graphcore's examples declare vertex fields in a `class` without `public:` (private);
+// addCodelets registers them all.
+TEST(IpuCodelets, PrivateFieldsRegister) {
+  std::string path = testing::TempDir() + "/private_fields.cpp";
+  std::ofstream(path) << "#include <poplar/Vertex.hpp>\n"
+                         "using namespace poplar;\n"
+                         "class Twice : public Vertex {\n"
+                         "  Input<float> in;\n"
+                         "  Output<float> out;\n"
+                         "  float offset;\n"
+                         " public:\n"
+                         "  bool compute() { *out = *in * 2 + offset; return true; }\n"
+                         "};\n";
+  Device d = model_device();
+  Graph g(d.getTarget());
+  g.addCodelets(path);
+  Tensor in = variable_on(g, 1, 0, "in"), out = variable_on(g, 1, 1, "out");
+  g.setInitialValue(in, 3.5f);
+  ComputeSet cs = g.addComputeSet("twice");
+  VertexRef v = g.addVertex(cs, "Twice", {{"in", in}, {"out", out}});
+  g.setInitialValue(v["offset"], 0.25f);
+  g.setTileMapping(v, 1);
+  g.createHostRead("out", out);
+  Engine e(g, Execute(cs));
+  e.load(d);
+  e.run();
+  EXPECT_EQ(read<float>(e, "out", 1)[0], 3.5f * 2 + 0.25f);
 }
 
 // ---- determinism: results and cycles for 1, 2 and 8 host threads ----

@@ -2,15 +2,21 @@
 // checked against their definitions computed here, and runs agree for 1, 2 and 8 host threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
+#include <tuple>
 
+#include <poplar/DeviceManager.hpp>
 #include <poplar/Engine.hpp>
 #include <poplar/Graph.hpp>
 #include <poplar/IPUModel.hpp>
+#include <poplar/RandomSeed.hpp>
 #include <poplin/Convolution.hpp>
 #include <poplin/MatMul.hpp>
 #include <poplin/codelets.hpp>
@@ -25,6 +31,7 @@
 #include <popops/Encoding.hpp>
 #include <popops/Gather.hpp>
 #include <popops/Sort.hpp>
+#include <popops/TopK.hpp>
 #include <popops/ElementWise.hpp>
 #include <popops/Fill.hpp>
 #include <popops/Loop.hpp>
@@ -600,4 +607,255 @@ TEST(PopLibs, UtilitiesLoopsActivationsAndLayerNorm) {
   EXPECT_EQ(r[32], 3.0f);
   EXPECT_EQ(r[33], v[0]);
   EXPECT_EQ(r[34], v[4]);
+}
+
+namespace {
+// The top k of one row as PopLibs documents it, picked here one at a time: the largest (or
+// smallest) not yet taken, the earlier of equal ones first; then put in the asked order.
+std::vector<std::size_t> top_k_reference(const std::vector<float>& row, unsigned k, bool largest,
+                                         popops::SortOrder order) {
+  std::vector<std::size_t> chosen;
+  std::vector<bool> taken(row.size(), false);
+  for (unsigned n = 0; n < k; ++n) {
+    std::size_t best = row.size();
+    for (std::size_t i = 0; i < row.size(); ++i)
+      if (!taken[i] && (best == row.size() || (largest ? row[i] > row[best] : row[i] < row[best])))
+        best = i;
+    taken[best] = true;
+    chosen.push_back(best);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  if (order != popops::SortOrder::NONE)
+    std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t a, std::size_t b) {
+      return order == popops::SortOrder::ASCENDING ? row[a] < row[b] : row[a] > row[b];
+    });
+  return chosen;
+}
+}  // namespace
+
+TEST(PopLibs, TopKTakesTheLargestOrSmallestInTheAskedOrderWithIndices) {
+  const std::size_t R = 3, N = 10;
+  auto v = randoms(R * N, 77);
+  v[3] = v[7] = v[8] = 0.95f;  // ties in row 0, among its largest
+  v[N + 2] = v[N + 5] = -0.99f;  // ties in row 1, among its smallest
+  for (auto [k, largest, order] :
+       {std::tuple{4u, true, popops::SortOrder::DESCENDING},
+        std::tuple{3u, false, popops::SortOrder::ASCENDING},
+        std::tuple{5u, true, popops::SortOrder::NONE}, std::tuple{10u, false, popops::SortOrder::DESCENDING}}) {
+    Rig s;
+    popops::TopKParams params(k, largest, order);
+    Tensor t = popops::createTopKInput(s.graph, FLOAT, {R, N}, params);
+    s.graph.setInitialValue(t, ArrayRef<float>(v));
+    Tensor payload = s.input({R, N}, iota(R * N, 100));
+    Sequence prog;
+    Tensor top = popops::topK(s.graph, prog, t, params);
+    auto [keys, values] = popops::topKKeyValue(s.graph, prog, t, payload, params);
+    auto [keys2, indices] = popops::topKWithPermutation(s.graph, prog, t, params);
+    ASSERT_EQ(top.shape(), (std::vector<std::size_t>{R, k}));
+    EXPECT_EQ(indices.elementType(), UNSIGNED_INT);
+    auto r = s.run(prog, concat({top.flatten(), keys.flatten(), values.flatten(), keys2.flatten(),
+                                 popops::cast(s.graph, indices, FLOAT, prog).flatten()}));
+    const std::size_t n = R * k;
+    for (std::size_t row = 0; row < R; ++row) {
+      std::vector<float> x(v.begin() + std::ptrdiff_t(row * N), v.begin() + std::ptrdiff_t((row + 1) * N));
+      auto want = top_k_reference(x, k, largest, order);
+      for (std::size_t j = 0; j < k; ++j) {
+        const std::size_t at = row * k + j;
+        EXPECT_EQ(r[at], x[want[j]]) << "k " << k << " row " << row << " #" << j;
+        EXPECT_EQ(r[n + at], x[want[j]]);
+        EXPECT_EQ(r[2 * n + at], 100 + float(row * N + want[j]));
+        EXPECT_EQ(r[3 * n + at], x[want[j]]);
+        EXPECT_EQ(r[4 * n + at], float(want[j]));
+      }
+    }
+  }
+  // popnn::topK: the K largest of each row, largest first with `sort`, with their columns.
+  Rig s;
+  Tensor in = s.input({R, N}, v);
+  Tensor indices;
+  Sequence prog;
+  Tensor top = popnn::topK(s.graph, in, indices, 3, true, prog);
+  auto r = s.run(prog, concat({top.flatten(), popops::cast(s.graph, indices, FLOAT, prog).flatten()}));
+  for (std::size_t row = 0; row < R; ++row) {
+    std::vector<float> x(v.begin() + std::ptrdiff_t(row * N), v.begin() + std::ptrdiff_t((row + 1) * N));
+    auto want = top_k_reference(x, 3, true, popops::SortOrder::DESCENDING);
+    for (std::size_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(r[row * 3 + j], x[want[j]]);
+      EXPECT_EQ(r[R * 3 + row * 3 + j], float(want[j]));
+    }
+  }
+}
+
+TEST(PopLibs, TopKRefusesAKLargerThanTheRow) {
+  Rig s;
+  Tensor t = s.input({2, 4}, iota(8));
+  Sequence prog;
+  try {
+    popops::topK(s.graph, prog, t, popops::TopKParams(5, true, popops::SortOrder::NONE));
+    FAIL() << "k = 5 of 4 elements was accepted";
+  } catch (const poputil::poplibs_error& x) {
+    EXPECT_NE(std::string(x.what()).find("k is 5 but the innermost dimension of {2,4} has 4"),
+              std::string::npos)
+        << x.what();
+  }
+  Tensor other = s.input({2, 3}, iota(6));
+  EXPECT_THROW(popops::topKKeyValue(s.graph, prog, t, other,
+                                    popops::TopKParams(2, true, popops::SortOrder::NONE)),
+               poputil::poplibs_error);
+  Tensor indices;
+  EXPECT_THROW(popnn::topK(s.graph, t.flatten(), indices, 2, true, prog), poputil::poplibs_error);
+}
+
+TEST(PopLibs, CalcLossScalesCrossEntropyDeltasAndLoss) {
+  // Outputs of SOFTMAX_SCALED: probabilities times modelOutputScaling.
+  const float p[] = {0.2f, 0.7f, 0.1f, 0.5f, 0.25f, 0.25f};
+  const unsigned label[] = {1, 0};
+  const float mos = 4.0f, ds = 8.0f;
+  Rig s;
+  std::vector<float> scaled;
+  for (float x : p) scaled.push_back(x * mos);
+  Tensor outputs = s.input({2, 3}, scaled);
+  Tensor labels = s.graph.addVariable(UNSIGNED_INT, {2}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(labels, ArrayRef<unsigned>({label[0], label[1]}));
+  Tensor deltasScale = s.input({}, {ds}), modelOutputScaling = s.input({}, {mos});
+  Tensor loss = s.graph.addVariable(FLOAT, {2}, VariableMappingMethod::LINEAR);
+  Tensor deltas = s.graph.addVariable(FLOAT, {2, 3}, VariableMappingMethod::LINEAR);
+  Tensor numCorrect = s.graph.addVariable(UNSIGNED_INT, {1}, VariableMappingMethod::LINEAR);
+  s.graph.setInitialValue(numCorrect, ArrayRef<unsigned>({0u}));
+  Sequence prog;
+  prog.add(popnn::calcLoss(s.graph, outputs, labels, loss, deltas, deltasScale, modelOutputScaling,
+                           numCorrect, popnn::CROSS_ENTROPY_LOSS));
+  auto r = s.run(prog, concat({loss, deltas.flatten(),
+                               popops::cast(s.graph, numCorrect, FLOAT, prog)}));
+  for (unsigned b = 0; b < 2; ++b) {
+    // Loss.hpp: the loss of the unscaled probability; deltas scaled by deltasScale / scaling.
+    EXPECT_NEAR(r[b], -std::log(p[b * 3 + label[b]]), 1e-5) << b;
+    for (unsigned c = 0; c < 3; ++c)
+      EXPECT_NEAR(r[2 + b * 3 + c], (p[b * 3 + c] - (c == label[b] ? 1.0f : 0.0f)) * ds, 1e-5)
+          << b << "," << c;
+  }
+  EXPECT_EQ(r[8], 2.0f);  // both rows' largest output is at their label
+
+  Rig bad;
+  Tensor o = bad.input({2, 3}, scaled);
+  Tensor l = bad.graph.addVariable(UNSIGNED_INT, {2}, VariableMappingMethod::LINEAR);
+  Tensor two = bad.input({2}, {1, 1});
+  Tensor ls = bad.graph.addVariable(FLOAT, {2}, VariableMappingMethod::LINEAR);
+  Tensor d = bad.graph.addVariable(FLOAT, {2, 3}, VariableMappingMethod::LINEAR);
+  try {
+    popnn::calcLoss(bad.graph, o, l, ls, d, two, bad.input({}, {1}), popnn::CROSS_ENTROPY_LOSS);
+    FAIL() << "a deltasScale of two elements was accepted";
+  } catch (const poputil::poplibs_error& x) {
+    EXPECT_NE(std::string(x.what()).find("deltasScale must be one float or half element"),
+              std::string::npos)
+        << x.what();
+  }
+}
+
+namespace {
+// Draws without a seed tensor after poprand::setSeed(master): u1; after setSeed of another
+// seed: u2; after setHwSeeds of the seeds saved after the first setSeed: u3. Returns u1, u2, u3
+// (2,000 values each) and the saved seeds.
+struct Draws {
+  std::vector<float> u[3];
+  std::vector<unsigned> seeds;
+};
+Draws draw_after_set_seed(const Device& device, std::array<unsigned, 2> master,
+                          unsigned threads = 0) {
+  Graph g(device.getTarget());
+  poprand::addCodelets(g);
+  popops::addCodelets(g);
+  Tensor seed = g.addVariable(UNSIGNED_INT, {2}, "masterSeed");
+  g.setTileMapping(seed, 0);
+  Tensor other = g.addConstant<unsigned>(UNSIGNED_INT, {2}, {99u, 98u});
+  g.setTileMapping(other, 1);
+  Tensor ref = g.addVariable(FLOAT, {2000}, VariableMappingMethod::LINEAR);
+  Sequence prog;
+  poprand::setSeed(g, seed, 7, prog);
+  Tensor saved = getHwSeeds(g, prog);
+  Tensor u1 = poprand::uniform(g, nullptr, 0, ref, FLOAT, 0.0, 1.0, prog);
+  poprand::setSeed(g, other, 7, prog);
+  Tensor u2 = poprand::uniform(g, nullptr, 0, ref, FLOAT, 0.0, 1.0, prog);
+  setHwSeeds(g, saved, prog);
+  Tensor u3 = poprand::uniform(g, nullptr, 0, ref, FLOAT, 0.0, 1.0, prog);
+  g.createHostWrite("seed", seed);
+  g.createHostRead("u", concat({u1, u2, u3}));
+  g.createHostRead("saved", saved);
+  if (threads) setenv("TESSERA_THREADS", std::to_string(threads).c_str(), 1);
+  Engine e(g, prog);
+  e.load(device);
+  e.writeTensor("seed", master.data(), master.data() + 2);
+  e.run();
+  if (threads) unsetenv("TESSERA_THREADS");
+  Draws d;
+  std::vector<float> all(6000);
+  e.readTensor("u", all.data(), all.data() + all.size());
+  for (int k = 0; k < 3; ++k) d.u[k].assign(all.begin() + k * 2000, all.begin() + (k + 1) * 2000);
+  d.seeds.resize(saved.numElements());
+  e.readTensor("saved", d.seeds.data(), d.seeds.data() + d.seeds.size());
+  return d;
+}
+}  // namespace
+
+TEST(PopLibs, SetSeedDoesNothingOnTheIpuModel) {
+  // Spec 001: every IPU Model tile has the same hard-coded seed; setSeed is a no-op.
+  Device model = ipu_test::model_device(8);
+  Draws a = draw_after_set_seed(model, {1, 2}), b = draw_after_set_seed(model, {3, 4});
+  for (unsigned s : a.seeds) EXPECT_EQ(s, 0u);
+  EXPECT_EQ(a.u[0], a.u[1]);
+  EXPECT_EQ(a.u[0], b.u[0]);
+  EXPECT_EQ(a.u[0], a.u[2]);
+}
+
+TEST(PopLibs, SetSeedSeedsEveryTileOfAnIpuDeterministically) {
+  auto devices = DeviceManager::createDeviceManager().getDevices(TargetType::IPU, 1);
+  ASSERT_FALSE(devices.empty());
+  Device& ipu = devices.front();
+  ASSERT_TRUE(ipu.attach());
+  const unsigned tiles = ipu.getTarget().getNumTiles(), workers = ipu.getTarget().getNumWorkerContexts();
+  Draws a = draw_after_set_seed(ipu, {1, 2}, 1);
+  Draws again = draw_after_set_seed(ipu, {1, 2}, 8);
+  Draws b = draw_after_set_seed(ipu, {3, 4});
+  // The same seed gives the same seeds and values for any host thread count; another differs.
+  EXPECT_EQ(a.seeds, again.seeds);
+  EXPECT_EQ(a.u[0], again.u[0]);
+  EXPECT_NE(a.seeds, b.seeds);
+  EXPECT_NE(a.u[0], b.u[0]);
+  // Every tile and worker has its own seed words.
+  ASSERT_EQ(a.seeds.size(), std::size_t(tiles) * workers * 4);
+  std::set<unsigned> distinct(a.seeds.begin(), a.seeds.end());
+  EXPECT_GT(distinct.size(), a.seeds.size() * 9 / 10);
+  // Reseeding changes the draws; setHwSeeds of the saved seeds brings the first draws back.
+  EXPECT_NE(a.u[0], a.u[1]);
+  EXPECT_EQ(a.u[0], a.u[2]);
+  double mean = 0;
+  for (float x : a.u[0]) {
+    EXPECT_GE(x, 0.0f);
+    EXPECT_LE(x, 1.0f);
+    mean += x;
+  }
+  EXPECT_NEAR(mean / 2000, 0.5, 0.03);
+}
+
+TEST(PopLibs, SeedTensorsOfTheWrongShapeOrTypeAreRefused) {
+  Rig s(4);
+  Sequence prog;
+  Tensor three = s.graph.addVariable(UNSIGNED_INT, {3}, VariableMappingMethod::LINEAR);
+  try {
+    poprand::setSeed(s.graph, three, 0, prog);
+    FAIL() << "a master seed of 3 elements was accepted";
+  } catch (const poputil::poplibs_error& x) {
+    EXPECT_NE(std::string(x.what()).find("2 unsigned ints; it is unsigned int {3}"), std::string::npos)
+        << x.what();
+  }
+  Tensor floats = s.graph.addVariable(FLOAT, {2}, VariableMappingMethod::LINEAR);
+  EXPECT_THROW(poprand::setSeed(s.graph, floats, 0, prog), poputil::poplibs_error);
+  Tensor seeds = getHwSeeds(s.graph, prog);
+  EXPECT_EQ(seeds.shape(), (std::vector<std::size_t>{4, s.graph.getTarget().getNumWorkerContexts(), 4}));
+  try {
+    setHwSeeds(s.graph, seeds.slice(0, 2), prog);
+    FAIL() << "seeds of 2 tiles were accepted for 4";
+  } catch (const tensor_creation_error& x) {
+    EXPECT_NE(std::string(x.what()).find("of shape {4,6,4}"), std::string::npos) << x.what();
+  }
 }

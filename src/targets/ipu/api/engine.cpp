@@ -2,6 +2,7 @@
 // vertex state, exchange plans) and runs control programs as BSP supersteps on Tessera's engine
 // (spec 001 §2.2.2, §7.1.1): exchange, compute over the tile's worker contexts, sync.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -839,6 +840,7 @@ class Runner {
   void account(const program::Node* n, std::uint64_t cycles, std::uint64_t start,
                std::span<const std::uint64_t> compute, std::span<const std::uint64_t> exchange,
                const TypeStats* cs, bool both_ends = true) {
+    mark_active(compute, exchange);
     auto& s = e_.steps[e_.step_index.at(n)];
     if (s.executions++ == 0) {
       s.first_start = start;
@@ -1102,6 +1104,9 @@ class Runner {
         e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
     account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr, false);
     e_.sync_cycles += ss.sync;
+    if (e_.block_options.enabled() && e_.block_options.external_exchange)
+      record_stream_copy(e_.steps[e_.step_index.at(&n)].name, ss, e_.target->host_sync_cycles,
+                         per_tile, BlockRecord::Kind::stream_copy);
     tessera::profile::KernelRecord rec;
     rec.name = "StreamCopy " + n.stream.handle();
     rec.engine = "ipu";
@@ -1137,6 +1142,20 @@ class Runner {
   }
 
   void exec(const program::Node& n) {
+    if (!e_.block_options.enabled()) return exec_program(n);
+    const bool timed = is_timed(n);
+    if (timed) frames_.push_back({now(), std::vector<bool>(e_.target->num_ipus, false)});
+    exec_program(n);
+    if (timed) {
+      Frame f = std::move(frames_.back());
+      frames_.pop_back();
+      for (auto& outer : frames_)  // the outer blocks ran where this one did
+        for (std::size_t i = 0; i < f.ipus.size(); ++i) outer.ipus[i] = outer.ipus[i] || f.ipus[i];
+      record_block(n, f);
+    }
+  }
+
+  void exec_program(const program::Node& n) {
     using program::NodeKind;
     switch (n.kind) {
       case NodeKind::sequence:
@@ -1145,16 +1164,29 @@ class Runner {
       case NodeKind::execute:
         execute(n);
         break;
-      case NodeKind::repeat:
-        for (unsigned i = 0; i < n.count; ++i) exec(*n.children[0].tesseraNode());
+      case NodeKind::repeat: {
+        const bool flush = flushes_after_each_iteration(n);
+        for (unsigned i = 0; i < n.count; ++i) {
+          exec(*n.children[0].tesseraNode());
+          if (flush) flush_blocks();
+        }
+        flushing_loop_ -= flush;
         break;
-      case NodeKind::repeat_while:
+      }
+      case NodeKind::repeat_while: {
+        const bool flush = flushes_after_each_iteration(n);
         for (;;) {
           exec(*n.children[0].tesseraNode());
           bool p = scalar(n.a, "RepeatWhile predicate") != 0;
           if (p != n.while_true) break;
           exec(*n.children[1].tesseraNode());
+          if (flush) flush_blocks();
         }
+        flushing_loop_ -= flush;
+        break;
+      }
+      case NodeKind::block:
+        exec(*n.children[0].tesseraNode());
         break;
       case NodeKind::if_else:
         exec(*n.children[scalar(n.a, "If predicate") != 0 ? 0 : 1].tesseraNode());
@@ -1333,6 +1365,9 @@ class Runner {
         e_.bsp->add(e_.steps[e_.step_index.at(&n)].name, std::vector<std::uint64_t>{cycles}, {});
     account(&n, ss.compute + ss.exchange + ss.sync, ss.start, {}, per_tile, nullptr, false);
     e_.sync_cycles += ss.sync;
+    if (e_.block_options.enabled() && e_.block_options.external_exchange)
+      record_stream_copy(e_.steps[e_.step_index.at(&n)].name, ss, e_.target->host_sync_cycles,
+                         per_tile, BlockRecord::Kind::stream_copy);
     tessera::profile::KernelRecord rec;
     rec.name = fmt::format("RemoteBufferCopy {}", info.handle);
     rec.engine = "ipu";
@@ -1571,6 +1606,176 @@ class Runner {
     return out;
   }
 
+  // ---- the lightweight profiler (Block programs, profiler.blocks.* options) ----
+  struct Frame {
+    std::uint64_t start = 0;
+    std::vector<bool> ipus;  // the IPUs whose tiles did work in it
+  };
+  // Bytes one record takes in a tile's block buffer: its first and last cycle and the program's
+  // id, 64 bits each (Tessera's estimate; Graphcore documents the buffer's size, 1,000 B by
+  // default, not its layout).
+  static constexpr std::uint64_t kBlockRecordBytes = 24;
+
+  // The Engine's clock: the BSP schedule's cycles plus the control program's predicate reads.
+  std::uint64_t now() const { return e_.bsp->total_cycles() + e_.control_cycles; }
+
+  std::string program_name(const program::Node& n) const {
+    if (!n.name.empty()) return n.name;
+    auto it = e_.step_index.find(&n);
+    return it == e_.step_index.end() ? std::string() : e_.steps[it->second].name;
+  }
+
+  static const char* program_type(program::NodeKind k) {
+    using program::NodeKind;
+    switch (k) {
+      case NodeKind::block:
+        return "Block";
+      case NodeKind::execute:
+        return "OnTileExecute";
+      case NodeKind::copy:
+        return "DoExchange";
+      case NodeKind::stream_to_tensor:
+      case NodeKind::tensor_to_stream:
+        return "StreamCopy";
+      case NodeKind::remote_to_tensor:
+      case NodeKind::tensor_to_remote:
+      case NodeKind::cross_replica:
+        return "GlobalExchange";
+      case NodeKind::repeat:
+        return "Repeat";
+      case NodeKind::repeat_while:
+        return "RepeatWhile";
+      case NodeKind::if_else:
+        return "If";
+      case NodeKind::switch_case:
+        return "Switch";
+      case NodeKind::call:
+        return "Call";
+      case NodeKind::sync:
+        return "Sync";
+      case NodeKind::sequence:
+        return "Sequence";
+      default:
+        return "Unknown";
+    }
+  }
+
+  // A Block whose name matches profiler.blocks.filter, or any other program whose name matches
+  // profiler.programs.filter (the implicit Block Poplar wraps around it).
+  bool is_timed(const program::Node& n) {
+    auto [it, fresh] = e_.timed.try_emplace(&n, false);
+    if (!fresh) return it->second;
+    const auto& o = e_.block_options;
+    const std::string name = program_name(n);
+    if (n.kind == program::NodeKind::block)
+      it->second = o.blocks_filter && std::regex_match(name, *o.blocks_filter);
+    else
+      it->second = o.programs_filter && !name.empty() && std::regex_match(name, *o.programs_filter);
+    return it->second;
+  }
+
+  bool contains_timed(const program::Node& n, std::set<const program::Node*>& seen) {
+    if (!seen.insert(&n).second) return false;
+    if (is_timed(n)) return true;
+    for (const auto& c : n.children)
+      if (contains_timed(*c.tesseraNode(), seen)) return true;
+    for (const auto& c : n.cases)
+      if (contains_timed(*c.second.tesseraNode(), seen)) return true;
+    if (n.default_case && contains_timed(*n.default_case, seen)) return true;
+    return n.kind == program::NodeKind::call &&
+           contains_timed(*g_.functions.at(n.function).tesseraNode(), seen);
+  }
+
+  // With profiler.blocks.implicitFlush, the buffers go to the host after each iteration of the
+  // outermost loop that times anything (Tessera's choice of Poplar's "good spot": every tile
+  // is in step there). Returns whether this loop flushes; the caller undoes flushing_loop_.
+  bool flushes_after_each_iteration(const program::Node& loop) {
+    if (!e_.block_options.enabled() || !e_.block_options.implicit_flush || flushing_loop_)
+      return false;
+    std::set<const program::Node*> seen;
+    if (!contains_timed(loop, seen)) return false;
+    ++flushing_loop_;
+    return true;
+  }
+
+  void add_block(unsigned tile, BlockRecord r) {
+    auto& buf = e_.block_buffers[tile];
+    auto& records = e_.blocks[tile];
+    if (buf.used + kBlockRecordBytes <= e_.block_options.buffer_bytes) {
+      buf.used += kBlockRecordBytes;
+      records.push_back(std::move(r));
+    } else if (buf.overflow) {  // the buffer is full: the overflow record spans what is lost
+      records[*buf.overflow].to = r.to;
+    } else {
+      buf.overflow = records.size();
+      records.push_back({BlockRecord::Kind::overflow, "Overflow", "Unknown", r.from, r.to});
+    }
+  }
+
+  void record_block(const program::Node& n, const Frame& f) {
+    const auto& t = *e_.target;
+    const bool anywhere = std::none_of(f.ipus.begin(), f.ipus.end(), [](bool b) { return b; });
+    for (unsigned ipu = 0; ipu < t.num_ipus; ++ipu)
+      if (anywhere || f.ipus[ipu])
+        add_block(ipu * t.tiles_per_ipu + e_.block_options.tile,
+                  {BlockRecord::Kind::common, program_name(n), program_type(n.kind), f.start,
+                   now()});
+  }
+
+  // The tiles that did work in a step: every open block ran on their IPUs.
+  void mark_active(std::span<const std::uint64_t> compute, std::span<const std::uint64_t> exchange) {
+    if (frames_.empty()) return;
+    const unsigned per_ipu = e_.target->tiles_per_ipu;
+    auto& ipus = frames_.back().ipus;
+    for (std::size_t t = 0; t < std::max(compute.size(), exchange.size()); ++t)
+      if ((t < compute.size() && compute[t]) || (t < exchange.size() && exchange[t]))
+        ipus[std::min<std::size_t>(t / per_ipu, ipus.size() - 1)] = true;
+  }
+
+  // A stream copy's three phases, as the instrumented hardware reports them: the sync with the
+  // host, the transfer, the closing sync.
+  void record_stream_copy(const std::string& name, const sim::Superstep& ss,
+                          std::uint64_t sync_with_host, std::span<const std::uint64_t> per_tile,
+                          BlockRecord::Kind kind) {
+    const std::uint64_t begin_end = ss.start + std::min(sync_with_host, ss.compute);
+    const std::uint64_t mid_end = ss.start + ss.compute;
+    for (unsigned tile = 0; tile < per_tile.size(); ++tile) {
+      if (!per_tile[tile]) continue;
+      auto& r = e_.blocks[tile];
+      r.push_back({kind, name, "StreamCopyBegin", ss.start, begin_end});
+      r.push_back({kind, name, "StreamCopyMid", begin_end, mid_end});
+      r.push_back({kind, name, "StreamCopyEnd", mid_end, ss.end()});
+    }
+  }
+
+  // Copies every instrumented tile's records to the host: one stream copy of the fullest
+  // buffer's bytes (all tiles send at once), then the buffers are empty again.
+  void flush_blocks() {
+    std::uint64_t bytes = 0;
+    std::vector<std::uint64_t> per_tile(e_.tiles, 0);
+    for (auto& [tile, buf] : e_.block_buffers) {
+      bytes = std::max(bytes, buf.used);
+      if (buf.used && tile < per_tile.size()) per_tile[tile] = buf.used;
+      buf = BlockBuffer{};
+    }
+    if (bytes == 0) return;
+    const std::uint64_t cycles =
+        e_.device->cost_model().host_link_cycles(bytes) + e_.target->host_sync_cycles;
+    e_.host_cycles += cycles;
+    const auto& ss = e_.bsp->add("BlockFlush", std::vector<std::uint64_t>{cycles}, {});
+    e_.sync_cycles += ss.sync;
+    if (e_.block_options.external_exchange)
+      record_stream_copy("BlockFlush", ss, e_.target->host_sync_cycles, per_tile,
+                         BlockRecord::Kind::flush);
+    tessera::profile::KernelRecord rec;
+    rec.name = "StreamCopy BlockFlush";
+    rec.engine = "ipu";
+    rec.cycles = ss.compute + ss.sync;
+    rec.bytes_written = bytes;
+    e_.device->record_kernel(std::move(rec));
+    e_.device->add_bytes_moved("host-link", bytes);
+  }
+
   void stamp(const program::Node& n) {
     std::uint64_t now = e_.bsp->total_cycles();
     if (n.stamp_base_node) {
@@ -1593,6 +1798,8 @@ class Runner {
   EngineState& e_;
   GraphState& g_;
   std::set<const program::Node*> prepared_, on_path_;  // prepare's walk
+  std::vector<Frame> frames_;                          // the timed programs now running
+  unsigned flushing_loop_ = 0;                         // inside a loop that flushes the buffers
 };
 
 }  // namespace
@@ -1629,6 +1836,43 @@ Engine::Engine(const Graph& graph, const program::Program& prog, const OptionFla
     : Engine(graph, ArrayRef<program::Program>(&prog, 1), options) {}
 
 namespace detail {
+void read_block_options(EngineState& e) {
+  BlockOptions o;
+  auto regex = [&](const char* key) -> std::optional<std::regex> {
+    if (!e.options.contains(key)) return std::nullopt;
+    const std::string& v = e.options.at(key);
+    try {
+      return std::regex(v, std::regex::ECMAScript);
+    } catch (const std::regex_error& x) {
+      throw invalid_option(fmt::format(
+          "option '{}' is '{}', which is not a regular expression ({}); give an ECMAScript "
+          "regular expression that the whole program name must match, e.g. \"stage.*\"",
+          key, v, x.what()));
+    }
+  };
+  auto whole_number = [&](const char* key, std::uint64_t low, std::uint64_t high) {
+    const std::string& v = e.options.at(key);
+    std::uint64_t n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || p != v.data() + v.size() || n < low || n > high)
+      throw invalid_option(fmt::format("option '{}' is '{}'; give a whole number from {} to {}",
+                                       key, v, low, high));
+    return n;
+  };
+  o.blocks_filter = regex("profiler.blocks.filter");
+  o.programs_filter = regex("profiler.programs.filter");
+  if (e.options.contains("profiler.blocks.tile"))
+    o.tile = static_cast<unsigned>(
+        whole_number("profiler.blocks.tile", 0, e.target->tiles_per_ipu - 1));
+  if (e.options.contains("profiler.blocks.bufferSize"))
+    o.buffer_bytes = whole_number("profiler.blocks.bufferSize", 0, e.target->bytes_per_tile);
+  if (e.options.contains("profiler.blocks.implicitFlush"))
+    o.implicit_flush = option_true(e.options, "profiler.blocks.implicitFlush");
+  o.external_exchange = option_true(e.options, "debug.instrumentExternalExchange");
+  e.block_options = std::move(o);
+  e.timed.clear();
+}
+
 void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
                   ArrayRef<program::Program> progs, const OptionFlags& options) {
   honour_poplar_logging();
@@ -1657,7 +1901,12 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
                                 "exchange.streamBufferOverlap",
                                 "opt.enableSwSyncs",
                                 "target.syncReplicasIndependently",
-                                "profiler.trace"};
+                                "profiler.trace",
+                                "profiler.blocks.filter",
+                                "profiler.programs.filter",
+                                "profiler.blocks.tile",
+                                "profiler.blocks.bufferSize",
+                                "profiler.blocks.implicitFlush"};
   for (const auto& [k, v] : e.options)
     if (std::find_if(std::begin(known), std::end(known), [&](const char* n) { return k == n; }) ==
         std::end(known))
@@ -1665,6 +1914,7 @@ void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
                                        v, fmt::join(known, ", ")));
   e.debug_undefined = option_true(e.options, "debug.checkUndefinedReads");
   e.tiles = e.target->num_tiles;
+  read_block_options(e);
   e.programs.assign(progs.begin(), progs.end());
   e.device = std::make_unique<tessera::runtime::Device>(*e.target->spec);
   e.device->set_trace_enabled(option_true(e.options, "profiler.trace"));
@@ -1725,6 +1975,7 @@ Engine::Engine(Executable&& exe, const OptionFlags& options) : state_(exe.tesser
   }
   if (options.contains("profiler.trace"))
     state_->device->set_trace_enabled(option_true(state_->options, "profiler.trace"));
+  detail::read_block_options(*state_);
 }
 
 Engine::~Engine() = default;
@@ -1747,6 +1998,7 @@ void Engine::run(unsigned prog, const std::string&) {
     throw control_program_error(
         fmt::format("run({}) of an Engine with {} programs", prog, e.programs.size()));
   detail::Runner(e).run(e.programs[prog]);
+  e.block_buffers.clear();  // the host reads what the buffers hold when the run ends
   ++e.runs;
   e.device->synchronize();
   if (auto_report(e, "autoReport.outputExecutionProfile")) {
@@ -1960,6 +2212,8 @@ void Engine::resetExecutionProfile() {
     s = std::move(fresh);
   }
   e.type_totals.clear();
+  e.blocks.clear();
+  e.block_buffers.clear();
   e.host_cycles = e.copy_cycles = e.exchange_cycles = e.compute_cycles = e.sync_cycles =
       e.control_cycles = e.remote_cycles = e.link_cycles = e.link_bytes = 0;
   e.bsp = std::make_unique<tessera::sim::BspSchedule>(

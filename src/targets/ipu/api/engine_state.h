@@ -6,6 +6,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -99,6 +101,33 @@ struct StepStats {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_type;  // instances, cycles
 };
 
+// One execution of a timed program on one instrumented tile (the lightweight profiler: the
+// Engine options profiler.blocks.* and profiler.programs.filter; see docs/targets/ipu.md).
+struct BlockRecord {
+  enum class Kind { common, overflow, flush, stream_copy };
+  Kind kind = Kind::common;
+  std::string program;  // the program's name
+  std::string type;     // pva::Program::Type's name: Block, OnTileExecute, StreamCopyBegin, ...
+  std::uint64_t from = 0, to = 0;
+};
+
+// The block records of one instrumented tile: what its buffer holds until the next flush.
+struct BlockBuffer {
+  std::uint64_t used = 0;                  // bytes of the buffer in use
+  std::optional<std::size_t> overflow;     // the open overflow record, while records are dropped
+};
+
+// The lightweight profiler's options, read from the Engine's options.
+struct BlockOptions {
+  std::optional<std::regex> blocks_filter;    // profiler.blocks.filter: Block programs by name
+  std::optional<std::regex> programs_filter;  // profiler.programs.filter: any program by name
+  unsigned tile = 0;                          // profiler.blocks.tile, within each IPU
+  std::uint64_t buffer_bytes = 1000;          // profiler.blocks.bufferSize
+  bool implicit_flush = true;                 // profiler.blocks.implicitFlush
+  bool external_exchange = false;             // debug.instrumentExternalExchange
+  bool enabled() const { return blocks_filter || programs_filter; }
+};
+
 struct TileMemory {
   std::map<std::string, std::uint64_t> by_category;
   std::uint64_t total = 0;
@@ -149,6 +178,10 @@ struct EngineState {
   std::vector<tessera::runtime::Buffer> remote;
   std::uint64_t remote_cycles = 0;
   std::uint64_t link_cycles = 0, link_bytes = 0;  // IPU-Link traffic of cross-replica programs
+  BlockOptions block_options;
+  std::map<const program::Node*, bool> timed;            // programs the profiler times
+  std::map<unsigned, std::vector<BlockRecord>> blocks;   // by tile, as the host received them
+  std::map<unsigned, BlockBuffer> block_buffers;         // by instrumented tile
 
   ~EngineState() {
     for (auto& cs : compute_sets)
@@ -157,6 +190,9 @@ struct EngineState {
 };
 
 void print_profile_summary(const EngineState& e, std::ostream& out, const OptionFlags& opts);
+// Reads the lightweight profiler's options into e.block_options; invalid_option when one is
+// malformed (a regular expression that does not parse, a tile past an IPU's tiles, ...).
+void read_block_options(EngineState& e);
 // Compiles `graph` and `progs` into `e` (what Engine creation and compileGraph do).
 void build_engine(EngineState& e, std::shared_ptr<GraphState> graph,
                   ArrayRef<program::Program> progs, const OptionFlags& options);

@@ -157,7 +157,7 @@ class NodeReader {
         built_(nodes.size()), kinds_(nodes.size()), edges_(nodes.size()) {
     if (!nodes.is_array()) detail::executable_damaged("'nodes' is not an array");
     const std::size_t n = nodes.size();
-    constexpr int kLastKind = static_cast<int>(program::NodeKind::cross_replica);
+    constexpr int kLastKind = static_cast<int>(program::NodeKind::block);
     for (std::size_t id = 0; id < n; ++id) {
       const json& j = nodes[id];
       const std::string who = fmt::format("program node {}", id);

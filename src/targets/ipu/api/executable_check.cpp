@@ -285,6 +285,7 @@ void check_executable_node(const GraphState& g, const program::Node& n, std::siz
                            g.compute_sets.size());
       break;
     case NodeKind::repeat:
+    case NodeKind::block:
       need_children(1);
       break;
     case NodeKind::repeat_while:

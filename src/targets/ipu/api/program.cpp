@@ -94,6 +94,15 @@ Switch& Switch::add(std::int32_t value, const Program& body) {
   return *this;
 }
 
+Block::Block(const Program& p, const DebugContext& dc) : Program(node(NodeKind::block, dc)) {
+  if (p.isEmpty())
+    throw control_program_error(fmt::format(
+        "Block '{}' scopes an empty program; give it the program whose executions you want "
+        "timed (a Sequence with programs in it, an Execute, ...)",
+        node_->name));
+  node_->children = {p};
+}
+
 Copy::Copy(const Tensor& src, const Tensor& dst, bool, const DebugContext& dc)
     : Program(node(NodeKind::copy, dc)) {
   if (src.elementType() != dst.elementType() || src.numElements() != dst.numElements())

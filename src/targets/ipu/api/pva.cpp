@@ -101,6 +101,56 @@ std::vector<Run> Execution::runs() const {
   return out;
 }
 
+std::vector<Block> Execution::blocks(unsigned tile) const {
+  if (!d_->execution.is_object() || !d_->execution.contains("blocks")) return {};
+  static const std::pair<const char*, Program::Type> kTypes[] = {
+      {"Unknown", Program::Type::Unknown},
+      {"Block", Program::Type::Block},
+      {"Sequence", Program::Type::Sequence},
+      {"Repeat", Program::Type::Repeat},
+      {"RepeatWhile", Program::Type::RepeatWhile},
+      {"If", Program::Type::If},
+      {"Switch", Program::Type::Switch},
+      {"Call", Program::Type::Call},
+      {"Sync", Program::Type::Sync},
+      {"OnTileExecute", Program::Type::OnTileExecute},
+      {"DoExchange", Program::Type::DoExchange},
+      {"GlobalExchange", Program::Type::GlobalExchange},
+      {"StreamCopy", Program::Type::StreamCopy},
+      {"StreamCopyBegin", Program::Type::StreamCopyBegin},
+      {"StreamCopyMid", Program::Type::StreamCopyMid},
+      {"StreamCopyEnd", Program::Type::StreamCopyEnd}};
+  static const std::pair<const char*, Block::Kind> kKinds[] = {
+      {"common", Block::Kind::common},
+      {"overflow", Block::Kind::overflow},
+      {"flush", Block::Kind::flush},
+      {"streamCopy", Block::Kind::streamCopy}};
+  auto lookup = [](const auto& table, const std::string& name, const char* what) {
+    for (const auto& [n, v] : table)
+      if (name == n) return v;
+    throw poplar::parse_error(
+        fmt::format("the report's block {} '{}' is not one Tessera writes; the file is damaged",
+                    what, name));
+  };
+  const json& all = d_->execution.at("blocks");
+  if (!all.is_array()) throw poplar::parse_error("the report's blocks are not a list; the file is damaged");
+  std::vector<Block> out;
+  for (const auto& t : all) {
+    if (field<unsigned>(t, "tile") != tile) continue;
+    if (!t.contains("records") || !t.at("records").is_array())
+      throw poplar::parse_error("the report's blocks of a tile are not a list; the file is damaged");
+    for (const auto& r : t.at("records")) {
+      auto program = std::make_shared<Program>(
+          field<std::string>(r, "program"),
+          lookup(kTypes, field<std::string>(r, "type"), "program type"));
+      out.push_back(Block(std::move(program), field<std::uint64_t>(r, "from"),
+                          field<std::uint64_t>(r, "to"), tile,
+                          lookup(kKinds, field<std::string>(r, "kind"), "kind")));
+    }
+  }
+  return out;
+}
+
 Version Report::version() const {
   return parse_version(d_->format_version);
 }

@@ -190,6 +190,8 @@ struct GraphState {
   std::vector<program::Program> functions;
   std::map<std::string, PerfEstimateFunc> estimators;
   std::vector<std::shared_ptr<CodeletLibrary>> libraries;
+  // The hardware random seeds of each graph view (Graph::tesseraHwSeeds), by (first tile, tiles).
+  std::map<std::pair<unsigned, unsigned>, Tensor> hw_seeds;
 
   const Variable& var(std::uint32_t id) const { return variables.at(id); }
   // Tile of the byte at `offset` of variable `var`, or ~0u when unmapped.
@@ -245,7 +247,8 @@ enum class NodeKind {
   cycle_stamp,
   remote_to_tensor,
   tensor_to_remote,
-  cross_replica
+  cross_replica,
+  block  // children[0]: the scoped program
 };
 
 // Data between replicas over the IPU-Links: CrossReplicaCopy and the gcl collectives.

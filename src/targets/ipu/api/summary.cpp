@@ -129,6 +129,27 @@ json execution_profile(const EngineState& e) {
                      {"byType", by_type}});
   }
   j["steps"] = steps;
+  if (!e.blocks.empty()) {  // the lightweight profiler's records, per tile in cycle order
+    static constexpr const char* kKinds[] = {"common", "overflow", "flush", "streamCopy"};
+    json blocks = json::array();
+    for (const auto& [tile, records] : e.blocks) {
+      std::vector<const BlockRecord*> sorted;
+      for (const auto& r : records) sorted.push_back(&r);
+      // An outer block starts no later than those inside it and ends no earlier.
+      std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+        return a->from != b->from ? a->from < b->from : a->to > b->to;
+      });
+      json list = json::array();
+      for (const auto* r : sorted)
+        list.push_back({{"program", r->program},
+                        {"type", r->type},
+                        {"kind", kKinds[static_cast<int>(r->kind)]},
+                        {"from", r->from},
+                        {"to", r->to}});
+      blocks.push_back({{"tile", tile}, {"records", list}});
+    }
+    j["blocks"] = blocks;
+  }
   return j;
 }
 

@@ -19,6 +19,7 @@
 #include <popops/ElementWise.hpp>
 #include <popops/EncodingConstants.hpp>
 #include <popops/Reduce.hpp>
+#include <popops/TopK.hpp>
 #include <poprand/RandomGen.hpp>
 #include <poprand/codelets.hpp>
 #include <poputil/TileMapping.hpp>
@@ -146,6 +147,27 @@ namespace {
 const abi::FieldDesc kPoolFields[] = {TESSERA_IPU_FIELD(PoolVertex, in),
                                       TESSERA_IPU_FIELD(PoolVertex, out),
                                       TESSERA_IPU_FIELD(PoolVertex, params)};
+// poprand::setSeed on one tile: each worker context's four seed words from the master seed,
+// the seed modifier, the tile and the word (a hash: the IPU's own derivation is not published).
+// params: seed modifier, tile.
+class SetSeedVertex : public poplar::Vertex {
+ public:
+  poplar::Input<poplar::Vector<unsigned>> seed;
+  poplar::Output<poplar::Vector<unsigned>> hwSeeds;  // [workers][4] of this tile
+  poplar::Vector<unsigned> params;
+
+  bool compute() {
+    const std::uint64_t master = std::uint64_t(seed[1]) << 32 | seed[0];
+    const std::uint64_t key = mix(master ^ mix(params[0]));
+    for (std::size_t i = 0; i < hwSeeds.size(); ++i)
+      hwSeeds[i] = unsigned(mix(key ^ mix((std::uint64_t(params[1]) << 16) | i)));
+    return true;
+  }
+};
+
+const abi::FieldDesc kSetSeedFields[] = {TESSERA_IPU_FIELD(SetSeedVertex, seed),
+                                         TESSERA_IPU_FIELD(SetSeedVertex, hwSeeds),
+                                         TESSERA_IPU_FIELD(SetSeedVertex, params)};
 const abi::FieldDesc kRandFields[] = {
     TESSERA_IPU_FIELD(RandomVertex, seed), TESSERA_IPU_FIELD(RandomVertex, in),
     TESSERA_IPU_FIELD(RandomVertex, out), TESSERA_IPU_FIELD(RandomVertex, params)};
@@ -162,6 +184,12 @@ const abi::VertexTypeDesc& rand_desc() {
   return d;
 }
 
+const abi::VertexTypeDesc& set_seed_desc() {
+  static const abi::VertexTypeDesc d = poplar::detail::describe_vertex<SetSeedVertex>(
+      "poprand::SetSeedSupervisor", kSetSeedFields, 3, kNone);
+  return d;
+}
+
 std::vector<unsigned> words(double v) {
   auto b = std::bit_cast<std::uint64_t>(v);
   return {unsigned(b & 0xffffffffu), unsigned(b >> 32)};
@@ -169,7 +197,7 @@ std::vector<unsigned> words(double v) {
 
 }  // namespace
 std::vector<const abi::VertexTypeDesc*> popnn_descs() {
-  return {&pool_desc(), &rand_desc()};
+  return {&pool_desc(), &rand_desc(), &set_seed_desc()};
 }
 
 }  // namespace tessera::ipu::poplibs
@@ -530,9 +558,15 @@ std::pair<Tensor, Tensor> layerNormalise(poplar::Graph& graph, const Tensor& act
 }  // namespace ln
 
 // ---- losses ----
-void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expected,
-              const Tensor& loss, const Tensor& deltas, LossType lossType, Sequence& prog,
-              const poplar::DebugContext& dc) {
+namespace {
+// calcLoss with PopLibs' optional scales (Loss.hpp): for CROSS_ENTROPY_LOSS the outputs are
+// probabilities times modelOutputScaling (SOFTMAX_SCALED), the deltas are
+// (p - onehot x modelOutputScaling) x deltasScale / modelOutputScaling, and the loss takes
+// log(modelOutputScaling) back out; invalid tensors: the scales are 1.
+void loss_and_deltas(poplar::Graph& graph, const Tensor& outputs, const Tensor& expected,
+                     const Tensor& loss, const Tensor& deltas, const Tensor& deltasScale,
+                     const Tensor& modelOutputScaling, LossType lossType, Sequence& prog,
+                     const poplar::DebugContext& dc) {
   if (outputs.rank() != 2 || expected.rank() != 1 || expected.dim(0) != outputs.dim(0) ||
       loss.numElements() != outputs.dim(0) || deltas.shape() != outputs.shape())
     throw poputil::poplibs_error(fmt::format(
@@ -540,8 +574,25 @@ void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expecte
         "({{{}}}), loss [batch] ({} elements) and deltas like the outputs ({{{}}})",
         fmt::join(outputs.shape(), ","), fmt::join(expected.shape(), ","), loss.numElements(),
         fmt::join(deltas.shape(), ",")));
+  for (const auto& [scale, name] : {std::pair{&deltasScale, "deltasScale"},
+                                     std::pair{&modelOutputScaling, "modelOutputScaling"}})
+    if (scale->valid() && (scale->numElements() != 1 || !(scale->elementType() == poplar::FLOAT ||
+                                                          scale->elementType() == poplar::HALF)))
+      throw poputil::poplibs_error(fmt::format(
+          "popnn::calcLoss: {} must be one float or half element; it is {} {{{}}}. Pass a "
+          "single-element tensor (or use the overload without scales, which means 1.0)",
+          name, scale->elementType().toString(), fmt::join(scale->shape(), ",")));
+  const bool scaled =
+      lossType == CROSS_ENTROPY_LOSS && (deltasScale.valid() || modelOutputScaling.valid());
   std::size_t B = outputs.dim(0), C = outputs.dim(1);
   Type t = outputs.elementType();
+  auto scale_or_one = [&](const Tensor& s, const char* name) {
+    if (s.valid())
+      return (s.elementType() == t ? s : popops::cast(graph, s, t, prog, {dc, name})).reshape({1, 1});
+    Tensor one = graph.addConstant<float>(t, {1, 1}, 1.0f, {dc, name});
+    graph.setTileMapping(one, 0);
+    return one;
+  };
   std::vector<int> classes(C);
   for (std::size_t i = 0; i < C; ++i) classes[i] = int(i);
   Tensor iota = graph.addConstant<int>(poplar::INT, {1, C}, poplar::ArrayRef<int>(classes), {dc, "classes"});
@@ -555,15 +606,32 @@ void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expecte
                               {iota, labels.reshape({B, 1})}, prog, {dc, "onehot"});
   Tensor keep = popops::map(graph, pe::Cast(pe::NotEqual(pe::_1, pe::Const(int(MASKED_LABEL_CODE))), t),
                             {labels}, prog, {dc, "unmasked"});
-  popops::mapWithOutput(graph, pe::Mul(pe::Sub(pe::_1, pe::_2), pe::_3),
-                        {outputs, onehot, keep.reshape({B, 1})}, deltas, prog, {dc, "deltas"});
+  Tensor mos;
+  if (scaled) {
+    mos = scale_or_one(modelOutputScaling, "modelOutputScaling");
+    Tensor ds = scale_or_one(deltasScale, "deltasScale");
+    popops::mapWithOutput(
+        graph, pe::Mul(pe::Mul(pe::Sub(pe::_1, pe::Mul(pe::_2, pe::_4)), pe::Divide(pe::_5, pe::_4)),
+                       pe::_3),
+        {outputs, onehot, keep.reshape({B, 1}), mos, ds}, deltas, prog, {dc, "deltas"});
+  } else {
+    popops::mapWithOutput(graph, pe::Mul(pe::Sub(pe::_1, pe::_2), pe::_3),
+                          {outputs, onehot, keep.reshape({B, 1})}, deltas, prog, {dc, "deltas"});
+  }
   Tensor per;
   if (lossType == CROSS_ENTROPY_LOSS) {
     // -log of the labelled probability (clamped away from 0 as PopLibs' loss codelet does).
     Tensor picked = popops::map(graph, pe::Mul(pe::_1, pe::_2), {outputs, onehot}, prog, {dc, "picked"});
     Tensor p = popops::reduce(graph, picked, t, {1}, popops::Operation::ADD, prog, {dc, "p"});
-    per = popops::map(graph, pe::Mul(pe::Neg(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t)))), pe::_2),
-                      {p, keep}, prog, {dc, "xent"});
+    if (scaled)
+      per = popops::map(graph,
+                        pe::Mul(pe::Neg(pe::Sub(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t))),
+                                                pe::Log(pe::_3))),
+                                pe::_2),
+                        {p, keep, mos.reshape({1})}, prog, {dc, "xent"});
+    else
+      per = popops::map(graph, pe::Mul(pe::Neg(pe::Log(pe::Max(pe::_1, pe::Const(1e-7, t)))), pe::_2),
+                        {p, keep}, prog, {dc, "xent"});
   } else {
     per = popops::reduce(graph, deltas, t, {1}, {popops::Operation::SQUARE_ADD, 0.5f}, prog, {dc, "sumSquared"});
   }
@@ -572,6 +640,13 @@ void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expecte
                                      : popops::cast(graph, per, loss.elementType(), prog, dc),
                                  loss.flatten().reshape(per.shape())));
 }
+}  // namespace
+
+void calcLoss(poplar::Graph& graph, const Tensor& outputs, const Tensor& expected,
+              const Tensor& loss, const Tensor& deltas, LossType lossType, Sequence& prog,
+              const poplar::DebugContext& dc) {
+  loss_and_deltas(graph, outputs, expected, loss, deltas, Tensor(), Tensor(), lossType, prog, dc);
+}
 
 poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
                                   const Tensor& expected, const Tensor& loss,
@@ -579,6 +654,17 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
                                   const poplar::DebugContext& dc) {
   Sequence prog;
   calcLoss(graph, outputs, expected, loss, deltas, lossType, prog, dc);
+  return prog;
+}
+
+poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
+                                  const Tensor& expected, const Tensor& loss,
+                                  const Tensor& deltas, const Tensor& deltasScale,
+                                  const Tensor& modelOutputScaling, LossType lossType,
+                                  const poplar::DebugContext& dc) {
+  Sequence prog;
+  loss_and_deltas(graph, outputs, expected, loss, deltas, deltasScale, modelOutputScaling,
+                  lossType, prog, dc);
   return prog;
 }
 
@@ -668,6 +754,32 @@ poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
   return prog;
 }
 
+poplar::program::Program calcLoss(poplar::Graph& graph, const Tensor& outputs,
+                                  const Tensor& expected, const Tensor& loss,
+                                  const Tensor& deltas, const Tensor& deltasScale,
+                                  const Tensor& modelOutputScaling, const Tensor& numCorrect,
+                                  LossType lossType, const poplar::DebugContext& dc) {
+  Sequence prog;
+  loss_and_deltas(graph, outputs, expected, loss, deltas, deltasScale, modelOutputScaling,
+                  lossType, prog, dc);
+  prog.add(calcAccuracy(graph, outputs, expected, numCorrect, dc));
+  return prog;
+}
+
+Tensor topK(poplar::Graph& graph, const Tensor& input, Tensor& indices, unsigned K, bool sort,
+            Sequence& prog, const poplar::DebugContext& dc) {
+  if (input.rank() != 2)
+    throw poputil::poplibs_error(fmt::format(
+        "popnn::topK: the input must be [batch][values]; its shape is {{{}}}",
+        fmt::join(input.shape(), ",")));
+  auto [values, at] = popops::topKWithPermutation(
+      graph, prog, input,
+      popops::TopKParams(K, true, sort ? popops::SortOrder::DESCENDING : popops::SortOrder::NONE),
+      dc);
+  indices = at;
+  return values;
+}
+
 }  // namespace popnn
 
 namespace poprand {
@@ -697,9 +809,6 @@ Tensor generate(poplar::Graph& graph, const Tensor* seed, std::uint32_t modifier
           "poprand::{}: the seed must be a tensor of 2 unsigned ints; it is {} of {} elements",
           kind, seed->elementType().toString(), seed->numElements()));
     s = seed->flatten();
-  } else {
-    s = graph.addConstant<unsigned>(poplar::UNSIGNED_INT, {2}, {0u, 0u}, {dc, "defaultSeed"});
-    graph.setTileMapping(s, 0);
   }
   if (dist == 4 && input->shape() != reference.shape())
     throw poputil::poplibs_error("poprand::dropout: input and reference must have the same shape");
@@ -730,7 +839,8 @@ Tensor generate(poplar::Graph& graph, const Tensor* seed, std::uint32_t modifier
       if (input) ins.push_back(in_flat.slice(iv.begin(), iv.end()));
       params.push_back(unsigned(iv.begin()));
     }
-    graph.connect(v["seed"], s);
+    // Without a seed tensor, each tile draws from its own hardware seed (poplar/RandomSeed.hpp).
+    graph.connect(v["seed"], seed ? s : graph.tesseraHwSeeds()[tile].flatten().slice(0, 2));
     graph.connect(v["out"], poplar::ArrayRef<Tensor>(outs));
     graph.connect(v["in"], poplar::ArrayRef<Tensor>(ins));
     set_state(graph, v, "params", params);
@@ -741,6 +851,37 @@ Tensor generate(poplar::Graph& graph, const Tensor* seed, std::uint32_t modifier
 }
 
 }  // namespace
+
+void setSeed(poplar::Graph& graph, const Tensor& masterSeed, std::uint32_t seedModifier,
+             Sequence& prog, const poplar::DebugContext& dc) {
+  if (!masterSeed.valid() || masterSeed.numElements() != 2 ||
+      masterSeed.elementType() != poplar::UNSIGNED_INT)
+    throw poputil::poplibs_error(fmt::format(
+        "poprand::setSeed: the master seed must be a tensor of 2 unsigned ints; it is {} {{{}}}. "
+        "Add it with graph.addVariable(UNSIGNED_INT, {{2}})",
+        masterSeed.valid() ? masterSeed.elementType().toString() : "invalid",
+        fmt::join(masterSeed.valid() ? masterSeed.shape() : std::vector<std::size_t>{}, ",")));
+  // On the IPU Model every tile keeps one hard-coded seed: setSeed does nothing (spec 001 §2,
+  // "Programming with Poplar"). Only an IPU target's tiles take the seed.
+  if (graph.getTarget().getTargetType() != poplar::TargetType::IPU) return;
+  require_codelets(graph, "poprand", "poprand::Random");
+  register_codelet(graph, "poprand::SetSeedSupervisor", set_seed_desc(),
+                   [](const poplar::VertexIntrospector&, const poplar::Target&) {
+                     // Spec 001 §8.2.3's sample report: 177,536 cycles over 1,216 instances.
+                     return poplar::VertexPerfEstimate(146);
+                   });
+  Tensor hw = graph.tesseraHwSeeds();
+  Tensor s = masterSeed.flatten();
+  auto cs = graph.addComputeSet(name_of(dc, "setSeed"));
+  for (unsigned tile = 0; tile < graph.getTarget().getNumTiles(); ++tile) {
+    auto v = graph.addVertex(cs, "poprand::SetSeedSupervisor");
+    graph.connect(v["seed"], s);
+    graph.connect(v["hwSeeds"], hw[tile].flatten());
+    set_state(graph, v, "params", {seedModifier, tile});
+    graph.setTileMapping(v, tile);
+  }
+  prog.add(poplar::program::Execute(cs, dc));
+}
 
 Tensor uniform(poplar::Graph& graph, const Tensor* seed, std::uint32_t seedModifier,
                const Tensor& reference, const poplar::Type& outType, double minVal, double maxVal,

@@ -1,8 +1,10 @@
 // popops slicing at run-time offsets, gather, one-hot encoding and sorts.
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
+#include <ostream>
 
 #include <popops/Cast.hpp>
 #include <popops/DynamicSlice.hpp>
@@ -10,6 +12,7 @@
 #include <popops/Encoding.hpp>
 #include <popops/Gather.hpp>
 #include <popops/Sort.hpp>
+#include <popops/TopK.hpp>
 #include <poputil/TileMapping.hpp>
 
 #include "elementwise.h"
@@ -131,6 +134,56 @@ class SortVertex : public poplar::Vertex {
   }
 };
 
+// The k largest (or smallest) keys of one row and, per params, the values at their places or
+// their indices. NaN ranks above every number. Of equal keys the earlier is taken first.
+// params: key type, mode (0 keys only, 1 values, 2 indices), value type, k, largest, order
+// (popops::SortOrder: 0 NONE, in row order; 1 ASCENDING; 2 DESCENDING).
+class TopKVertex : public poplar::Vertex {
+ public:
+  poplar::Input<poplar::Vector<Byte>> keys;
+  poplar::Input<poplar::VectorList<Byte>> values;  // one row in mode 1, else none
+  poplar::Output<poplar::Vector<Byte>> outKeys;
+  poplar::Output<poplar::VectorList<Byte>> outValues;  // one row in modes 1 and 2, else none
+  poplar::Vector<unsigned> params;
+
+  bool compute() {
+    const unsigned key_type = params[0], mode = params[1], value_type = params[2];
+    const std::size_t n = keys.size(), k = params[3];
+    const bool largest = params[4] != 0;
+    const unsigned order = params[5];
+    std::vector<double> key(n);
+    load_elements(keys.data(), key_type, n, key.data());
+    auto below = [&](std::size_t a, std::size_t b) {  // key[a] < key[b], NaN the greatest
+      if (std::isnan(key[a])) return false;
+      return std::isnan(key[b]) || key[a] < key[b];
+    };
+    std::vector<std::size_t> rank(n);
+    std::iota(rank.begin(), rank.end(), 0);
+    std::stable_sort(rank.begin(), rank.end(), [&](std::size_t a, std::size_t b) {
+      return largest ? below(b, a) : below(a, b);
+    });
+    std::vector<std::size_t> chosen(rank.begin(), rank.begin() + std::ptrdiff_t(k));
+    std::sort(chosen.begin(), chosen.end());  // row order; ties keep it below
+    if (order == 1) std::stable_sort(chosen.begin(), chosen.end(), below);
+    if (order == 2)
+      std::stable_sort(chosen.begin(), chosen.end(),
+                       [&](std::size_t a, std::size_t b) { return below(b, a); });
+    std::vector<double> out(k);
+    for (std::size_t i = 0; i < k; ++i) out[i] = key[chosen[i]];
+    store_elements(outKeys.data(), key_type, k, out.data());
+    if (mode == 0) return true;
+    if (mode == 1) {
+      std::vector<double> v(n);
+      load_elements(values[0].data(), value_type, n, v.data());
+      for (std::size_t i = 0; i < k; ++i) out[i] = v[chosen[i]];
+    } else {
+      for (std::size_t i = 0; i < k; ++i) out[i] = double(chosen[i]);
+    }
+    store_elements(outValues[0].data(), value_type, k, out.data());
+    return true;
+  }
+};
+
 namespace {
 
 const abi::FieldDesc kSliceFields[] = {
@@ -143,6 +196,10 @@ const abi::FieldDesc kUpdateAddFields[] = {
     TESSERA_IPU_FIELD(UpdateAddVertex, offsets), TESSERA_IPU_FIELD(UpdateAddVertex, base),
     TESSERA_IPU_FIELD(UpdateAddVertex, slices), TESSERA_IPU_FIELD(UpdateAddVertex, scale),
     TESSERA_IPU_FIELD(UpdateAddVertex, params)};
+const abi::FieldDesc kTopKFields[] = {
+    TESSERA_IPU_FIELD(TopKVertex, keys), TESSERA_IPU_FIELD(TopKVertex, values),
+    TESSERA_IPU_FIELD(TopKVertex, outKeys), TESSERA_IPU_FIELD(TopKVertex, outValues),
+    TESSERA_IPU_FIELD(TopKVertex, params)};
 const abi::FieldDesc kSortFields[] = {TESSERA_IPU_FIELD(SortVertex, keys),
                                       TESSERA_IPU_FIELD(SortVertex, values),
                                       TESSERA_IPU_FIELD(SortVertex, params)};
@@ -254,9 +311,15 @@ const abi::VertexTypeDesc& sort_desc() {
   return d;
 }
 
+const abi::VertexTypeDesc& topk_desc() {
+  static const abi::VertexTypeDesc d =
+      poplar::detail::describe_vertex<TopKVertex>("popops::TopK", kTopKFields, 5, kNone);
+  return d;
+}
+
 std::vector<const abi::VertexTypeDesc*> slices_descs() {
   return {&slice_desc(SliceMode::slice), &slice_desc(SliceMode::update),
-          &slice_desc(SliceMode::update_add), &sort_desc()};
+          &slice_desc(SliceMode::update_add), &sort_desc(), &topk_desc()};
 }
 
 }  // namespace tessera::ipu::poplibs
@@ -386,6 +449,14 @@ void encodeOneHot(poplar::Graph& graph, const Tensor& indices, const Tensor& enc
 }
 
 namespace {
+// The tile holding a row's first element: where the row's codelet runs (0 when unmapped).
+unsigned tile_of_first(const poplar::Graph& graph, const Tensor& row) {
+  auto m = graph.getTileMapping(row.slice(0, 1), false);
+  for (unsigned i = 0; i < m.size(); ++i)
+    if (!m[i].empty()) return i;
+  return 0;
+}
+
 void sort_rows(poplar::Graph& graph, const Tensor& k, const Tensor* v, unsigned dim, Sequence& prog,
                const poplar::DebugContext& dc) {
   require_codelets(graph, "popops", "popops::MapExpr");
@@ -416,10 +487,7 @@ void sort_rows(poplar::Graph& graph, const Tensor& k, const Tensor* v, unsigned 
       graph.connect(vx["values"], poplar::ArrayRef<Tensor>(std::vector<Tensor>{}));
     set_state(graph, vx, "params",
               {k.elementType().tesseraId(), v ? v->elementType().tesseraId() : 0u, v ? 1u : 0u});
-    auto m = graph.getTileMapping(kr[r].slice(0, 1), false);
-    unsigned tile = 0;
-    for (unsigned i = 0; i < m.size(); ++i)
-      if (!m[i].empty()) tile = i;
+    const unsigned tile = tile_of_first(graph, kr[r]);
     graph.setTileMapping(vx, tile);
   }
   prog.add(poplar::program::Execute(cs, dc));
@@ -452,6 +520,111 @@ Tensor sortKeyValue(poplar::Graph& graph, const Tensor& k, const Tensor& v, unsi
   prog.add(poplar::program::Copy(v, vc, false, dc));
   sortKeyValueInPlace(graph, kc, vc, dim, prog, dc);
   return vc;
+}
+
+// ---- top k ----
+TopKParams::TopKParams(unsigned k_, bool largest_, SortOrder sortOrder_) noexcept
+    : k(k_), largest(largest_), sortOrder(sortOrder_) {}
+
+std::ostream& operator<<(std::ostream& os, const SortOrder& o) {
+  return os << (o == SortOrder::ASCENDING    ? "ASCENDING"
+                : o == SortOrder::DESCENDING ? "DESCENDING"
+                                             : "NONE");
+}
+
+std::ostream& operator<<(std::ostream& os, const TopKParams& p) {
+  return os << "{k=" << p.k << ", largest=" << (p.largest ? "true" : "false")
+            << ", sortOrder=" << p.sortOrder << "}";
+}
+
+Tensor createTopKInput(poplar::Graph& graph, const poplar::Type& type,
+                       const std::vector<std::size_t>& shape, const TopKParams&,
+                       const poplar::DebugContext& dc) {
+  if (shape.empty())
+    throw poputil::poplibs_error(
+        "popops::createTopKInput: the shape has no dimension; give at least the innermost "
+        "dimension the top k is taken over");
+  Tensor t = graph.addVariable(type, shape, {dc, "topKInput"});
+  // Whole rows per tile, so each row's codelet reads it where it lies.
+  poputil::mapTensorLinearly(graph, t, 0, static_cast<unsigned>(std::max<std::size_t>(1, shape.back())));
+  return t;
+}
+
+namespace {
+// The top k of each row of `keys`'s innermost dimension; mode 1 also gathers `values`, mode 2
+// the indices. Returns the keys and (modes 1, 2) the values or indices, both [..., k].
+std::pair<Tensor, Tensor> top_k(poplar::Graph& graph, Sequence& prog, const Tensor& keys,
+                                const Tensor* values, bool indices, const TopKParams& p,
+                                const poplar::DebugContext& dc, const char* fn) {
+  require_codelets(graph, "popops", "popops::MapExpr");
+  if (keys.rank() == 0 || keys.dim(keys.rank() - 1) == 0)
+    throw poputil::poplibs_error(fmt::format(
+        "popops::{}: the input must have an innermost dimension with elements; its shape is "
+        "{{{}}}",
+        fn, fmt::join(keys.shape(), ",")));
+  const std::size_t N = keys.dim(keys.rank() - 1), R = keys.numElements() / N;
+  if (p.k == 0 || p.k > N)
+    throw poputil::poplibs_error(fmt::format(
+        "popops::{}: k is {} but the innermost dimension of {{{}}} has {} elements; give k from "
+        "1 to {} (or take the top k over a larger dimension)",
+        fn, p.k, fmt::join(keys.shape(), ","), N, N));
+  if (values && values->shape() != keys.shape())
+    throw poputil::poplibs_error(fmt::format(
+        "popops::{}: values {{{}}} must have the keys' shape {{{}}}", fn,
+        fmt::join(values->shape(), ","), fmt::join(keys.shape(), ",")));
+  const unsigned mode = values ? 1u : indices ? 2u : 0u;
+  const Type value_type = values ? values->elementType() : poplar::UNSIGNED_INT;
+  std::string vertex = templated("popops::TopK", {type_arg(keys.elementType()),
+                                                  mode ? type_arg(value_type) : std::string("void")});
+  register_codelet(graph, vertex, topk_desc(),
+                   [](const poplar::VertexIntrospector& vi, const poplar::Target&) {
+                     // n log n compares and moves to rank the row (estimate, as popops::Sort).
+                     double n = double(vi.getFieldInfo("keys").totalElements());
+                     return poplar::VertexPerfEstimate(40 + std::uint64_t(n * std::log2(n + 1) * 6));
+                   });
+  std::vector<std::size_t> out_shape = keys.shape();
+  out_shape.back() = p.k;
+  Tensor kr = keys.reshape({R, N});
+  Tensor vr = values ? values->reshape({R, N}) : Tensor();
+  Tensor out_keys = graph.addVariable(keys.elementType(), {R, p.k}, {dc, "topK"});
+  Tensor out_values =
+      mode ? graph.addVariable(value_type, {R, p.k}, {dc, indices ? "indices" : "values"}) : Tensor();
+  auto cs = graph.addComputeSet(name_of(dc, "topK"));
+  const auto order = static_cast<unsigned>(p.sortOrder);
+  for (std::size_t r = 0; r < R; ++r) {
+    auto vx = graph.addVertex(cs, vertex);
+    graph.connect(vx["keys"], kr[r]);
+    graph.connect(vx["values"], mode == 1 ? std::vector<Tensor>{vr[r]} : std::vector<Tensor>{});
+    graph.connect(vx["outKeys"], out_keys[r]);
+    graph.connect(vx["outValues"], mode ? std::vector<Tensor>{out_values[r]} : std::vector<Tensor>{});
+    set_state(graph, vx, "params",
+              {keys.elementType().tesseraId(), mode, value_type.tesseraId(), p.k,
+               p.largest ? 1u : 0u, order});
+    const unsigned tile = tile_of_first(graph, kr[r]);
+    graph.setTileMapping(vx, tile);
+    graph.setTileMapping(out_keys[r], tile);
+    if (mode) graph.setTileMapping(out_values[r], tile);
+  }
+  prog.add(poplar::program::Execute(cs, dc));
+  return {out_keys.reshape(out_shape), mode ? out_values.reshape(out_shape) : Tensor()};
+}
+}  // namespace
+
+Tensor topK(poplar::Graph& graph, Sequence& prog, const Tensor& t, const TopKParams& params,
+            const poplar::DebugContext& dc) {
+  return top_k(graph, prog, t, nullptr, false, params, dc, "topK").first;
+}
+
+std::pair<Tensor, Tensor> topKKeyValue(poplar::Graph& graph, Sequence& prog, const Tensor& keys,
+                                       const Tensor& values, const TopKParams& params,
+                                       const poplar::DebugContext& dc) {
+  return top_k(graph, prog, keys, &values, false, params, dc, "topKKeyValue");
+}
+
+std::pair<Tensor, Tensor> topKWithPermutation(poplar::Graph& graph, Sequence& prog,
+                                              const Tensor& t, const TopKParams& params,
+                                              const poplar::DebugContext& dc) {
+  return top_k(graph, prog, t, nullptr, true, params, dc, "topKWithPermutation");
 }
 
 }  // namespace popops

@@ -14,8 +14,14 @@ import os
 import sys
 import time
 
-import torch
-import torch.nn as nn
+# OpenMP sizes its pool when torch loads: a pool wider than the thread count asked for keeps a
+# thread spinning beside the one that works (MobileNetV2 at one thread: twice the CPU
+# time, a third more wall time), so the pool is capped before the import.
+os.environ["OMP_NUM_THREADS"] = (
+    "2" if "--threads-2-vs-1" in sys.argv else os.environ.get("TESSERA_THREADS", str(os.cpu_count())))
+
+import torch  # noqa: E402 (after the OpenMP setting)
+import torch.nn as nn  # noqa: E402
 
 
 class Block(nn.Module):

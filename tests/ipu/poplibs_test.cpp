@@ -2,6 +2,8 @@
 // checked against their definitions computed here, and runs agree for 1, 2 and 8 host threads.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -28,15 +30,16 @@
 #include <popnn/codelets.hpp>
 #include <popops/Cast.hpp>
 #include <popops/DynamicSlice.hpp>
-#include <popops/Encoding.hpp>
-#include <popops/Gather.hpp>
-#include <popops/Sort.hpp>
-#include <popops/TopK.hpp>
 #include <popops/ElementWise.hpp>
+#include <popops/Encoding.hpp>
 #include <popops/Fill.hpp>
+#include <popops/Gather.hpp>
 #include <popops/Loop.hpp>
+#include <popops/Pad.hpp>
 #include <popops/Reduce.hpp>
 #include <popops/ScaledAdd.hpp>
+#include <popops/Sort.hpp>
+#include <popops/TopK.hpp>
 #include <popops/Zero.hpp>
 #include <popops/codelets.hpp>
 #include <poprand/RandomGen.hpp>
@@ -188,8 +191,8 @@ TEST(PopLibs, ReduceOverDimensionsWithEveryOperation) {
   Sequence prog;
   Tensor sum = popops::reduce(s.graph, A, {0, 2}, popops::Operation::ADD, prog);
   Tensor mx = popops::reduce(s.graph, A, {1}, popops::Operation::MAX, prog);
-  Tensor sq = popops::reduce(s.graph, A, FLOAT, {0, 1, 2}, {popops::Operation::SQUARE_ADD, 0.5f},
-                             prog);
+  Tensor sq =
+      popops::reduce(s.graph, A, FLOAT, {0, 1, 2}, {popops::Operation::SQUARE_ADD, 0.5f}, prog);
   auto r = s.run(prog, concat({sum.flatten(), mx.flatten(), sq.flatten()}));
   for (int j = 0; j < 3; ++j) {
     float e = 0;
@@ -371,8 +374,8 @@ TEST(PopLibs, ConvolutionStridedPaddedGroupedAndDepthwise) {
                  Case{1, 4, 1, 1, 8, 8, 3, 1, 1}}) {
     Rig s(24);
     poplin::ConvParams p(FLOAT, std::size_t(c.N), {std::size_t(c.H), std::size_t(c.W)},
-                         {std::size_t(c.K), std::size_t(c.K)}, std::size_t(c.IC),
-                         std::size_t(c.OC), std::size_t(c.G));
+                         {std::size_t(c.K), std::size_t(c.K)}, std::size_t(c.IC), std::size_t(c.OC),
+                         std::size_t(c.G));
     p.inputTransform.paddingLower = {unsigned(c.pad), unsigned(c.pad)};
     p.inputTransform.paddingUpper = {unsigned(c.pad), unsigned(c.pad)};
     p.outputTransform.stride = {unsigned(c.s), unsigned(c.s)};
@@ -425,7 +428,8 @@ TEST(PopLibs, PoolingNormalisationAndLoss) {
         for (int b = 0; b < 2; ++b) {
           float m = -1e9f;
           for (int i = 0; i < 2; ++i)
-            for (int j = 0; j < 2; ++j) m = std::max(m, v[((n * 3 + c) * 4 + a * 2 + i) * 4 + b * 2 + j]);
+            for (int j = 0; j < 2; ++j)
+              m = std::max(m, v[((n * 3 + c) * 4 + a * 2 + i) * 4 + b * 2 + j]);
           EXPECT_EQ(r[((n * 3 + c) * 2 + a) * 2 + b], m);
         }
   // batch norm: per channel mean 0 variance 1 before gamma/beta
@@ -440,7 +444,8 @@ TEST(PopLibs, PoolingNormalisationAndLoss) {
     float g[] = {1, 2, 3}, bb[] = {0, 0, 1};
     for (int n = 0; n < 2; ++n)
       for (int i = 0; i < 16; ++i)
-        EXPECT_NEAR(r[24 + (n * 3 + c) * 16 + i], (v[(n * 3 + c) * 16 + i] - m) * is * g[c] + bb[c], 1e-4);
+        EXPECT_NEAR(r[24 + (n * 3 + c) * 16 + i], (v[(n * 3 + c) * 16 + i] - m) * is * g[c] + bb[c],
+                    1e-4);
   }
   EXPECT_NEAR(r[24 + 96], -std::log(0.7f), 1e-6);
   EXPECT_NEAR(r[24 + 97], -std::log(0.25f), 1e-6);
@@ -495,11 +500,11 @@ TEST(PopLibs, SlicesAtRunTimeOffsetsGatherOneHotAndSort) {
   Tensor offs = s.graph.addVariable(UNSIGNED_INT, {3, 1}, VariableMappingMethod::LINEAR);
   s.graph.setInitialValue(offs, ArrayRef<unsigned>({4u, 0u, 9u}));
   Sequence prog;
-  Tensor ds = popops::dynamicSlice(s.graph, t, off, {0}, {2}, prog);       // rows 2, 3
-  Tensor ms = popops::multiSlice(s.graph, t, offs, {0}, {1}, prog);        // rows 4, 0, zeros
+  Tensor ds = popops::dynamicSlice(s.graph, t, off, {0}, {2}, prog);  // rows 2, 3
+  Tensor ms = popops::multiSlice(s.graph, t, offs, {0}, {1}, prog);   // rows 4, 0, zeros
   Tensor idx = s.graph.addVariable(INT, {2}, VariableMappingMethod::LINEAR);
   s.graph.setInitialValue(idx, ArrayRef<int>({3, 1}));
-  Tensor g = popops::gather(s.graph, t, idx, 1, prog);                      // columns 3, 1
+  Tensor g = popops::gather(s.graph, t, idx, 1, prog);  // columns 3, 1
   Tensor oh = s.graph.addVariable(FLOAT, {2, 4}, VariableMappingMethod::LINEAR);
   popops::encodeOneHot(s.graph, idx, oh, prog);
   Tensor keys = s.input({2, 4}, {3, 1, 2, 0, 5, 7, 6, 4});
@@ -515,7 +520,8 @@ TEST(PopLibs, SlicesAtRunTimeOffsetsGatherOneHotAndSort) {
   for (int i = 16; i < 20; ++i) e.push_back(float(i));
   for (int i = 0; i < 4; ++i) e.push_back(float(i));
   for (int i = 0; i < 4; ++i) e.push_back(0);
-  for (int row = 0; row < 5; ++row) e.push_back(float(row * 4 + 3)), e.push_back(float(row * 4 + 1));
+  for (int row = 0; row < 5; ++row)
+    e.push_back(float(row * 4 + 3)), e.push_back(float(row * 4 + 1));
   for (float x : {0, 0, 0, 1, 0, 1, 0, 0}) e.push_back(x);
   for (float x : {0, 1, 2, 3, 4, 5, 6, 7}) e.push_back(x);
   for (float x : {0, 10, 20, 30, 40, 50, 60, 70}) e.push_back(x);
@@ -590,12 +596,14 @@ TEST(PopLibs, UtilitiesLoopsActivationsAndLayerNorm) {
   popops::addInPlace(s.graph, n, 1.0f, body);
   prog.add(popops::countedForLoop(s.graph, i, 0, limit, 2, body));
   std::vector<Tensor> outs;
-  popops::reduceMany(s.graph, {popops::SingleReduceOp(x, {1}, {popops::Operation::MIN})}, outs, prog);
+  popops::reduceMany(s.graph, {popops::SingleReduceOp(x, {1}, {popops::Operation::MIN})}, outs,
+                     prog);
   auto r = s.run(prog, concat({copy.flatten(), gelu.flatten(), lsm.flatten(), ln.flatten(), n,
                                outs.at(0).flatten()}));
   for (int k = 0; k < 8; ++k) {
     EXPECT_EQ(r[k], v[k]);
-    float g = 0.5f * v[k] * (1 + std::tanh(0.7978845608f * (v[k] + 0.044715f * v[k] * v[k] * v[k])));
+    float g =
+        0.5f * v[k] * (1 + std::tanh(0.7978845608f * (v[k] + 0.044715f * v[k] * v[k] * v[k])));
     EXPECT_NEAR(r[8 + k], g, 1e-5);
     int row = k / 4;
     double mx = v[row * 4 + 3], sum = 0, mean_r = 0, var = 0;
@@ -636,12 +644,12 @@ std::vector<std::size_t> top_k_reference(const std::vector<float>& row, unsigned
 TEST(PopLibs, TopKTakesTheLargestOrSmallestInTheAskedOrderWithIndices) {
   const std::size_t R = 3, N = 10;
   auto v = randoms(R * N, 77);
-  v[3] = v[7] = v[8] = 0.95f;  // ties in row 0, among its largest
+  v[3] = v[7] = v[8] = 0.95f;    // ties in row 0, among its largest
   v[N + 2] = v[N + 5] = -0.99f;  // ties in row 1, among its smallest
-  for (auto [k, largest, order] :
-       {std::tuple{4u, true, popops::SortOrder::DESCENDING},
-        std::tuple{3u, false, popops::SortOrder::ASCENDING},
-        std::tuple{5u, true, popops::SortOrder::NONE}, std::tuple{10u, false, popops::SortOrder::DESCENDING}}) {
+  for (auto [k, largest, order] : {std::tuple{4u, true, popops::SortOrder::DESCENDING},
+                                   std::tuple{3u, false, popops::SortOrder::ASCENDING},
+                                   std::tuple{5u, true, popops::SortOrder::NONE},
+                                   std::tuple{10u, false, popops::SortOrder::DESCENDING}}) {
     Rig s;
     popops::TopKParams params(k, largest, order);
     Tensor t = popops::createTopKInput(s.graph, FLOAT, {R, N}, params);
@@ -657,7 +665,8 @@ TEST(PopLibs, TopKTakesTheLargestOrSmallestInTheAskedOrderWithIndices) {
                                  popops::cast(s.graph, indices, FLOAT, prog).flatten()}));
     const std::size_t n = R * k;
     for (std::size_t row = 0; row < R; ++row) {
-      std::vector<float> x(v.begin() + std::ptrdiff_t(row * N), v.begin() + std::ptrdiff_t((row + 1) * N));
+      std::vector<float> x(v.begin() + std::ptrdiff_t(row * N),
+                           v.begin() + std::ptrdiff_t((row + 1) * N));
       auto want = top_k_reference(x, k, largest, order);
       for (std::size_t j = 0; j < k; ++j) {
         const std::size_t at = row * k + j;
@@ -675,9 +684,11 @@ TEST(PopLibs, TopKTakesTheLargestOrSmallestInTheAskedOrderWithIndices) {
   Tensor indices;
   Sequence prog;
   Tensor top = popnn::topK(s.graph, in, indices, 3, true, prog);
-  auto r = s.run(prog, concat({top.flatten(), popops::cast(s.graph, indices, FLOAT, prog).flatten()}));
+  auto r =
+      s.run(prog, concat({top.flatten(), popops::cast(s.graph, indices, FLOAT, prog).flatten()}));
   for (std::size_t row = 0; row < R; ++row) {
-    std::vector<float> x(v.begin() + std::ptrdiff_t(row * N), v.begin() + std::ptrdiff_t((row + 1) * N));
+    std::vector<float> x(v.begin() + std::ptrdiff_t(row * N),
+                         v.begin() + std::ptrdiff_t((row + 1) * N));
     auto want = top_k_reference(x, 3, true, popops::SortOrder::DESCENDING);
     for (std::size_t j = 0; j < 3; ++j) {
       EXPECT_EQ(r[row * 3 + j], x[want[j]]);
@@ -725,8 +736,8 @@ TEST(PopLibs, CalcLossScalesCrossEntropyDeltasAndLoss) {
   Sequence prog;
   prog.add(popnn::calcLoss(s.graph, outputs, labels, loss, deltas, deltasScale, modelOutputScaling,
                            numCorrect, popnn::CROSS_ENTROPY_LOSS));
-  auto r = s.run(prog, concat({loss, deltas.flatten(),
-                               popops::cast(s.graph, numCorrect, FLOAT, prog)}));
+  auto r =
+      s.run(prog, concat({loss, deltas.flatten(), popops::cast(s.graph, numCorrect, FLOAT, prog)}));
   for (unsigned b = 0; b < 2; ++b) {
     // Loss.hpp: the loss of the unscaled probability; deltas scaled by deltasScale / scaling.
     EXPECT_NEAR(r[b], -std::log(p[b * 3 + label[b]]), 1e-5) << b;
@@ -812,7 +823,8 @@ TEST(PopLibs, SetSeedSeedsEveryTileOfAnIpuDeterministically) {
   ASSERT_FALSE(devices.empty());
   Device& ipu = devices.front();
   ASSERT_TRUE(ipu.attach());
-  const unsigned tiles = ipu.getTarget().getNumTiles(), workers = ipu.getTarget().getNumWorkerContexts();
+  const unsigned tiles = ipu.getTarget().getNumTiles(),
+                 workers = ipu.getTarget().getNumWorkerContexts();
   Draws a = draw_after_set_seed(ipu, {1, 2}, 1);
   Draws again = draw_after_set_seed(ipu, {1, 2}, 8);
   Draws b = draw_after_set_seed(ipu, {3, 4});
@@ -845,17 +857,103 @@ TEST(PopLibs, SeedTensorsOfTheWrongShapeOrTypeAreRefused) {
     poprand::setSeed(s.graph, three, 0, prog);
     FAIL() << "a master seed of 3 elements was accepted";
   } catch (const poputil::poplibs_error& x) {
-    EXPECT_NE(std::string(x.what()).find("2 unsigned ints; it is unsigned int {3}"), std::string::npos)
+    EXPECT_NE(std::string(x.what()).find("2 unsigned ints; it is unsigned int {3}"),
+              std::string::npos)
         << x.what();
   }
   Tensor floats = s.graph.addVariable(FLOAT, {2}, VariableMappingMethod::LINEAR);
   EXPECT_THROW(poprand::setSeed(s.graph, floats, 0, prog), poputil::poplibs_error);
   Tensor seeds = getHwSeeds(s.graph, prog);
-  EXPECT_EQ(seeds.shape(), (std::vector<std::size_t>{4, s.graph.getTarget().getNumWorkerContexts(), 4}));
+  EXPECT_EQ(seeds.shape(),
+            (std::vector<std::size_t>{4, s.graph.getTarget().getNumWorkerContexts(), 4}));
   try {
     setHwSeeds(s.graph, seeds.slice(0, 2), prog);
     FAIL() << "seeds of 2 tiles were accepted for 4";
   } catch (const tensor_creation_error& x) {
     EXPECT_NE(std::string(x.what()).find("of shape {4,6,4}"), std::string::npos) << x.what();
   }
+}
+
+// popops::pad against numpy.pad's definitions written out here: constant (float, int and a
+// one-element tensor), edge and reflect, negative padding truncating, dimensions one after another.
+TEST(PopLibs, PadConstantEdgeReflectAndTruncation) {
+  Rig s;
+  const std::vector<float> v = iota(12, 1);  // [3][4]: 1..12
+  Tensor t = s.input({3, 4}, v);
+  auto at = [&](std::ptrdiff_t r, std::ptrdiff_t c) {
+    return v[static_cast<std::size_t>(r * 4 + c)];
+  };
+  // Numpy's index maps for one dimension of size n: edge clamps, reflect mirrors without the edge.
+  auto edge = [](std::ptrdiff_t i, std::ptrdiff_t n) {
+    return std::clamp<std::ptrdiff_t>(i, 0, n - 1);
+  };
+  auto reflect = [](std::ptrdiff_t i, std::ptrdiff_t n) {
+    return i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i;
+  };
+  struct Case {
+    Tensor padded;
+    std::ptrdiff_t rows, cols, lo_r, lo_c;
+    std::function<float(std::ptrdiff_t, std::ptrdiff_t)> want;
+  };
+  Tensor val = s.graph.addConstant<float>(FLOAT, {}, 7.5f);
+  s.graph.setTileMapping(val, 0);
+  auto constant = [&](float c) {
+    return [&, c](std::ptrdiff_t r, std::ptrdiff_t q) {
+      return r >= 0 && r < 3 && q >= 0 && q < 4 ? at(r, q) : c;
+    };
+  };
+  std::vector<Case> cases;
+  cases.push_back({popops::pad(s.graph, t, {1, 2}, {2, 1}, -1.0f), 6, 7, 1, 2, constant(-1.0f)});
+  cases.push_back({popops::pad(s.graph, t, {0, 1}, {1, 0}, val), 4, 5, 0, 1, constant(7.5f)});
+  cases.push_back({popops::pad(s.graph, t, 2, 1, 1, 3.0f, popops::padding::MappingMethod::EDGE), 3,
+                   7, 0, 2, constant(3.0f)});
+  cases.push_back({popops::pad(t, {2, 1}, {1, 3}, popops::padding::Type::EDGE), 6, 8, 2, 1,
+                   [&](auto r, auto q) { return at(edge(r, 3), edge(q, 4)); }});
+  cases.push_back({popops::pad(t, {2, 3}, {1, 2}, popops::padding::Type::REFLECT), 6, 9, 2, 3,
+                   [&](auto r, auto q) { return at(reflect(r, 3), reflect(q, 4)); }});
+  // Negative padding truncates: rows 1..2, then columns 0..2 with one reflected column after.
+  cases.push_back({popops::pad(t, {-1, 0}, {0, -1}, popops::padding::Type::EDGE), 2, 3, -1, 0,
+                   [&](auto r, auto q) { return at(r, q); }});
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    ASSERT_EQ(c.padded.shape(),
+              (std::vector<std::size_t>{std::size_t(c.rows), std::size_t(c.cols)}))
+        << k;
+  }
+  std::vector<Tensor> flat;
+  for (const Case& c : cases) flat.push_back(c.padded.flatten());
+  Sequence prog;
+  Tensor all = s.graph.clone(concat(flat));
+  prog.add(Copy(concat(flat), all));
+  auto r = s.run(prog, all);
+  std::size_t at_flat = 0;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    for (std::ptrdiff_t i = 0; i < c.rows; ++i)
+      for (std::ptrdiff_t j = 0; j < c.cols; ++j)
+        EXPECT_EQ(r[at_flat++], c.want(i - c.lo_r, j - c.lo_c))
+            << "case " << k << " at " << i << "," << j;
+  }
+  // The EDGE mapping puts each pad element on its edge element's tile.
+  const auto edge_map = s.graph.getTileMapping(t.slice(3, 4, 1));
+  const auto pad_map = s.graph.getTileMapping(cases[2].padded.slice(5, 7, 1));
+  for (std::size_t row = 0; row < 3; ++row) {
+    auto tile_of = [](const Graph::TileToTensorMapping& m, std::size_t e) {
+      for (std::size_t tile = 0; tile < m.size(); ++tile)
+        for (const auto& iv : m[tile])
+          if (e >= iv.begin() && e < iv.end()) return tile;
+      return m.size();
+    };
+    EXPECT_EQ(tile_of(pad_map, row * 2), tile_of(edge_map, row));
+    EXPECT_EQ(tile_of(pad_map, row * 2 + 1), tile_of(edge_map, row));
+  }
+  // Errors say what is wrong.
+  EXPECT_THROW(popops::pad(t, {3, 0}, {0, 0}, popops::padding::Type::REFLECT),
+               poputil::poplibs_error);
+  EXPECT_THROW(
+      popops::pad(s.graph, t, std::vector<std::ptrdiff_t>{1}, std::vector<std::ptrdiff_t>{1}, 0.0f),
+      poputil::poplibs_error);
+  EXPECT_THROW(popops::pad(s.graph, t, -2, -2, 0, 0.0f), poputil::poplibs_error);
+  EXPECT_THROW(popops::pad(s.graph, t, {1, 1}, {1, 1}, s.input({2}, {1, 2})),
+               poputil::poplibs_error);
 }

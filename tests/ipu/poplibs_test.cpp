@@ -954,6 +954,11 @@ TEST(PopLibs, PadConstantEdgeReflectAndTruncation) {
       popops::pad(s.graph, t, std::vector<std::ptrdiff_t>{1}, std::vector<std::ptrdiff_t>{1}, 0.0f),
       poputil::poplibs_error);
   EXPECT_THROW(popops::pad(s.graph, t, -2, -2, 0, 0.0f), poputil::poplibs_error);
+  // An empty dimension has no edge element to take a mapping from; tile 0 serves.
+  Tensor none = s.graph.addVariable(FLOAT, {0, 4});
+  EXPECT_THROW(popops::pad(s.graph, none, 1, 0, 0, 0.0f, popops::padding::MappingMethod::EDGE),
+               poputil::poplibs_error);
+  EXPECT_EQ(popops::pad(s.graph, none, 1, 0, 0, 0.0f).shape(), (std::vector<std::size_t>{1, 4}));
   EXPECT_THROW(popops::pad(s.graph, t, {1, 1}, {1, 1}, s.input({2}, {1, 2})),
                poputil::poplibs_error);
 }

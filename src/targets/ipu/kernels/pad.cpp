@@ -17,18 +17,17 @@ std::string shape_text(const Tensor& t) {
 }
 
 // Applies negative padding (truncation) along `dim`; what is left of lower/upper is >= 0.
-Tensor truncate(const Tensor& t, std::ptrdiff_t& lower, std::ptrdiff_t& upper, unsigned dim,
-                const char* what) {
+Tensor truncate(const Tensor& t, std::ptrdiff_t& lower, std::ptrdiff_t& upper, unsigned dim) {
   if (dim >= t.rank())
-    throw poputil::poplibs_error(fmt::format("popops::pad{}: dimension {} of a tensor of shape {}",
-                                             what, dim, shape_text(t)));
+    throw poputil::poplibs_error(
+        fmt::format("popops::pad: dimension {} of a tensor of shape {}", dim, shape_text(t)));
   const auto n = static_cast<std::ptrdiff_t>(t.dim(dim));
   const std::ptrdiff_t cut_lower = lower < 0 ? -lower : 0, cut_upper = upper < 0 ? -upper : 0;
   if (cut_lower + cut_upper > n)
     throw poputil::poplibs_error(fmt::format(
-        "popops::pad{}: negative padding {} and {} truncate dimension {} of size {} by more than "
+        "popops::pad: negative padding {} and {} truncate dimension {} of size {} by more than "
         "its size",
-        what, lower, upper, dim, n));
+        lower, upper, dim, n));
   lower = std::max<std::ptrdiff_t>(lower, 0);
   upper = std::max<std::ptrdiff_t>(upper, 0);
   if (cut_lower == 0 && cut_upper == 0) return t;
@@ -39,8 +38,8 @@ Tensor truncate(const Tensor& t, std::ptrdiff_t& lower, std::ptrdiff_t& upper, u
 using MakePad = std::function<Tensor(const std::vector<std::size_t>& shape, bool upper_side,
                                      const Tensor& truncated)>;
 Tensor pad_dim(const Tensor& t, std::ptrdiff_t lower, std::ptrdiff_t upper, unsigned dim,
-               const char* what, const MakePad& make) {
-  const Tensor kept = truncate(t, lower, upper, dim, what);
+               const MakePad& make) {
+  const Tensor kept = truncate(t, lower, upper, dim);
   auto side = [&](std::ptrdiff_t count, bool upper_side) {
     std::vector<std::size_t> shape = kept.shape();
     shape[dim] = static_cast<std::size_t>(count);
@@ -71,9 +70,6 @@ void map_pad(poplar::Graph& graph, const Tensor& p, const Tensor& edge, unsigned
     graph.setTileMapping(p, 0);
     return;
   }
-  if (edge.numElements() == 0)
-    throw poputil::poplibs_error(
-        "popops::pad: MappingMethod::EDGE needs a non-empty tensor to take the mapping from");
   // Each pad element goes where its edge element (the same index, 0 along `dim`) is.
   const poplar::Graph::TileToTensorMapping edge_map = graph.getTileMapping(edge, true);
   std::vector<unsigned> tile_of(edge.numElements());
@@ -105,14 +101,17 @@ template <typename T>
 Tensor constant_pad(poplar::Graph& graph, const Tensor& t, std::ptrdiff_t lower,
                     std::ptrdiff_t upper, unsigned dim, T val, padding::MappingMethod method) {
   return pad_dim(
-      t, lower, upper, dim, "",
+      t, lower, upper, dim,
       [&](const std::vector<std::size_t>& shape, bool upper_side, const Tensor& kept) {
-        Tensor p = graph.addConstant<T>(t.elementType(), shape, val, {"pad"});
-        if (method == padding::MappingMethod::EDGE && kept.dim(dim) == 0)
+        // Checked before the constant joins the graph, so a refused call leaves nothing behind.
+        std::size_t elements = 1;
+        for (std::size_t d : shape) elements *= d;
+        if (method == padding::MappingMethod::EDGE && kept.dim(dim) == 0 && elements > 0)
           throw poputil::poplibs_error(fmt::format(
-              "popops::pad: MappingMethod::EDGE on dimension {} of size 0 has no edge element to "
-              "take the mapping from; use MappingMethod::ZERO",
-              dim));
+              "popops::pad: MappingMethod::EDGE on dimension {} of a tensor of shape {} has no "
+              "edge element to take the mapping from; use MappingMethod::ZERO",
+              dim, shape_text(kept)));
+        Tensor p = graph.addConstant<T>(t.elementType(), shape, val, {"pad"});
         map_pad(graph, p, kept.dim(dim) ? edge_slice(kept, upper_side, dim) : kept, dim, method);
         return p;
       });
@@ -125,7 +124,7 @@ Tensor tensor_pad(const Tensor& t, std::ptrdiff_t lower, std::ptrdiff_t upper, u
         "popops::pad: the padding value must be one element of the tensor's type {}; it has {} "
         "elements of type {}",
         t.elementType().toString(), val.numElements(), val.elementType().toString()));
-  return pad_dim(t, lower, upper, dim, "",
+  return pad_dim(t, lower, upper, dim,
                  [&](const std::vector<std::size_t>& shape, bool, const Tensor&) {
                    Tensor p = val.flatten().reshape(std::vector<std::size_t>(shape.size(), 1));
                    for (unsigned d = 0; d < shape.size(); ++d)
@@ -137,7 +136,7 @@ Tensor tensor_pad(const Tensor& t, std::ptrdiff_t lower, std::ptrdiff_t upper, u
 Tensor numpy_pad(const Tensor& t, std::ptrdiff_t lower, std::ptrdiff_t upper, unsigned dim,
                  padding::Type type) {
   return pad_dim(
-      t, lower, upper, dim, "",
+      t, lower, upper, dim,
       [&](const std::vector<std::size_t>& shape, bool upper_side, const Tensor& kept) {
         const std::size_t n = kept.dim(dim), count = shape[dim];
         if (type == padding::Type::EDGE) {

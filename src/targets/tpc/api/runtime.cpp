@@ -978,8 +978,8 @@ const profile::KernelRecord& Runtime::launch(std::string_view kernel,
   p.outputTensorNr = static_cast<unsigned>(outs.size());
   for (std::size_t i = 0; i < ins.size(); ++i) p.inputTensors[i] = gc_tensor(ins[i]);
   for (std::size_t i = 0; i < outs.size(); ++i) p.outputTensors[i] = gc_tensor(outs[i]);
-  GlueInstance own;  // for a launch made while another is being set up
-  GlueInstance& glue = im.glue_in_use ? own : im.glue;
+  std::optional<GlueInstance> own;  // for a launch made while another is being set up
+  GlueInstance& glue = im.glue_in_use ? own.emplace() : im.glue;
   struct Release {
     bool* in_use;
     ~Release() {

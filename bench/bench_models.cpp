@@ -34,6 +34,7 @@
 #include "tessera/compiler/passes.h"
 #include "tessera/compiler/quantize.h"
 #include "tessera/core/log.h"
+#include "tessera/ops/gemm.h"
 #include "tessera/sim/scheduler.h"
 #include "tessera/targets/registry.h"
 
@@ -201,7 +202,7 @@ void run_model(benchmark::State& state, const std::string& name, const std::stri
 // minutes, which separate runs at each TESSERA_THREADS fold into their ratio. Each iteration runs
 // the network once at each count, in alternating order. Counters: the median of the iterations'
 // one-thread / two-thread ratios ("speedup"), the same ratio of medians and of minima, and the
-// host's ceiling measured alongside ("host_ceiling", below); the run stops with an error if the
+// host's ceilings measured alongside ("host_ceiling" and "host_ceiling_gemm", below); the run stops with an error if the
 // two counts' outputs or modeled cycles differ in any bit.
 void run_thread_scaling(benchmark::State& state, const std::string& name,
                         const std::string& target) {
@@ -247,7 +248,28 @@ void run_thread_scaling(benchmark::State& state, const std::string& name,
     benchmark::DoNotOptimize(chains.data());
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  std::vector<double> t1, t2, ratios, ceilings;
+  // The same for the work that fills Tessera's jobs: 16 equal cache-resident GEMMs (OpenBLAS's
+  // vector kernels, as in the fully connected layers; oneDNN's convolutions use the same units).
+  // Two threads of vector multiply-adds share what the scalar chains do not: a physical core's
+  // vector units when the host puts the two vCPUs on one core's hyperthreads.
+  constexpr std::int64_t kGemmSide = 96;
+  std::vector<std::vector<float>> gemm_buffers(16);
+  for (auto& buffer : gemm_buffers) buffer.assign(3 * kGemmSide * kGemmSide, 0.5f);
+  const auto gemm_ceiling_seconds = [&](unsigned n) {
+    pool.set_thread_limit(n);
+    const auto start = std::chrono::steady_clock::now();
+    pool.parallel_for(gemm_buffers.size(), [&](std::size_t i) {
+      float* a = gemm_buffers[i].data();
+      float* b = a + kGemmSide * kGemmSide;
+      float* c = b + kGemmSide * kGemmSide;
+      for (int k = 0; k < 16; ++k)
+        ops::sgemm(false, false, kGemmSide, kGemmSide, kGemmSide, 1.0f, a, kGemmSide, b,
+                   kGemmSide, 0.0f, c, kGemmSide);
+    });
+    benchmark::DoNotOptimize(gemm_buffers.data());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<double> t1, t2, ratios, ceilings, gemm_ceilings;
   bool one_first = true;
   for (auto _ : state) {
     for (unsigned n : one_first ? std::array{1u, 2u} : std::array{2u, 1u})
@@ -255,6 +277,8 @@ void run_thread_scaling(benchmark::State& state, const std::string& name,
     ratios.push_back(t1.back() / t2.back());
     const double c1 = ceiling_seconds(1), c2 = ceiling_seconds(2);
     ceilings.push_back(c1 / c2);
+    const double g1 = gemm_ceiling_seconds(1), g2 = gemm_ceiling_seconds(2);
+    gemm_ceilings.push_back(g1 / g2);
     one_first = !one_first;
   }
   pool.set_thread_limit(threads);
@@ -269,6 +293,7 @@ void run_thread_scaling(benchmark::State& state, const std::string& name,
   state.counters["speedup_of_minima"] =
       *std::min_element(t1.begin(), t1.end()) / *std::min_element(t2.begin(), t2.end());
   state.counters["host_ceiling"] = median(ceilings);
+  state.counters["host_ceiling_gemm"] = median(gemm_ceilings);
   // PyTorch measured the same way just after, as the yardstick of what this host allows now.
   const std::string cmd = "/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) +
                           "/bench/pytorch_models.py --threads-2-vs-1 " + name + " 2>/dev/null";

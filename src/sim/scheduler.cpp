@@ -4,9 +4,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -83,7 +85,6 @@ struct WorkScheduler::Impl {
   const std::function<void(std::size_t)>* fn = nullptr;
   std::size_t count = 0;
   std::size_t chunk = 1;
-  std::atomic<std::size_t> next{0};
   bool open = false;
   std::atomic<unsigned> joined{0};  // workers inside the current job
   bool caller_sleeping = false;
@@ -91,12 +92,54 @@ struct WorkScheduler::Impl {
   std::exception_ptr failure;
   std::mutex failure_mutex;
 
-  void run_units() {
-    t_inside_unit = true;
+  // Each taking thread has a home: one of `home_count` contiguous ranges of the job's chunks.
+  // It takes its own range from the front and, once that is empty, the others' from the back.
+  // Units next to each other in memory (rows of an image, a core's slice) then stay on one thread
+  // from one job to the next, in its own L2, while a slow or late thread still has its work taken.
+  // (ResNet-18 on gaudi, 2 threads: 1.77x over one thread against 1.69x with one shared counter,
+  // median of 8 in-process runs; elementwise kernels gained most.) Bounds pack into one word:
+  // front in the low half, end in the high half; a job has at most threads * 8 + 1 chunks.
+  struct alignas(64) HomeRange {
+    std::atomic<std::uint64_t> bounds{0};
+  };
+  std::unique_ptr<HomeRange[]> homes;
+  unsigned home_count = 1;
+
+  void set_homes() {
+    const std::uint64_t chunks = (count + chunk - 1) / chunk;
+    home_count = static_cast<unsigned>(std::min<std::uint64_t>(active.load(), chunks));
+    for (unsigned r = 0; r < home_count; ++r) {
+      const std::uint64_t begin = chunks * r / home_count, end = chunks * (r + 1) / home_count;
+      homes[r].bounds.store((end << 32) | begin, std::memory_order_relaxed);
+    }
+  }
+
+  // Takes the front (or back) chunk of `home`; false when it is empty.
+  static bool take(HomeRange& home, bool front, std::size_t& chunk_index) {
+    std::uint64_t bounds = home.bounds.load(std::memory_order_relaxed);
     for (;;) {
-      std::size_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
-      if (begin >= count) break;
-      std::size_t end = std::min(count, begin + chunk);
+      const std::uint64_t begin = bounds & 0xffffffffu, end = bounds >> 32;
+      if (begin >= end) return false;
+      const std::uint64_t taken = front ? (end << 32) | (begin + 1) : ((end - 1) << 32) | begin;
+      if (home.bounds.compare_exchange_weak(bounds, taken, std::memory_order_relaxed)) {
+        chunk_index = static_cast<std::size_t>(front ? begin : end - 1);
+        return true;
+      }
+    }
+  }
+
+  // Runs units until every range is empty; `self` is 0 for the caller, 1.. for the workers.
+  void run_units(unsigned self) {
+    t_inside_unit = true;
+    const unsigned home = self % home_count;
+    for (;;) {
+      std::size_t taken = 0;
+      bool got = take(homes[home], true, taken);
+      for (unsigned k = 1; !got && k < home_count; ++k)
+        got = take(homes[(home + k) % home_count], false, taken);
+      if (!got) break;
+      const std::size_t begin = taken * chunk;
+      const std::size_t end = std::min(count, begin + chunk);
       for (std::size_t i = begin; i < end; ++i) {
         // Units above a known failure cannot change which exception is rethrown.
         if (i > lowest_failure.load(std::memory_order_relaxed)) break;
@@ -128,7 +171,7 @@ struct WorkScheduler::Impl {
         if (!open || index + 1 >= active) continue;  // finished alone, or left out by the limit
         joined.fetch_add(1);
       }
-      run_units();
+      run_units(index + 1);
       std::lock_guard<std::mutex> lock(mutex);
       if (joined.fetch_sub(1) == 1 && caller_sleeping) done.notify_one();
     }
@@ -138,6 +181,7 @@ struct WorkScheduler::Impl {
 WorkScheduler::WorkScheduler(unsigned threads) : impl_(std::make_unique<Impl>()) {
   if (threads == 0) throw_user_error("a WorkScheduler needs at least one thread (asked for 0)");
   impl_->threads = threads;
+  impl_->homes = std::make_unique<Impl::HomeRange[]>(threads);
   impl_->active = threads;
   // The calling thread works too, so the pool holds threads - 1 workers.
   for (unsigned i = 1; i < threads; ++i)
@@ -194,14 +238,14 @@ void WorkScheduler::parallel_for(std::size_t count, const std::function<void(std
     s.count = count;
     // Chunks only group units for fewer atomic operations; they never change what a unit computes.
     s.chunk = std::max<std::size_t>(1, count / (static_cast<std::size_t>(s.active) * 8));
-    s.next.store(0);
+    s.set_homes();
     s.lowest_failure.store(std::numeric_limits<std::size_t>::max());
     s.failure = nullptr;
     s.open = true;
     s.generation.fetch_add(1, std::memory_order_release);
   }
   s.wake.notify_all();
-  s.run_units();
+  s.run_units(0);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.open = false;  // every unit is taken: workers arriving from now on stay out

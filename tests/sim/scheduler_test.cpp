@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -214,6 +215,34 @@ TEST(Scheduler, ThreadLimitCapsTheThreadsThatTakePart) {
   EXPECT_THROW(pool.set_thread_limit(0), UserError);
   EXPECT_THROW(pool.set_thread_limit(5), UserError);
   pool.parallel_for(2, [&](std::size_t) { EXPECT_THROW(pool.set_thread_limit(1), UserError); });
+}
+
+// Each thread starts at the front of its own contiguous share of the units (neighbouring units
+// stay on one thread from job to job): the caller at unit 0, a worker at the first unit of its
+// share, whenever it joins. A shared counter would hand a worker whatever unit comes next.
+TEST(Scheduler, EachThreadStartsAtTheFrontOfItsOwnShare) {
+  for (unsigned threads : {2u, 4u}) {
+    WorkScheduler pool(threads);
+    const std::size_t units = 64;  // chunks of 64 / (threads * 8) units
+    const std::size_t chunk = units / (threads * 8);
+    std::set<std::size_t> share_fronts;
+    for (unsigned r = 1; r < threads; ++r) share_fronts.insert(units / chunk * r / threads * chunk);
+    const auto caller = std::this_thread::get_id();
+    std::mutex m;
+    std::map<std::thread::id, std::size_t> first_unit;
+    pool.parallel_for(units, [&](std::size_t i) {
+      // Long enough that a worker joins before the others have emptied its share.
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      std::lock_guard<std::mutex> lock(m);
+      first_unit.emplace(std::this_thread::get_id(), i);
+    });
+    ASSERT_EQ(first_unit.at(caller), 0u);
+    for (const auto& [id, unit] : first_unit) {
+      if (id == caller) continue;
+      EXPECT_TRUE(share_fronts.erase(unit)) << "a worker began at unit " << unit << ", "
+                                            << threads << " threads";
+    }
+  }
 }
 
 // Jobs back to back, as kernel launches come: a worker that wakes after the caller has finished a

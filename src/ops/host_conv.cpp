@@ -274,10 +274,12 @@ std::vector<Piece> plan_pieces(const HostConv& c) {
         const auto [oc_lo, oc_hi] = band(c.out_channels, oc_blocks, q);
         pieces.push_back(piece(n, out_lo, out_hi, oc_lo, oc_hi));
       }
-  // The host threads take pieces in order as they come free, so the last pieces decide how long
-  // one thread waits for the other at the end: where rows were split first, the last two go in
-  // halves of their rows (each half keeping kMinPiecePixels), which halves that wait. (Where
-  // channels were, a half would read its block's weights again.) Still a function of the shape.
+  // The pieces taken last decide how long one host thread waits for the other at the end. The
+  // first thread to run out of its own share takes the others' from the back (WorkScheduler), so
+  // with two threads the list's last pieces often end the job: where rows were split first, the
+  // last two go in halves of their rows (each half keeping kMinPiecePixels), which halves that
+  // wait. (Where channels were, a half would read its block's weights again.) Still a function
+  // of the shape.
   const std::int64_t row_pixels = pixels / rows;
   if (weight_floats <= input_floats && pieces.size() >= 4)
     for (std::size_t i = pieces.size() - 2; i < pieces.size(); i += 2) {

@@ -10,6 +10,7 @@
 #include "tessera/compiler/quantize.h"
 #include "tessera/core/error.h"
 #include "tessera/ops/reference.h"
+#include "tessera/sim/scheduler.h"
 
 namespace tessera::compiler {
 
@@ -28,8 +29,11 @@ template <typename Fn>
 bool map_f32_in_place(Tensor& t, Fn fn) {
   if (t.dtype() != DType::f32) return false;
   float* p = t.data<float>();
-  const std::int64_t n = t.element_count();
-  for (std::int64_t i = 0; i < n; ++i) p[i] = fn(p[i]);
+  sim::WorkScheduler::shared().parallel_pieces(
+      static_cast<std::size_t>(t.element_count()), sim::WorkScheduler::kElementPiece,
+      [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) p[i] = fn(p[i]);
+      });
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "tessera/ops/reference.h"
+#include "tessera/sim/scheduler.h"
 
 namespace tessera::ops {
 
@@ -27,6 +28,15 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   R* po = out.data<R>();
+  if (a.shape() == out.shape() && b.shape() == out.shape()) {
+    // No broadcast: element by element, over the host threads (the cut changes no bit).
+    sim::WorkScheduler::shared().parallel_pieces(
+        static_cast<std::size_t>(out.element_count()), sim::WorkScheduler::kElementPiece,
+        [&](std::size_t begin, std::size_t end) {
+          for (std::size_t i = begin; i < end; ++i) po[i] = op(pa[i], pb[i]);
+        });
+    return;
+  }
   broadcast_rows<2>(out.shape(), {&a.shape(), &b.shape()},
                     [&](std::int64_t o, const std::array<std::int64_t, 2>& in,
                         const std::array<std::int64_t, 2>& st, std::int64_t n) {

@@ -266,6 +266,20 @@ void WorkScheduler::parallel_for(std::size_t count, const std::function<void(std
   if (failure) std::rethrow_exception(failure);
 }
 
+void WorkScheduler::parallel_pieces(std::size_t count, std::size_t piece,
+                                    const std::function<void(std::size_t, std::size_t)>& fn) {
+  if (piece == 0) throw_user_error("parallel_pieces: pieces of 0 units cannot cover {}", count);
+  if (count == 0) return;
+  if (count <= piece) {
+    fn(0, count);
+    return;
+  }
+  parallel_for((count - 1) / piece + 1, [&](std::size_t i) {
+    const std::size_t begin = i * piece;
+    fn(begin, begin + std::min(piece, count - begin));
+  });
+}
+
 std::vector<WorkScheduler::Range> WorkScheduler::split(std::size_t count, unsigned parts) {
   if (parts == 0) throw_user_error("cannot split {} work units into 0 ranges", count);
   const std::size_t n = std::min<std::size_t>(count, parts);

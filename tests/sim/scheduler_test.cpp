@@ -188,6 +188,27 @@ TEST(Scheduler, RunsEveryUnitOnce) {
   }
 }
 
+TEST(Scheduler, PiecesCoverEveryUnitOnceInPiecesOfTheGivenSize) {
+  for (unsigned threads : {1u, 2u, 8u}) {
+    WorkScheduler pool(threads);
+    for (std::size_t count : {0u, 1u, 999u, 1000u, 1001u, 4096u}) {
+      std::vector<std::atomic<int>> hits(count);
+      std::atomic<std::size_t> calls{0};
+      pool.parallel_pieces(count, 1000, [&](std::size_t begin, std::size_t end) {
+        EXPECT_EQ(begin % 1000, 0u);
+        EXPECT_LE(end - begin, 1000u);
+        EXPECT_TRUE(end == count || end - begin == 1000u) << begin << ".." << end;
+        for (std::size_t i = begin; i < end; ++i) hits[i]++;
+        ++calls;
+      });
+      for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+      EXPECT_EQ(calls.load(), (count + 999) / 1000);
+    }
+  }
+  WorkScheduler pool(2);
+  EXPECT_THROW(pool.parallel_pieces(10, 0, [](std::size_t, std::size_t) {}), UserError);
+}
+
 // A limit caps the threads that run a job's units (counted by distinct thread ids, with units
 // slow enough that every worker allowed in would join), splits ranges by the limit, and lifts.
 TEST(Scheduler, ThreadLimitCapsTheThreadsThatTakePart) {

@@ -41,6 +41,15 @@ class WorkScheduler {
   // Nested calls from inside a unit run inline on the calling thread.
   void parallel_for(std::size_t count, const std::function<void(std::size_t)>& fn);
 
+  // Runs fn(begin, end) for [0, count) cut into pieces of `piece` units (the last one shorter),
+  // in parallel; one call fn(0, count) when count is at most `piece`. For work whose results do
+  // not depend on the cut, such as element-by-element loops. Exceptions as parallel_for.
+  void parallel_pieces(std::size_t count, std::size_t piece,
+                       const std::function<void(std::size_t, std::size_t)>& fn);
+  // A piece for element-by-element loops on the host: 128 KiB of f32, long enough that a
+  // piece costs far more than handing it to a thread, short enough to balance two threads.
+  static constexpr std::size_t kElementPiece = std::size_t{1} << 15;
+
   struct Range {
     std::size_t begin = 0;
     std::size_t end = 0;

@@ -235,6 +235,23 @@ void make_views(bmnet_context* n) {
         bmmem_device_prealloc_raw(n->ctx, n->neuron_mem, s.output_offset, s.output_size);
 }
 
+// Makes the stage compiled for `input_shape` current (bmnet_set_input_shape).
+void select_stage(bmnet_context* n, const shape_t& input_shape, const char* what) {
+  std::string known;
+  for (std::size_t i = 0; i < n->model.stages.size(); ++i) {
+    const shape_t& s = n->model.stages[i].input_shape;
+    if (s.n == input_shape.n && s.c == input_shape.c && s.h == input_shape.h &&
+        s.w == input_shape.w) {
+      n->stage = i;
+      make_views(n);
+      return;
+    }
+    known += (known.empty() ? "" : ", ") + shape_text(s);
+  }
+  throw_user_error("{}: the network was not compiled for input shape {}; it supports {}", what,
+                   shape_text(input_shape), known);
+}
+
 bm_memory* mem(bmctx_t ctx, bmmem_device_t m, const char* what) {
   if (!ctx || !ctx->device || !m || !ctx->device->memories.count(m))
     throw_user_error("{}: the device memory is not a live allocation of the network's context",
@@ -347,30 +364,62 @@ bmerr_t bmnet_register_noalloc(bmctx_t ctx, bmnet_info_t* info, bmnet_t* net) {
   });
 }
 
-bmerr_t bmnet_register_bmodel(bmctx_t ctx, char* bmodel, bmnet_t* net) {
+bmerr_t bmnet_register_bmodel(bmctx_t ctx, const char* bmodel, bmnet_t* net) {
   return guard_status("bmnet_register_bmodel", [&] {
     if (!net || !bmodel) throw_user_error("bmnet_register_bmodel: {} is NULL", !net ? "net" : "bmodel");
     *net = make_net(ctx, load_bmodel(bmodel), true);
   });
 }
 
+bmerr_t bmnet_register_bmodel_data(bmctx_t ctx, uint8_t* bmodel_data, size_t size, bmnet_t* net) {
+  return guard_status("bmnet_register_bmodel_data", [&] {
+    if (!net || !bmodel_data)
+      throw_user_error("bmnet_register_bmodel_data: {} is NULL", !net ? "net" : "bmodel_data");
+    *net = make_net(ctx, decode_bmodel({bmodel_data, bmodel_data + size}, "bmodel data in memory"),
+                    true);
+  });
+}
+
+bmerr_t bmnet_set_input_shape2(bmnet_t net, shape_t* shape, int num) {
+  return guard_status("bmnet_set_input_shape2", [&] {
+    check_net(net, "bmnet_set_input_shape2");
+    if (!shape) throw_user_error("bmnet_set_input_shape2: shape is NULL");
+    if (num != 1)
+      throw_user_error("bmnet_set_input_shape2: {} shapes given; Tessera's networks have one "
+                       "input, so give one (or call bmnet_set_input_shape)",
+                       num);
+    select_stage(net, shape[0], "bmnet_set_input_shape2");
+  });
+}
+
+bmerr_t bmnet_load_cmdbuf(bmnet_t net, const uint8_t* cmdbuf, int cmdbuf_size) {
+  return guard_status("bmnet_load_cmdbuf", [&] {
+    bmnet_context* n = check_net(net, "bmnet_load_cmdbuf");
+    if (!cmdbuf || cmdbuf_size <= 0)
+      throw_user_error("bmnet_load_cmdbuf: {}; pass the bytes bmk1880_acquire_cmdbuf returned",
+                       !cmdbuf ? "cmdbuf is NULL" : fmt::format("cmdbuf_size is {}", cmdbuf_size));
+    // Checked command by command when it runs, as a registered buffer is.
+    n->model.stages[n->stage].cmdbuf.assign(cmdbuf, cmdbuf + cmdbuf_size);
+  });
+}
+
+bmerr_t bmnet_inference_once(bmctx_t ctx, uint8_t* input, uint8_t* output, uint32_t batch_size,
+                             uint8_t* weight, size_t weight_size, uint8_t* cmdbuf,
+                             size_t cmdbuf_size, size_t neuron_size, size_t input_size,
+                             uint64_t output_offset, size_t output_size) {
+  bmnet_info_t info{batch_size, weight,     weight_size,   cmdbuf,     cmdbuf_size,
+                    neuron_size, input_size, output_offset, output_size};
+  bmnet_t net = nullptr;
+  bmerr_t err = bmnet_register(ctx, &info, &net);
+  if (err != BM_SUCCESS) return err;
+  err = bmnet_inference(net, input, output);
+  bmnet_cleanup(net);
+  return err;
+}
+
 bmerr_t bmnet_set_input_shape(bmnet_t net, shape_t input_shape) {
   return guard_status("bmnet_set_input_shape", [&] {
-    bmnet_context* n = check_net(net, "bmnet_set_input_shape");
-    std::string known;
-    for (std::size_t i = 0; i < n->model.stages.size(); ++i) {
-      const shape_t& s = n->model.stages[i].input_shape;
-      if (s.n == input_shape.n && s.c == input_shape.c && s.h == input_shape.h &&
-          s.w == input_shape.w) {
-        n->stage = i;
-        make_views(n);
-        return;
-      }
-      known += (known.empty() ? "" : ", ") + shape_text(s);
-    }
-    throw_user_error("bmnet_set_input_shape: the network was not compiled for input shape {}; "
-                     "it supports {}",
-                     shape_text(input_shape), known);
+    select_stage(check_net(net, "bmnet_set_input_shape"), input_shape, "bmnet_set_input_shape");
   });
 }
 

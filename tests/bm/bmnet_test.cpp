@@ -252,6 +252,9 @@ TEST(BmNet, CallsOfThePublicHeaderBeyondTheSpec) {
   ASSERT_EQ(bmnet_inference(net, x.data(), y.data()), BM_SUCCESS) << tessera_bm_last_error();
   EXPECT_EQ(y, reference(2, x));
   bmnet_cleanup(net);
+  // A path as a string literal, as Bitmain's sample passes it (a const char * parameter).
+  EXPECT_EQ(bmnet_register_bmodel(ctx, "no_such_dir/no.bmodel", &net), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "no_such_dir/no.bmodel");
   bytes[bytes.size() - 3] ^= 0x40;
   EXPECT_EQ(bmnet_register_bmodel_data(ctx, bytes.data(), bytes.size(), &net),
             BM_ERR_INVALID_ARGUMENT);

@@ -1,6 +1,8 @@
 // The BM runtime and the headers from C++: declared types, device memory, copies timed over the
 // host link, errors as bmerr_t codes, chip info and peak from the preset.
+#include <algorithm>
 #include <cmath>
+#include <thread>
 #include <type_traits>
 
 #include "bm_util.h"
@@ -156,6 +158,48 @@ TEST(BmRuntime, ChipInfoAndPeakComeFromThePreset) {
   const double peak = info.npu_num * spec.param("bm.int8_macs_per_cycle_per_npu").value * 2 *
                       spec.clock_hz.value;
   EXPECT_NEAR(peak / 1e12, 1.0, 0.05);
+}
+
+}  // namespace
+
+namespace {
+
+// spec 002 "bmruntime_bmkernel_create": contexts created in different threads are independent.
+// Four threads each run their own BM context and BMKernel at once; every result is checked, and
+// an error in one thread is that thread's last error only.
+TEST(BmRuntime, ContextsInSeparateThreadsAreIndependent) {
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(4, -1), other_error(4, -1);
+  for (int id = 0; id < 4; ++id)
+    threads.emplace_back([id, &wrong, &other_error] {
+      Bm bm;
+      int bad = 0;
+      for (int it = 0; it < 20; ++it) {
+        std::vector<std::uint8_t> x(32 * 64);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = b8(static_cast<int>(i) * (id + 3) + it);
+        tensor_lmem* a = bm.load(shape_t4(1, 32, 8, 8), FMT_I8, x);
+        tensor_lmem* r = bmk1880_tl_alloc(bm.bk, shape_t4(1, 32, 8, 8), FMT_I8, CTRL_AL);
+        bmk1880_mul_const_param_t p{nullptr, r, a, static_cast<s8>(id - 2), true, 1};
+        if (!bmk1880_tpu_mul_const(bm.bk, &p)) ++bad;
+        const auto out = bm.store(r, x.size());
+        bmk1880_tl_free(bm.bk, r);
+        bmk1880_tl_free(bm.bk, a);
+        bm.submit();
+        const auto y = bm.read(out);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const long v = (static_cast<std::int8_t>(x[i]) * (id - 2) + 1) >> 1;
+          bad += static_cast<std::int8_t>(y[i]) != std::clamp(v, -128L, 127L);
+        }
+        if (id == 0) bmk1880_tpu_relu(bm.bk, nullptr);  // an error in thread 0 only
+        if (id == 0) bmk1880_reset(bm.bk);
+      }
+      wrong[static_cast<std::size_t>(id)] = bad;
+      other_error[static_cast<std::size_t>(id)] = tessera_bm_last_error_kind();
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
+  EXPECT_EQ(other_error[0], TESSERA_BM_USER_ERROR);
+  for (int id = 1; id < 4; ++id) EXPECT_EQ(other_error[static_cast<std::size_t>(id)], TESSERA_BM_OK);
 }
 
 }  // namespace

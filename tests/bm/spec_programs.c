@@ -344,6 +344,22 @@ static void elementwise_sections(void) {
     CHECK(wrong == 0, "%d wrong", wrong);
   }
 
+  section = "bmk1880 tpu mul (unsigned x signed: a signed result)";
+  {
+    bmk1880_mul_param_t p;
+    memset(&p, 0, sizeof p);
+    p.res_low = tl(FMT_I8, NULL);
+    p.a = tl(FMT_U8, a);
+    p.b = tl(FMT_I8, b);
+    p.rshift_width = 5;
+    CHECK(bmk1880_tpu_mul(bk, &p) != NULL, "record");
+    tensor_lmem *r[1] = {p.res_low};
+    int8_t *o[1] = {o1};
+    CHECK(run_and_fetch(1, r, o), "run");
+    for (int i = 0; i < E; ++i) want[i] = sat(shr((long)(uint8_t)a[i] * b[i], 5), 1, 8);
+    CHECK(count_wrong(o1, want, E) == 0, "%d wrong", count_wrong(o1, want, E));
+  }
+
   section = "bmk1880 tpu mac const (8-bit result into res_low)";
   {
     bmk1880_mac_const_param_t p;
@@ -361,10 +377,11 @@ static void elementwise_sections(void) {
       want[i] = sat(shr((long)a[i] * -3 + res, 2), 1, 8);
     }
     CHECK(bmk1880_tpu_mac_const(bk, &p) != NULL, "record");
-    tensor_lmem *r[1] = {p.res_low};
-    int8_t *o[1] = {o1};
-    CHECK(run_and_fetch(1, r, o), "run");
+    tensor_lmem *r[2] = {p.res_low, p.res_high};
+    int8_t *o[2] = {o1, o2};
+    CHECK(run_and_fetch(2, r, o), "run");
     CHECK(count_wrong(o1, want, E) == 0, "%d wrong", count_wrong(o1, want, E));
+    CHECK(memcmp(o2, hi, E) == 0, "res_high changed by an 8-bit result");
   }
 
   section = "bmk1880 tpu add / add const / sub (16-bit operands)";
@@ -808,6 +825,52 @@ static void matrix_sections(void) {
         const long v = sat(shr(acc, 2), 1, 16);
         wrong += (int16_t)((uint8_t)o[(R + i) * MC + j] << 8 | (uint8_t)o[i * MC + j]) != v;
       }
+    CHECK(wrong == 0, "%d wrong", wrong);
+  }
+  section = "bmk1880 tpu matrix mac (CTRL_RA, res_is_int8: only the low rows are written)";
+  {
+    fill(res, 2 * R * MC, -128, 127);
+    bmk1880_matrix_mac_param_t p;
+    memset(&p, 0, sizeof p);
+    p.left = tl_shape(shape_t2(R, K), FMT_I8, CTRL_AL, l, sizeof l);
+    p.right = tl_shape(shape_t2(K, MC), FMT_I8, CTRL_AL, r, sizeof r);
+    p.res = tl_shape(shape_t2(2 * R, MC), FMT_I8, CTRL_AL, res, sizeof res);
+    p.lshift_width = 3;
+    p.rshift_width = 6;
+    p.res_is_int8 = true;
+    p.ctrls = CTRL_RA;
+    CHECK(bmk1880_tpu_matrix_mac(bk, &p) != NULL, "record");
+    bmmem_device_t m = store(p.res, 2 * R * MC);
+    CHECK(submit(), "run");
+    fetch(o, m);
+    release();
+    int wrong = 0;
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < MC; ++j) {
+        const long old = (int16_t)((uint8_t)res[(R + i) * MC + j] << 8 | (uint8_t)res[i * MC + j]);
+        long acc = old * 8;
+        for (int k = 0; k < K; ++k) acc += (long)l[i * K + k] * r[k * MC + j];
+        wrong += o[i * MC + j] != (int8_t)sat(shr(acc, 6), 1, 8);
+        wrong += o[(R + i) * MC + j] != res[(R + i) * MC + j];
+      }
+    CHECK(wrong == 0, "%d wrong", wrong);
+  }
+  section = "bmk1880 gdma load (matrix, CTRL_TP)";
+  {
+    /* gmem holds the (K, R) transpose of the (R, K) matrix loaded. */
+    static int8_t lt[K * R];
+    for (int i = 0; i < R; ++i)
+      for (int k = 0; k < K; ++k) lt[k * R + i] = l[i * K + k];
+    tensor_lmem *t = tl_shape(shape_t2(R, K), FMT_I8, CTRL_AL, NULL, 0);
+    bmmem_device_t g = put_gmem(lt, sizeof lt);
+    bmk1880_gdma_load(bk, t, bmmem_device_addr(ctx, g), CTRL_TP);
+    bmmem_device_t m = store(t, R * K);
+    CHECK(submit(), "run");
+    fetch(o, m);
+    bmmem_device_free(ctx, g);
+    release();
+    int wrong = 0;
+    for (int i = 0; i < R * K; ++i) wrong += o[i] != l[i];
     CHECK(wrong == 0, "%d wrong", wrong);
   }
   section = "bmk1880 tpu matrix mac 2 (256 x 256)";

@@ -203,3 +203,68 @@ TEST(BmRuntime, ContextsInSeparateThreadsAreIndependent) {
 }
 
 }  // namespace
+
+namespace {
+
+// Released handles are refused by name, never read: a second bm_exit, a context used after it,
+// a device used after bm_device_close, a network cleaned up twice.
+TEST(BmRuntime, ReleasedHandlesAreUserErrors) {
+  bmctx_t ctx = nullptr;
+  ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
+  tessera_bm_clear_error();
+  bm_exit(ctx);
+  expect_error(TESSERA_BM_OK, "");
+  bm_exit(ctx);
+  expect_error(TESSERA_BM_USER_ERROR, "bm_exit: the BM context is not live");
+  EXPECT_EQ(bmmem_device_alloc_raw(ctx, 16), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "bmmem_device_alloc_raw: the BM context is not live");
+  bmkernel_handle_t* bk = nullptr;
+  EXPECT_EQ(bmruntime_bmkernel_create(ctx, &bk), BM_ERR_INVALID_ARGUMENT);
+
+  bmdev_t dev = nullptr;
+  ASSERT_EQ(bm_device_open(0, &dev), BM_SUCCESS);
+  ASSERT_EQ(bm_context_create(&ctx), BM_SUCCESS);
+  ASSERT_EQ(bm_bind_device(ctx, dev), BM_SUCCESS);
+  bm_device_close(dev);
+  EXPECT_EQ(bmmem_device_alloc_raw(ctx, 16), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "was closed with bm_device_close");
+  bm_device_close(dev);
+  expect_error(TESSERA_BM_USER_ERROR, "bm_device_close: the BM device is not open");
+  EXPECT_EQ(bm_device_get_chip_ver(dev), 0);
+  expect_error(TESSERA_BM_USER_ERROR, "not open");
+  bm_context_destroy(ctx);
+  bm_context_destroy(ctx);
+  expect_error(TESSERA_BM_USER_ERROR, "bm_context_destroy: the BM context is not live");
+
+  // A network: cleaned up twice; one outliving its context is released without touching it.
+  std::vector<u8> buf(4096);
+  bmk1880_info_t info{1880, buf.data(), static_cast<u32>(buf.size())};
+  void* k = bmk1880_register(&info);
+  tensor_lmem* t = bmk1880_tl_alloc(k, shape_t4(1, 32, 1, 16), FMT_I8, CTRL_AL);
+  bmk1880_gdma_load(k, t, 0, CTRL_NEURON);
+  bmk1880_gdma_store(k, t, 512, CTRL_NEURON);
+  u32 size = 0;
+  u8* cmdbuf = bmk1880_acquire_cmdbuf(k, &size);
+  ASSERT_NE(cmdbuf, nullptr) << tessera_bm_last_error();
+  bmnet_info_t ni{1, nullptr, 0, cmdbuf, size, 1024, 512, 512, 512};
+  ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
+  bmnet_t net = nullptr;
+  ASSERT_EQ(bmnet_register(ctx, &ni, &net), BM_SUCCESS) << tessera_bm_last_error();
+  tessera_bm_clear_error();
+  bmnet_cleanup(net);
+  expect_error(TESSERA_BM_OK, "");
+  bmnet_cleanup(net);
+  expect_error(TESSERA_BM_USER_ERROR, "bmnet_cleanup: the BMNet handle is not live");
+  EXPECT_EQ(bmnet_run(net), BM_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(bmnet_register(ctx, &ni, &net), BM_SUCCESS) << tessera_bm_last_error();
+  bm_exit(ctx);
+  EXPECT_EQ(bmnet_run(net), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "bmnet_run: the BM context is not live");
+  tessera_bm_clear_error();
+  bmnet_cleanup(net);
+  expect_error(TESSERA_BM_OK, "");
+  bmk1880_tl_free(k, t);
+  bmk1880_cleanup(k);
+}
+
+}  // namespace

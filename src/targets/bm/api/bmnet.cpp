@@ -206,6 +206,11 @@ namespace {
 
 bmnet_context* check_net(bmnet_t net, const char* what) {
   if (!net) throw_user_error("{}: the BMNet handle is NULL; register a network first", what);
+  if (!live_nets().contains(net))
+    throw_user_error("{}: the BMNet handle is not live: bmnet_cleanup released it (or it was "
+                     "never registered)",
+                     what);
+  live_context(net->ctx, what);
   return net;
 }
 
@@ -253,7 +258,7 @@ void select_stage(bmnet_context* n, const shape_t& input_shape, const char* what
 }
 
 bm_memory* mem(bmctx_t ctx, bmmem_device_t m, const char* what) {
-  if (!ctx || !ctx->device || !m || !ctx->device->memories.count(m))
+  if (!live_contexts().contains(ctx) || !ctx->device || !m || !ctx->device->memories.count(m))
     throw_user_error("{}: the device memory is not a live allocation of the network's context",
                      what);
   return m;
@@ -300,8 +305,8 @@ void run(bmnet_context* n) {
 }
 
 bmnet_context* make_net(bmctx_t ctx, BModel model, bool alloc) {
-  if (!ctx || !ctx->device)
-    throw_user_error("the BM context is NULL or not bound to a device; call bm_init first");
+  if (!live_context(ctx, "bmnet_register")->device)
+    throw_user_error("the BM context is not bound to a device; call bm_init first");
   auto n = std::make_unique<bmnet_context>();
   n->ctx = ctx;
   n->model = std::move(model);
@@ -318,6 +323,7 @@ bmnet_context* make_net(bmctx_t ctx, BModel model, bool alloc) {
     n->owns_neuron = true;
     make_views(n.get());
   }
+  live_nets().add(n.get());
   return n.release();
 }
 
@@ -443,9 +449,15 @@ bmerr_t bmnet_get_output_info(bmnet_t net, bmnet_output_info_t* output_info) {
 void bmnet_cleanup(bmnet_t net) {
   guard_void("bmnet_cleanup", [&] {
     if (!net) return;
-    drop_views(net);
-    if (net->owns_weight && net->weight_mem) bmmem_device_free(net->ctx, net->weight_mem);
-    if (net->owns_neuron && net->neuron_mem) bmmem_device_free(net->ctx, net->neuron_mem);
+    if (!live_nets().remove(net))
+      throw_user_error("bmnet_cleanup: the BMNet handle is not live: bmnet_cleanup released it "
+                       "already (or it was never registered)");
+    // After bm_exit the device, and the memories with it, are gone already.
+    if (live_contexts().contains(net->ctx)) {
+      drop_views(net);
+      if (net->owns_weight && net->weight_mem) bmmem_device_free(net->ctx, net->weight_mem);
+      if (net->owns_neuron && net->neuron_mem) bmmem_device_free(net->ctx, net->neuron_mem);
+    }
     delete net;
   });
 }

@@ -229,9 +229,9 @@ TEST(BmRuntime, ReleasedHandlesAreUserErrors) {
   EXPECT_EQ(bmmem_device_alloc_raw(ctx, 16), nullptr);
   expect_error(TESSERA_BM_USER_ERROR, "was closed with bm_device_close");
   bm_device_close(dev);
-  expect_error(TESSERA_BM_USER_ERROR, "bm_device_close: the BM device is not open");
+  expect_error(TESSERA_BM_USER_ERROR, "bm_device_close: the BM device is not live");
   EXPECT_EQ(bm_device_get_chip_ver(dev), 0);
-  expect_error(TESSERA_BM_USER_ERROR, "not open");
+  expect_error(TESSERA_BM_USER_ERROR, "bm_device_close or bm_exit released it");
   bm_context_destroy(ctx);
   bm_context_destroy(ctx);
   expect_error(TESSERA_BM_USER_ERROR, "bm_context_destroy: the BM context is not live");

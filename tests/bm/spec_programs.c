@@ -252,6 +252,14 @@ static int run_and_fetch(int count, tensor_lmem **ts, int8_t **outs) {
   release();
   return ok;
 }
+/* Runs what was recorded and fetches the `bytes` of tensor t into out; 0 on failure. */
+static int run_and_fetch_one(tensor_lmem *t, void *out, size_t bytes) {
+  bmmem_device_t m = store(t, bytes);
+  const int ok = submit();
+  fetch(out, m);
+  release();
+  return ok;
+}
 static int count_wrong(const int8_t *got, const long *want, int n) {
   int wrong = 0;
   for (int i = 0; i < n; ++i) wrong += got[i] != (int8_t)want[i];
@@ -640,10 +648,7 @@ static void conv_sections(void) {
     p.relu_enable = true;
     p.rshift_width = 5;
     CHECK(bmk1880_tpu_conv(bk, &p) != NULL, "record");
-    bmmem_device_t m = store(p.ofmap, (size_t)CO * ho * wo);
-    CHECK(submit(), "run");
-    fetch(o, m);
-    release();
+    CHECK(run_and_fetch_one(p.ofmap, o, (size_t)CO * ho * wo), "run");
     conv_ref(x, CI, HI, WI, wt, CO, KH, KW, bias, &g, 1, 5, 0, ho, wo, want);
     CHECK(count_wrong(o, want, CO * ho * wo) == 0, "%d of %d wrong (%dx%d)",
           count_wrong(o, want, CO * ho * wo), CO * ho * wo, ho, wo);
@@ -669,10 +674,7 @@ static void conv_sections(void) {
     p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
     p.rshift_width = 4;
     CHECK(bmk1880_tpu_winograd(bk, &p) != NULL, "record");
-    bmmem_device_t m = store(p.ofmap, (size_t)CO * HI * WI);
-    CHECK(submit(), "run");
-    fetch(o, m);
-    release();
+    CHECK(run_and_fetch_one(p.ofmap, o, (size_t)CO * HI * WI), "run");
     conv_ref(x, CI, HI, WI, w3, CO, 3, 3, NULL, &g, 0, 4, 0, HI, WI, want);
     CHECK(count_wrong(o, want, CO * HI * WI) == 0, "%d wrong", count_wrong(o, want, CO * HI * WI));
   }
@@ -702,10 +704,7 @@ static void conv_sections(void) {
     p.stride_h = 2, p.stride_w = 2;
     p.rshift_width = 6;
     CHECK(bmk1880_tpu_depthwise(bk, &p) != NULL, "record");
-    bmmem_device_t m = store(p.ofmap, (size_t)DC * ho * wo);
-    CHECK(submit(), "run");
-    fetch(o, m);
-    release();
+    CHECK(run_and_fetch_one(p.ofmap, o, (size_t)DC * ho * wo), "run");
     conv_ref(dx, DC, DH, DW, dwt, DC, 3, 3, db, &g, 0, 6, 1, ho, wo, want);
     CHECK(count_wrong(o, want, DC * ho * wo) == 0, "%d wrong", count_wrong(o, want, DC * ho * wo));
   }
@@ -760,9 +759,43 @@ static void conv_sections(void) {
 }
 
 /* ---- matrices ---- */
+enum { R = 5, K = 20, MC = 40 };
+/* res (R, MC) += left x right with CTRL_RA: the previous 16-bit result, low bytes in rows [0, R)
+ * and high bytes in [R, 2R) (the lower addresses), shifted left by ls; an 8-bit result writes
+ * the low rows only. */
+static void matrix_mac_ra(const int8_t *l, const int8_t *r, int ls, int rs, bool res_is_int8) {
+  static int8_t res[2 * R * MC], o[2 * R * MC];
+  fill(res, 2 * R * MC, -128, 127);
+  bmk1880_matrix_mac_param_t p;
+  memset(&p, 0, sizeof p);
+  p.left = tl_shape(shape_t2(R, K), FMT_I8, CTRL_AL, l, R * K);
+  p.right = tl_shape(shape_t2(K, MC), FMT_I8, CTRL_AL, r, K * MC);
+  p.res = tl_shape(shape_t2(2 * R, MC), FMT_I8, CTRL_AL, res, sizeof res);
+  p.lshift_width = ls;
+  p.rshift_width = rs;
+  p.res_is_int8 = res_is_int8;
+  p.ctrls = CTRL_RA;
+  CHECK(bmk1880_tpu_matrix_mac(bk, &p) != NULL, "record");
+  CHECK(run_and_fetch_one(p.res, o, sizeof o), "run");
+  int wrong = 0;
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < MC; ++j) {
+      const long old = (int16_t)((uint8_t)res[(R + i) * MC + j] << 8 | (uint8_t)res[i * MC + j]);
+      long acc = old * (1L << ls);
+      for (int k = 0; k < K; ++k) acc += (long)l[i * K + k] * r[k * MC + j];
+      if (res_is_int8) {
+        wrong += o[i * MC + j] != (int8_t)sat(shr(acc, rs), 1, 8);
+        wrong += o[(R + i) * MC + j] != res[(R + i) * MC + j];
+      } else {
+        wrong += (int16_t)((uint8_t)o[(R + i) * MC + j] << 8 | (uint8_t)o[i * MC + j]) !=
+                 sat(shr(acc, rs), 1, 16);
+      }
+    }
+  CHECK(wrong == 0, "%d wrong", wrong);
+}
+
 static void matrix_sections(void) {
-  enum { R = 5, K = 20, MC = 40 };
-  static int8_t l[R * K], r[K * MC], res[2 * R * MC], o[2 * R * MC];
+  static int8_t l[R * K], r[K * MC], o[2 * R * MC];
   static int16_t bias[MC];
   static uint8_t bg[2 * MC];
   fill(l, R * K, -128, 127);
@@ -784,10 +817,7 @@ static void matrix_sections(void) {
     p.res_is_int8 = true;
     p.ctrls = CTRL_RELU;
     CHECK(bmk1880_tpu_matrix_mac(bk, &p) != NULL, "record");
-    bmmem_device_t m = store(p.res, R * MC);
-    CHECK(submit(), "run");
-    fetch(o, m);
-    release();
+    CHECK(run_and_fetch_one(p.res, o, R * MC), "run");
     int wrong = 0;
     for (int i = 0; i < R; ++i)
       for (int j = 0; j < MC; ++j) {
@@ -799,62 +829,9 @@ static void matrix_sections(void) {
     CHECK(wrong == 0, "%d wrong", wrong);
   }
   section = "bmk1880 tpu matrix mac (CTRL_RA, 16-bit result, lshift 1)";
-  {
-    fill(res, 2 * R * MC, -128, 127);
-    bmk1880_matrix_mac_param_t p;
-    memset(&p, 0, sizeof p);
-    p.left = tl_shape(shape_t2(R, K), FMT_I8, CTRL_AL, l, sizeof l);
-    p.right = tl_shape(shape_t2(K, MC), FMT_I8, CTRL_AL, r, sizeof r);
-    p.res = tl_shape(shape_t2(2 * R, MC), FMT_I8, CTRL_AL, res, sizeof res);
-    p.lshift_width = 1;
-    p.rshift_width = 2;
-    p.res_is_int8 = false;
-    p.ctrls = CTRL_RA;
-    CHECK(bmk1880_tpu_matrix_mac(bk, &p) != NULL, "record");
-    bmmem_device_t m = store(p.res, 2 * R * MC);
-    CHECK(submit(), "run");
-    fetch(o, m);
-    release();
-    int wrong = 0;
-    /* The low bytes at the lower addresses: rows [0, R) then the high bytes in [R, 2R). */
-    for (int i = 0; i < R; ++i)
-      for (int j = 0; j < MC; ++j) {
-        const long old = (int16_t)((uint8_t)res[(R + i) * MC + j] << 8 | (uint8_t)res[i * MC + j]);
-        long acc = old * 2;
-        for (int k = 0; k < K; ++k) acc += (long)l[i * K + k] * r[k * MC + j];
-        const long v = sat(shr(acc, 2), 1, 16);
-        wrong += (int16_t)((uint8_t)o[(R + i) * MC + j] << 8 | (uint8_t)o[i * MC + j]) != v;
-      }
-    CHECK(wrong == 0, "%d wrong", wrong);
-  }
+  matrix_mac_ra(l, r, 1, 2, false);
   section = "bmk1880 tpu matrix mac (CTRL_RA, res_is_int8: only the low rows are written)";
-  {
-    fill(res, 2 * R * MC, -128, 127);
-    bmk1880_matrix_mac_param_t p;
-    memset(&p, 0, sizeof p);
-    p.left = tl_shape(shape_t2(R, K), FMT_I8, CTRL_AL, l, sizeof l);
-    p.right = tl_shape(shape_t2(K, MC), FMT_I8, CTRL_AL, r, sizeof r);
-    p.res = tl_shape(shape_t2(2 * R, MC), FMT_I8, CTRL_AL, res, sizeof res);
-    p.lshift_width = 3;
-    p.rshift_width = 6;
-    p.res_is_int8 = true;
-    p.ctrls = CTRL_RA;
-    CHECK(bmk1880_tpu_matrix_mac(bk, &p) != NULL, "record");
-    bmmem_device_t m = store(p.res, 2 * R * MC);
-    CHECK(submit(), "run");
-    fetch(o, m);
-    release();
-    int wrong = 0;
-    for (int i = 0; i < R; ++i)
-      for (int j = 0; j < MC; ++j) {
-        const long old = (int16_t)((uint8_t)res[(R + i) * MC + j] << 8 | (uint8_t)res[i * MC + j]);
-        long acc = old * 8;
-        for (int k = 0; k < K; ++k) acc += (long)l[i * K + k] * r[k * MC + j];
-        wrong += o[i * MC + j] != (int8_t)sat(shr(acc, 6), 1, 8);
-        wrong += o[(R + i) * MC + j] != res[(R + i) * MC + j];
-      }
-    CHECK(wrong == 0, "%d wrong", wrong);
-  }
+  matrix_mac_ra(l, r, 3, 6, true);
   section = "bmk1880 gdma load (matrix, CTRL_TP)";
   {
     /* gmem holds the (K, R) transpose of the (R, K) matrix loaded. */
@@ -864,11 +841,8 @@ static void matrix_sections(void) {
     tensor_lmem *t = tl_shape(shape_t2(R, K), FMT_I8, CTRL_AL, NULL, 0);
     bmmem_device_t g = put_gmem(lt, sizeof lt);
     bmk1880_gdma_load(bk, t, bmmem_device_addr(ctx, g), CTRL_TP);
-    bmmem_device_t m = store(t, R * K);
-    CHECK(submit(), "run");
-    fetch(o, m);
+    CHECK(run_and_fetch_one(t, o, R * K), "run");
     bmmem_device_free(ctx, g);
-    release();
     int wrong = 0;
     for (int i = 0; i < R * K; ++i) wrong += o[i] != l[i];
     CHECK(wrong == 0, "%d wrong", wrong);
@@ -883,10 +857,7 @@ static void matrix_sections(void) {
     p.right = tl_shape(shape_t4(256, 16, 1, 16), FMT_I8, CTRL_AL, mr, sizeof mr);
     p.res = tl_shape(shape_t4(1, 256, 1, 256), FMT_I8, CTRL_AL, NULL, 0);
     CHECK(bmk1880_tpu_matrix_mac_2(bk, &p) != NULL, "record");
-    bmmem_device_t m = store(p.res, sizeof mo);
-    CHECK(submit(), "run");
-    fetch(mo, m);
-    release();
+    CHECK(run_and_fetch_one(p.res, mo, sizeof mo), "run");
     int wrong = 0;
     for (int i = 0; i < 256; ++i)
       for (int j = 0; j < 256; ++j) {
@@ -910,11 +881,8 @@ static void gdma_sections(void) {
     tensor_lmem *t = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, NULL, 0);
     bmmem_device_t g = put_gmem(x, GE);
     bmk1880_gdma_load(bk, t, bmmem_device_addr(ctx, g), CTRL_TP);
-    bmmem_device_t m = store(t, GE);
-    CHECK(submit(), "run");
-    fetch(o, m);
+    CHECK(run_and_fetch_one(t, o, GE), "run");
     bmmem_device_free(ctx, g);
-    release();
     int wrong = 0;
     for (int n = 0; n < GN; ++n)
       for (int c = 0; c < GC; ++c)

@@ -205,11 +205,7 @@ using namespace tessera::bm;
 namespace {
 
 bmnet_context* check_net(bmnet_t net, const char* what) {
-  if (!net) throw_user_error("{}: the BMNet handle is NULL; register a network first", what);
-  if (!live_nets().contains(net))
-    throw_user_error("{}: the BMNet handle is not live: bmnet_cleanup released it (or it was "
-                     "never registered)",
-                     what);
+  live_nets().require(net, what);
   live_context(net->ctx, what);
   return net;
 }
@@ -449,9 +445,8 @@ bmerr_t bmnet_get_output_info(bmnet_t net, bmnet_output_info_t* output_info) {
 void bmnet_cleanup(bmnet_t net) {
   guard_void("bmnet_cleanup", [&] {
     if (!net) return;
-    if (!live_nets().remove(net))
-      throw_user_error("bmnet_cleanup: the BMNet handle is not live: bmnet_cleanup released it "
-                       "already (or it was never registered)");
+    live_nets().require(net, "bmnet_cleanup");
+    live_nets().remove(net);
     // After bm_exit the device, and the memories with it, are gone already.
     if (live_contexts().contains(net->ctx)) {
       drop_views(net);

@@ -220,25 +220,29 @@ bool LiveHandles::contains(const void* handle) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return live_.count(handle) != 0;
 }
+void LiveHandles::require(const void* handle, const char* what) const {
+  if (!handle) throw_user_error("{}: the {} is NULL; {}", what, name_, make_);
+  if (!contains(handle))
+    throw_user_error("{}: the {} is not live: {} released it (or it was never made); {}", what,
+                     name_, released_by_, make_);
+}
 LiveHandles& live_contexts() {
-  static LiveHandles h;
+  static LiveHandles h("BM context", "create one with bm_init",
+                       "bm_exit or bm_context_destroy");
   return h;
 }
 LiveHandles& live_devices() {
-  static LiveHandles h;
+  static LiveHandles h("BM device", "open one with bm_device_open", "bm_device_close or bm_exit");
   return h;
 }
 LiveHandles& live_nets() {
-  static LiveHandles h;
+  static LiveHandles h("BMNet handle", "register a network with bmnet_register*",
+                       "bmnet_cleanup");
   return h;
 }
 
 bm_context* live_context(bmctx_t ctx, const char* what) {
-  if (!ctx) throw_user_error("{}: the BM context is NULL; create it with bm_init", what);
-  if (!live_contexts().contains(ctx))
-    throw_user_error("{}: the BM context is not live: it was released by bm_exit or "
-                     "bm_context_destroy (or never created); create one with bm_init",
-                     what);
+  live_contexts().require(ctx, what);
   return ctx;
 }
 
@@ -268,11 +272,7 @@ bm_device* open_device(int index) {
 }
 
 bm_device* live_device(bmdev_t dev, const char* what) {
-  if (!dev) throw_user_error("{}: the BM device is NULL; open one with bm_device_open", what);
-  if (!live_devices().contains(dev))
-    throw_user_error("{}: the BM device is not open: it was closed by bm_device_close or "
-                     "bm_exit (or never opened)",
-                     what);
+  live_devices().require(dev, what);
   return dev;
 }
 

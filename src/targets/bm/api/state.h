@@ -45,11 +45,17 @@ std::string default_preset();
 // so a second bm_exit or a use after it is a UserError rather than a crash.
 class LiveHandles {
  public:
+  // name: what a handle is ("BM context"); make: how to get one; released_by: what releases it.
+  LiveHandles(const char* name, const char* make, const char* released_by)
+      : name_(name), make_(make), released_by_(released_by) {}
   void add(const void* handle);
   bool remove(const void* handle);  // false when it was not live
   bool contains(const void* handle) const;
+  // A UserError naming `what` unless handle is live (NULL, released, or never made).
+  void require(const void* handle, const char* what) const;
 
  private:
+  const char *name_, *make_, *released_by_;
   mutable std::mutex mutex_;
   std::set<const void*> live_;
 };

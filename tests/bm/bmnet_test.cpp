@@ -106,8 +106,7 @@ TEST(BmNet, BmodelWithTwoInputShapesRegistersAndRuns) {
   bmctx_t ctx = nullptr;
   ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
   bmnet_t net = nullptr;
-  ASSERT_EQ(bmnet_register_bmodel(ctx, path.c_str(), &net), BM_SUCCESS)
-      << tessera_bm_last_error();
+  ASSERT_EQ(bmnet_register_bmodel(ctx, path.c_str(), &net), BM_SUCCESS) << tessera_bm_last_error();
   for (int n : {1, 2}) {
     ASSERT_EQ(bmnet_set_input_shape(net, shape_t4(n, CI, 6, 6)), BM_SUCCESS);
     bmnet_output_info_t info;
@@ -137,8 +136,7 @@ TEST(BmNet, BmodelWithTwoInputShapesRegistersAndRuns) {
     f.seekp(-5, std::ios::end);
     f.put('\x5a');
   }
-  EXPECT_EQ(bmnet_register_bmodel(ctx, path.c_str(), &net),
-            BM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(bmnet_register_bmodel(ctx, path.c_str(), &net), BM_ERR_INVALID_ARGUMENT);
   expect_error(TESSERA_BM_USER_ERROR, "checksum");
   std::remove(path.c_str());
   bm_exit(ctx);
@@ -263,8 +261,15 @@ TEST(BmNet, CallsOfThePublicHeaderBeyondTheSpec) {
   // register_noalloc, import both memories, then load the command buffer (Bitmain's order).
   const tessera::bm::BModelStage s = compile(1);
   std::vector<std::uint8_t> w = weights(), cmdbuf = s.cmdbuf;
-  bmnet_info_t info{1, w.data(), w.size(), cmdbuf.data(), cmdbuf.size(), s.neuron_size,
-                    s.input_size, s.output_offset, s.output_size};
+  bmnet_info_t info{1,
+                    w.data(),
+                    w.size(),
+                    cmdbuf.data(),
+                    cmdbuf.size(),
+                    s.neuron_size,
+                    s.input_size,
+                    s.output_offset,
+                    s.output_size};
   ASSERT_EQ(bmnet_register_noalloc(ctx, &info, &net), BM_SUCCESS);
   bmmem_device_t wm = bmmem_device_alloc_raw(ctx, w.size());
   bmmem_device_t nm = bmmem_device_alloc_raw(ctx, s.neuron_size);

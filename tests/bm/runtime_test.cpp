@@ -199,7 +199,8 @@ TEST(BmRuntime, ContextsInSeparateThreadsAreIndependent) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong, std::vector<int>(4, 0));
   EXPECT_EQ(other_error[0], TESSERA_BM_USER_ERROR);
-  for (int id = 1; id < 4; ++id) EXPECT_EQ(other_error[static_cast<std::size_t>(id)], TESSERA_BM_OK);
+  for (int id = 1; id < 4; ++id)
+    EXPECT_EQ(other_error[static_cast<std::size_t>(id)], TESSERA_BM_OK);
 }
 
 }  // namespace

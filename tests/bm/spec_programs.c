@@ -13,19 +13,19 @@
 #include <string.h>
 
 static int failures;
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      ++failures;                                                          \
-      fprintf(stderr, "FAIL line %d (%s): ", __LINE__, section);           \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, " [last error: %s]\n", tessera_bm_last_error());     \
-    }                                                                      \
+#define CHECK(cond, ...)                                               \
+  do {                                                                 \
+    if (!(cond)) {                                                     \
+      ++failures;                                                      \
+      fprintf(stderr, "FAIL line %d (%s): ", __LINE__, section);       \
+      fprintf(stderr, __VA_ARGS__);                                    \
+      fprintf(stderr, " [last error: %s]\n", tessera_bm_last_error()); \
+    }                                                                  \
   } while (0)
 
-static const char *section = "";
+static const char* section = "";
 static bmctx_t ctx;
-static void *bk;
+static void* bk;
 
 /* ---- host arithmetic, from spec 002 "Computation API" ---- */
 static long sat(long v, int is_signed, int bits) {
@@ -34,28 +34,30 @@ static long sat(long v, int is_signed, int bits) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 /* Tessera's reading of "≫": the right shift rounds half up (Bitmain's TPU reference). */
-static long shr(long v, int s) { return s > 0 ? (v + (1L << (s - 1))) >> s : v; }
+static long shr(long v, int s) {
+  return s > 0 ? (v + (1L << (s - 1))) >> s : v;
+}
 static unsigned lcg_state = 12345u;
 static int rnd(int lo, int hi) {
   lcg_state = lcg_state * 1103515245u + 12345u;
   return lo + (int)((lcg_state >> 8) % (unsigned)(hi - lo + 1));
 }
-static void fill(int8_t *p, int n, int lo, int hi) {
+static void fill(int8_t* p, int n, int lo, int hi) {
   for (int i = 0; i < n; ++i) p[i] = (int8_t)rnd(lo, hi);
 }
 
 /* ---- moving host data through gmem into lmem and back ---- */
-static bmmem_device_t put_gmem(const void *data, size_t bytes) {
+static bmmem_device_t put_gmem(const void* data, size_t bytes) {
   bmmem_device_t m = bmmem_device_alloc_raw(ctx, bytes);
-  if (m && data) bm_memcpy_s2d(ctx, m, (uint8_t *)data);
+  if (m && data) bm_memcpy_s2d(ctx, m, (uint8_t*)data);
   return m;
 }
 /* Loads host bytes (dense NCHW, or row-major for a matrix) into lmem tensor t. */
-static void load(tensor_lmem *t, const void *data, size_t bytes, bmmem_device_t *keep) {
+static void load(tensor_lmem* t, const void* data, size_t bytes, bmmem_device_t* keep) {
   *keep = put_gmem(data, bytes);
   bmk1880_gdma_load(bk, t, bmmem_device_addr(ctx, *keep), CTRL_NULL);
 }
-static bmmem_device_t store(tensor_lmem *t, size_t bytes) {
+static bmmem_device_t store(tensor_lmem* t, size_t bytes) {
   bmmem_device_t m = bmmem_device_alloc_raw(ctx, bytes);
   bmk1880_gdma_store(bk, t, bmmem_device_addr(ctx, m), CTRL_NULL);
   return m;
@@ -66,8 +68,8 @@ static int submit(void) {
   bmruntime_bmkernel_submit(ctx);
   return tessera_bm_last_error_kind() == TESSERA_BM_OK;
 }
-static void fetch(void *dst, bmmem_device_t m) {
-  bm_memcpy_d2s(ctx, (uint8_t *)dst, m);
+static void fetch(void* dst, bmmem_device_t m) {
+  bm_memcpy_d2s(ctx, (uint8_t*)dst, m);
   bmmem_device_free(ctx, m);
 }
 
@@ -156,27 +158,27 @@ static void system_sections(void) {
   info.chip_version = 1880;
   info.cmdbuf = buf;
   info.cmdbuf_size = sizeof buf;
-  void *k = bmk1880_register(&info);
+  void* k = bmk1880_register(&info);
   CHECK(k != NULL, "register");
-  tensor_lmem *a = bmk1880_tl_alloc(k, shape_t4(1, 32, 1, 16), FMT_I8, CTRL_AL);
-  tensor_lmem *b = bmk1880_tl_alloc(k, shape_t4(1, 32, 1, 16), FMT_I8, CTRL_AL);
+  tensor_lmem* a = bmk1880_tl_alloc(k, shape_t4(1, 32, 1, 16), FMT_I8, CTRL_AL);
+  tensor_lmem* b = bmk1880_tl_alloc(k, shape_t4(1, 32, 1, 16), FMT_I8, CTRL_AL);
   bmmem_device_t g = bmmem_device_alloc_raw(ctx, 512);
   int8_t host[512], back[512];
   for (int i = 0; i < 512; ++i) host[i] = (int8_t)(i % 251 - 125);
-  bm_memcpy_s2d(ctx, g, (uint8_t *)host);
+  bm_memcpy_s2d(ctx, g, (uint8_t*)host);
   const u64 ga = bmmem_device_addr(ctx, g);
-  void *l = bmk1880_gdma_load(k, a, ga, CTRL_NULL);
+  void* l = bmk1880_gdma_load(k, a, ga, CTRL_NULL);
   bmk1880_relu_param_t rp = {b, a};
-  void *r = bmk1880_tpu_relu(k, &rp);
-  void *st = bmk1880_gdma_store(k, b, ga, CTRL_NULL);
+  void* r = bmk1880_tpu_relu(k, &rp);
+  void* st = bmk1880_gdma_store(k, b, ga, CTRL_NULL);
   CHECK(l && r && st, "recording");
   u32 size = 0;
-  u8 *cmds = bmk1880_acquire_cmdbuf(k, &size);
+  u8* cmds = bmk1880_acquire_cmdbuf(k, &size);
   CHECK(cmds && size > 0, "acquire");
   /* The buffer is an array of cmd_hdr_t, each followed by len bytes of instruction. */
   int engines[2] = {0, 0}, n_cmds = 0;
   for (u32 off = 0; cmds && off + sizeof(cmd_hdr_t) <= size; ++n_cmds) {
-    const cmd_hdr_t *h = (const cmd_hdr_t *)(cmds + off);
+    const cmd_hdr_t* h = (const cmd_hdr_t*)(cmds + off);
     if (h->engine_id == ENGINE_BD) ++engines[0];
     if (h->engine_id == ENGINE_GDMA) ++engines[1];
     off += (u32)sizeof(cmd_hdr_t) + h->len;
@@ -185,7 +187,7 @@ static void system_sections(void) {
         "walking cmd_hdr_t by len: %d commands, %d TPU, %d GDMA", n_cmds, engines[0], engines[1]);
   uint16_t seq = 0;
   CHECK(bm_send_cmdbuf(ctx, cmds, size, &seq) == BM_SUCCESS, "send");
-  bm_memcpy_d2s(ctx, (uint8_t *)back, g);
+  bm_memcpy_d2s(ctx, (uint8_t*)back, g);
   int wrong = 0;
   for (int i = 0; i < 512; ++i) wrong += back[i] != (host[i] < 0 ? 0 : host[i]);
   CHECK(wrong == 0, "relu through a sent cmdbuf: %d wrong", wrong);
@@ -205,20 +207,21 @@ static void system_sections(void) {
 
   section = "bmk1880 tl alloc (NULL when lmem runs out)";
   tessera_bm_clear_error();
-  tensor_lmem *huge = bmk1880_tl_alloc(bk, shape_t4(1, 32, 256, 257), FMT_I8, CTRL_NULL);
+  tensor_lmem* huge = bmk1880_tl_alloc(bk, shape_t4(1, 32, 256, 257), FMT_I8, CTRL_NULL);
   CHECK(huge == NULL, "an allocation larger than a lane returns NULL");
   tessera_bm_clear_error();
-  tensor_lmem *t0 = bmk1880_tl_alloc(bk, shape_t4(1, 32, 1, 3), FMT_I8, CTRL_NULL);
-  tensor_lmem *t1 = bmk1880_tl_alloc(bk, shape_t4(1, 32, 1, 3), FMT_I8, CTRL_AL);
+  tensor_lmem* t0 = bmk1880_tl_alloc(bk, shape_t4(1, 32, 1, 3), FMT_I8, CTRL_NULL);
+  tensor_lmem* t1 = bmk1880_tl_alloc(bk, shape_t4(1, 32, 1, 3), FMT_I8, CTRL_AL);
   CHECK(t0 && t1 && tl_address(t1) > tl_address(t0) && !t0->aligned && t1->aligned,
         "successive allocations increase, aligned as ctrls says");
   bmk1880_tl_free(bk, t1);
   bmk1880_tl_free(bk, t0);
-  tensor_lmem *t2 = bmk1880_tl_alloc_bank(bk, 3, shape_t4(1, 32, 4, 4), FMT_I8, CTRL_AL);
-  CHECK(t2 && tl_address(t2) / bmk1880_chip_info().lmem_bank_size == 3, "alloc_bank starts in the bank");
+  tensor_lmem* t2 = bmk1880_tl_alloc_bank(bk, 3, shape_t4(1, 32, 4, 4), FMT_I8, CTRL_AL);
+  CHECK(t2 && tl_address(t2) / bmk1880_chip_info().lmem_bank_size == 3,
+        "alloc_bank starts in the bank");
   bmk1880_tl_free(bk, t2);
-  tensor_lmem *p = bmk1880_tl_prealloc(bk, 1024, shape_t4(1, 32, 2, 2), FMT_U8);
-  tensor_lmem *pa = bmk1880_tl_prealloc_align(bk, 2048, shape_t4(1, 32, 2, 2), FMT_U8);
+  tensor_lmem* p = bmk1880_tl_prealloc(bk, 1024, shape_t4(1, 32, 2, 2), FMT_U8);
+  tensor_lmem* pa = bmk1880_tl_prealloc_align(bk, 2048, shape_t4(1, 32, 2, 2), FMT_U8);
   CHECK(p && pa && tl_address(p) == 1024 && !p->aligned && pa->aligned && p->fmt == FMT_U8,
         "prealloc");
   bmk1880_tl_free(bk, pa);
@@ -226,17 +229,17 @@ static void system_sections(void) {
 }
 
 /* ---- lmem tensors of the elementwise sections: (N, C, H, W), freed last-first ---- */
-static tensor_lmem *stack[16];
+static tensor_lmem* stack[16];
 static bmmem_device_t gkeep[16];
 static int depth, gdepth;
-static tensor_lmem *tl_shape(shape_t s, fmt_t fmt, u32 ctrls, const void *data, size_t bytes) {
-  tensor_lmem *t = bmk1880_tl_alloc(bk, s, fmt, ctrls);
+static tensor_lmem* tl_shape(shape_t s, fmt_t fmt, u32 ctrls, const void* data, size_t bytes) {
+  tensor_lmem* t = bmk1880_tl_alloc(bk, s, fmt, ctrls);
   if (!t) return NULL;
   stack[depth++] = t;
   if (data) load(t, data, bytes, &gkeep[gdepth++]);
   return t;
 }
-static tensor_lmem *tl(fmt_t fmt, const int8_t *data) {
+static tensor_lmem* tl(fmt_t fmt, const int8_t* data) {
   return tl_shape(shape_t4(N, C, H, W), fmt, CTRL_AL, data, E);
 }
 static void release(void) {
@@ -244,7 +247,7 @@ static void release(void) {
   while (gdepth > 0) bmmem_device_free(ctx, gkeep[--gdepth]);
 }
 /* Runs what was recorded, stores each listed tensor and fetches it. */
-static int run_and_fetch(int count, tensor_lmem **ts, int8_t **outs) {
+static int run_and_fetch(int count, tensor_lmem** ts, int8_t** outs) {
   bmmem_device_t ms[8];
   for (int i = 0; i < count; ++i) ms[i] = store(ts[i], E);
   const int ok = submit();
@@ -253,14 +256,14 @@ static int run_and_fetch(int count, tensor_lmem **ts, int8_t **outs) {
   return ok;
 }
 /* Runs what was recorded and fetches the `bytes` of tensor t into out; 0 on failure. */
-static int run_and_fetch_one(tensor_lmem *t, void *out, size_t bytes) {
+static int run_and_fetch_one(tensor_lmem* t, void* out, size_t bytes) {
   bmmem_device_t m = store(t, bytes);
   const int ok = submit();
   fetch(out, m);
   release();
   return ok;
 }
-static int count_wrong(const int8_t *got, const long *want, int n) {
+static int count_wrong(const int8_t* got, const long* want, int n) {
   int wrong = 0;
   for (int i = 0; i < n; ++i) wrong += got[i] != (int8_t)want[i];
   return wrong;
@@ -281,8 +284,8 @@ static void elementwise_sections(void) {
     p.b = tl(FMT_I8, b);
     p.rshift_width = 3;
     CHECK(bmk1880_tpu_mul(bk, &p) != NULL, "record");
-    tensor_lmem *r[1] = {p.res_low};
-    int8_t *o[1] = {o1};
+    tensor_lmem* r[1] = {p.res_low};
+    int8_t* o[1] = {o1};
     CHECK(run_and_fetch(1, r, o), "run");
     for (int i = 0; i < E; ++i) want[i] = sat(shr((long)a[i] * b[i], 3), 1, 8);
     CHECK(count_wrong(o1, want, E) == 0, "%d wrong", count_wrong(o1, want, E));
@@ -298,8 +301,8 @@ static void elementwise_sections(void) {
     p.b = tl(FMT_U8, b);
     p.rshift_width = 0;
     CHECK(bmk1880_tpu_mul(bk, &p) != NULL, "record");
-    tensor_lmem *r[2] = {p.res_high, p.res_low};
-    int8_t *o[2] = {hi, lo};
+    tensor_lmem* r[2] = {p.res_high, p.res_low};
+    int8_t* o[2] = {hi, lo};
     CHECK(run_and_fetch(2, r, o), "run");
     int wrong = 0;
     for (int i = 0; i < E; ++i) {
@@ -319,8 +322,8 @@ static void elementwise_sections(void) {
     p.b_is_signed = false;
     p.rshift_width = 7;
     CHECK(bmk1880_tpu_mul_const(bk, &p) != NULL, "record");
-    tensor_lmem *r[1] = {p.res_low};
-    int8_t *o[1] = {o1};
+    tensor_lmem* r[1] = {p.res_low};
+    int8_t* o[1] = {o1};
     CHECK(run_and_fetch(1, r, o), "run");
     for (int i = 0; i < E; ++i) want[i] = sat(shr((long)a[i] * 200, 7), 1, 8);
     CHECK(count_wrong(o1, want, E) == 0, "%d wrong", count_wrong(o1, want, E));
@@ -344,8 +347,8 @@ static void elementwise_sections(void) {
       want[i] = sat(shr((long)a[i] * b[i] + res * 4, 1), 1, 16);
     }
     CHECK(bmk1880_tpu_mac(bk, &p) != NULL, "record");
-    tensor_lmem *r[2] = {p.res_high, p.res_low};
-    int8_t *o[2] = {o2, o1};
+    tensor_lmem* r[2] = {p.res_high, p.res_low};
+    int8_t* o[2] = {o2, o1};
     CHECK(run_and_fetch(2, r, o), "run");
     int wrong = 0;
     for (int i = 0; i < E; ++i) wrong += (int16_t)((uint8_t)o2[i] << 8 | (uint8_t)o1[i]) != want[i];
@@ -361,8 +364,8 @@ static void elementwise_sections(void) {
     p.b = tl(FMT_I8, b);
     p.rshift_width = 5;
     CHECK(bmk1880_tpu_mul(bk, &p) != NULL, "record");
-    tensor_lmem *r[1] = {p.res_low};
-    int8_t *o[1] = {o1};
+    tensor_lmem* r[1] = {p.res_low};
+    int8_t* o[1] = {o1};
     CHECK(run_and_fetch(1, r, o), "run");
     for (int i = 0; i < E; ++i) want[i] = sat(shr((long)(uint8_t)a[i] * b[i], 5), 1, 8);
     CHECK(count_wrong(o1, want, E) == 0, "%d wrong", count_wrong(o1, want, E));
@@ -385,8 +388,8 @@ static void elementwise_sections(void) {
       want[i] = sat(shr((long)a[i] * -3 + res, 2), 1, 8);
     }
     CHECK(bmk1880_tpu_mac_const(bk, &p) != NULL, "record");
-    tensor_lmem *r[2] = {p.res_low, p.res_high};
-    int8_t *o[2] = {o1, o2};
+    tensor_lmem* r[2] = {p.res_low, p.res_high};
+    int8_t* o[2] = {o1, o2};
     CHECK(run_and_fetch(2, r, o), "run");
     CHECK(count_wrong(o1, want, E) == 0, "%d wrong", count_wrong(o1, want, E));
     CHECK(memcmp(o2, hi, E) == 0, "res_high changed by an 8-bit result");
@@ -414,9 +417,9 @@ static void elementwise_sections(void) {
     s.b_high = p.b_high;
     s.b_low = p.b_low;
     CHECK(bmk1880_tpu_sub(bk, &s) != NULL, "record sub");
-    tensor_lmem *r[3] = {p.res_low, s.res_high, s.res_low};
+    tensor_lmem* r[3] = {p.res_low, s.res_high, s.res_low};
     static int8_t sh[E];
-    int8_t *o[3] = {o1, sh, o2};
+    int8_t* o[3] = {o1, sh, o2};
     CHECK(run_and_fetch(3, r, o), "run");
     int wa = 0, ws = 0;
     for (int i = 0; i < E; ++i) {
@@ -436,8 +439,8 @@ static void elementwise_sections(void) {
     c.b = (s16)40000;
     c.b_is_signed = false;
     CHECK(bmk1880_tpu_add_const(bk, &c) != NULL, "record add const");
-    tensor_lmem *r2[2] = {c.res_high, c.res_low};
-    int8_t *o3[2] = {o2, o1};
+    tensor_lmem* r2[2] = {c.res_high, c.res_low};
+    int8_t* o3[2] = {o2, o1};
     CHECK(run_and_fetch(2, r2, o3), "run add const");
     int wc = 0;
     for (int i = 0; i < E; ++i) {
@@ -457,8 +460,8 @@ static void elementwise_sections(void) {
               bmk1880_tpu_relu(bk, &rl),
           "record");
     static int8_t o3[E], o4[E];
-    tensor_lmem *r[4] = {mx.max, mn.min, mc.min, rl.ofmap};
-    int8_t *o[4] = {o1, o2, o3, o4};
+    tensor_lmem* r[4] = {mx.max, mn.min, mc.min, rl.ofmap};
+    int8_t* o[4] = {o1, o2, o3, o4};
     CHECK(run_and_fetch(4, r, o), "run");
     int wrong = 0;
     for (int i = 0; i < E; ++i) {
@@ -477,8 +480,8 @@ static void elementwise_sections(void) {
     bmk1880_arith_shift_param_t p = {tl(FMT_I8, NULL), tl(FMT_I8, NULL), tl(FMT_I8, hi),
                                      tl(FMT_I8, lo), tl(FMT_I8, bits)};
     CHECK(bmk1880_tpu_arith_shift(bk, &p) != NULL, "record");
-    tensor_lmem *r[2] = {p.res_high, p.res_low};
-    int8_t *o[2] = {o2, o1};
+    tensor_lmem* r[2] = {p.res_high, p.res_low};
+    int8_t* o[2] = {o2, o1};
     CHECK(run_and_fetch(2, r, o), "run");
     int wrong = 0;
     for (int i = 0; i < E; ++i) {
@@ -493,14 +496,14 @@ static void elementwise_sections(void) {
   {
     bmk1880_and_int8_param_t an = {tl(FMT_I8, NULL), tl(FMT_I8, a), tl(FMT_I8, b)};
     bmk1880_or_int8_param_t orp = {tl(FMT_I8, NULL), an.a, an.b};
-    bmk1880_xor_int16_param_t x16 = {tl(FMT_I8, NULL), tl(FMT_I8, NULL), tl(FMT_I8, hi),
-                                      tl(FMT_I8, lo), an.a, an.b};
+    bmk1880_xor_int16_param_t x16 = {
+        tl(FMT_I8, NULL), tl(FMT_I8, NULL), tl(FMT_I8, hi), tl(FMT_I8, lo), an.a, an.b};
     CHECK(bmk1880_tpu_and_int8(bk, &an) && bmk1880_tpu_or_int8(bk, &orp) &&
               bmk1880_tpu_xor_int16(bk, &x16),
           "record");
     static int8_t o3[E], o4[E];
-    tensor_lmem *r[4] = {an.res, orp.res, x16.res_high, x16.res_low};
-    int8_t *o[4] = {o1, o2, o3, o4};
+    tensor_lmem* r[4] = {an.res, orp.res, x16.res_high, x16.res_low};
+    int8_t* o[4] = {o1, o2, o3, o4};
     CHECK(run_and_fetch(4, r, o), "run");
     int wrong = 0;
     for (int i = 0; i < E; ++i)
@@ -515,7 +518,7 @@ static void elementwise_sections(void) {
     CHECK(bmk1880_tpu_copy(bk, &cp) != NULL, "record copy");
     /* Copy into an unaligned tensor through explicit strides: w 1, h W, c H*W, n its C/32
      * slices. */
-    tensor_lmem *dst = tl_shape(shape_t4(N, C, H, W), FMT_I8, CTRL_NULL, NULL, 0);
+    tensor_lmem* dst = tl_shape(shape_t4(N, C, H, W), FMT_I8, CTRL_NULL, NULL, 0);
     bmk1880_copy_with_stride_param_t cs;
     cs.dst = dst;
     cs.dst_stride = stride_t4(2 * H * W, H * W, W, 1);
@@ -523,8 +526,8 @@ static void elementwise_sections(void) {
     cs.src_stride = stride_t4(2 * 16, 16, W, 1); /* the aligned default: c = H*W rounded to 16 */
     CHECK(bmk1880_tpu_copy_with_stride(bk, &cs) != NULL, "record copy with stride");
     bmk1880_mdsum_param_t md;
-    tensor_lmem *sh = tl_shape(shape_t4(1, C, 1, 1), FMT_I8, CTRL_AL, NULL, 0);
-    tensor_lmem *sl = tl_shape(shape_t4(1, C, 1, 1), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* sh = tl_shape(shape_t4(1, C, 1, 1), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* sl = tl_shape(shape_t4(1, C, 1, 1), FMT_I8, CTRL_AL, NULL, 0);
     md.res_high = sh;
     md.res_low = sl;
     md.a = cp.src;
@@ -560,8 +563,8 @@ static void elementwise_sections(void) {
     p.ifmap = tl(FMT_U8, a);
     p.table = tl_shape(shape_t4(1, (int)npu, 16, 16), FMT_I8, CTRL_AL, table, npu * 256);
     CHECK(bmk1880_tpu_lut(bk, &p) != NULL, "record");
-    tensor_lmem *r[1] = {p.ofmap};
-    int8_t *o[1] = {o1};
+    tensor_lmem* r[1] = {p.ofmap};
+    int8_t* o[1] = {o1};
     CHECK(run_and_fetch(1, r, o), "run");
     for (int i = 0; i < E; ++i) want[i] = (int8_t)(255 - (uint8_t)a[i]);
     CHECK(count_wrong(o1, want, E) == 0, "%d wrong", count_wrong(o1, want, E));
@@ -569,28 +572,29 @@ static void elementwise_sections(void) {
   (void)want_hi;
 }
 
-/* ---- conv, winograd, depthwise, pooling: spec 002's insertion, padding, striding, dilation ---- */
+/* ---- conv, winograd, depthwise, pooling: spec 002's insertion, padding, striding, dilation ----
+ */
 typedef struct {
   int ins_h, ins_last_h, ins_w, ins_last_w, pt, pb, pl, pr, sh, sw, dh, dw;
 } Geometry;
 /* The ifmap after insertion and padding, per (n, c): value or 0. */
-static int padded_at(const int8_t *x, int h, int w, const Geometry *g, int y, int xx) {
+static int padded_at(const int8_t* x, int h, int w, const Geometry* g, int y, int xx) {
   const int r = y - g->pt, q = xx - g->pl;
   if (r < 0 || q < 0 || r % (g->ins_h + 1) || q % (g->ins_w + 1)) return 0;
   const int sr = r / (g->ins_h + 1), sq = q / (g->ins_w + 1);
   return sr < h && sq < w ? x[sr * w + sq] : 0;
 }
-static int padded_h(int h, const Geometry *g) {
+static int padded_h(int h, const Geometry* g) {
   return g->pt + (h - 1) * (g->ins_h + 1) + 1 + g->ins_last_h + g->pb;
 }
-static int padded_w(int w, const Geometry *g) {
+static int padded_w(int w, const Geometry* g) {
   return g->pl + (w - 1) * (g->ins_w + 1) + 1 + g->ins_last_w + g->pr;
 }
 
 /* A conv of ifmap (1, ci, h, w) by weight (co, ci, kh, kw) with bias, relu, shift. */
-static void conv_ref(const int8_t *x, int ci, int h, int w, const int8_t *wt, int co, int kh,
-                     int kw, const int16_t *bias, const Geometry *g, int relu, int rs, int depth_wise,
-                     int ho, int wo, long *out) {
+static void conv_ref(const int8_t* x, int ci, int h, int w, const int8_t* wt, int co, int kh,
+                     int kw, const int16_t* bias, const Geometry* g, int relu, int rs,
+                     int depth_wise, int ho, int wo, long* out) {
   for (int o = 0; o < co; ++o)
     for (int y = 0; y < ho; ++y)
       for (int xx = 0; xx < wo; ++xx) {
@@ -600,7 +604,8 @@ static void conv_ref(const int8_t *x, int ci, int h, int w, const int8_t *wt, in
             for (int kx = 0; kx < kw; ++kx) {
               const int v = padded_at(x + i * h * w, h, w, g, y * g->sh + ky * g->dh,
                                       xx * g->sw + kx * g->dw);
-              const int wi = depth_wise ? (o * kh + ky) * kw + kx : ((o * ci + i) * kh + ky) * kw + kx;
+              const int wi =
+                  depth_wise ? (o * kh + ky) * kw + kx : ((o * ci + i) * kh + ky) * kw + kx;
               acc += (long)v * wt[wi];
             }
         if (relu && acc < 0) acc = 0;
@@ -625,7 +630,8 @@ static void conv_sections(void) {
    * (1, Cout, kh*kw, Cin). */
   for (int co = 0; co < CO; ++co)
     for (int ci = 0; ci < CI; ++ci)
-      for (int t = 0; t < KH * KW; ++t) wg[(co * KH * KW + t) * CI + ci] = wt[(co * CI + ci) * KH * KW + t];
+      for (int t = 0; t < KH * KW; ++t)
+        wg[(co * KH * KW + t) * CI + ci] = wt[(co * CI + ci) * KH * KW + t];
 
   section = "bmk1880 tpu conv (insertion, padding, stride, dilation, bias, relu, shift)";
   {
@@ -636,7 +642,7 @@ static void conv_sections(void) {
     memset(&p, 0, sizeof p);
     p.ifmap = tl_shape(shape_t4(1, CI, HI, WI), FMT_I8, CTRL_AL, x, sizeof x);
     p.ofmap = tl_shape(shape_t4(1, CO, ho, wo), FMT_I8, CTRL_AL, NULL, 0);
-    tensor_lmem *w = tl_shape(shape_t4(1, CO, KH * KW, CI), FMT_I8, CTRL_NULL, wg, sizeof wg);
+    tensor_lmem* w = tl_shape(shape_t4(1, CO, KH * KW, CI), FMT_I8, CTRL_NULL, wg, sizeof wg);
     tensor_lmem wl = *w;
     wl.shape = shape_t4(CI, CO, KH, KW);
     p.weight = &wl;
@@ -666,7 +672,7 @@ static void conv_sections(void) {
     memset(&p, 0, sizeof p);
     p.ifmap = tl_shape(shape_t4(1, CI, HI, WI), FMT_I8, CTRL_AL, x, sizeof x);
     p.ofmap = tl_shape(shape_t4(1, CO, HI, WI), FMT_I8, CTRL_AL, NULL, 0);
-    tensor_lmem *w = tl_shape(shape_t4(1, CO, 9, CI), FMT_I8, CTRL_NULL, w3g, sizeof w3g);
+    tensor_lmem* w = tl_shape(shape_t4(1, CO, 9, CI), FMT_I8, CTRL_NULL, w3g, sizeof w3g);
     tensor_lmem wl = *w;
     wl.shape = shape_t4(CI, CO, 3, 3);
     p.weight = &wl;
@@ -763,7 +769,7 @@ enum { R = 5, K = 20, MC = 40 };
 /* res (R, MC) += left x right with CTRL_RA: the previous 16-bit result, low bytes in rows [0, R)
  * and high bytes in [R, 2R) (the lower addresses), shifted left by ls; an 8-bit result writes
  * the low rows only. */
-static void matrix_mac_ra(const int8_t *l, const int8_t *r, int ls, int rs, bool res_is_int8) {
+static void matrix_mac_ra(const int8_t* l, const int8_t* r, int ls, int rs, bool res_is_int8) {
   static int8_t res[2 * R * MC], o[2 * R * MC];
   fill(res, 2 * R * MC, -128, 127);
   bmk1880_matrix_mac_param_t p;
@@ -838,7 +844,7 @@ static void matrix_sections(void) {
     static int8_t lt[K * R];
     for (int i = 0; i < R; ++i)
       for (int k = 0; k < K; ++k) lt[k * R + i] = l[i * K + k];
-    tensor_lmem *t = tl_shape(shape_t2(R, K), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* t = tl_shape(shape_t2(R, K), FMT_I8, CTRL_AL, NULL, 0);
     bmmem_device_t g = put_gmem(lt, sizeof lt);
     bmk1880_gdma_load(bk, t, bmmem_device_addr(ctx, g), CTRL_TP);
     CHECK(run_and_fetch_one(t, o, R * K), "run");
@@ -878,7 +884,7 @@ static void gdma_sections(void) {
   section = "bmk1880 gdma load (CTRL_TP) / store";
   {
     /* gmem holds (C, N, H, W); CTRL_TP loads it as (N, C, H, W). */
-    tensor_lmem *t = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* t = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, NULL, 0);
     bmmem_device_t g = put_gmem(x, GE);
     bmk1880_gdma_load(bk, t, bmmem_device_addr(ctx, g), CTRL_TP);
     CHECK(run_and_fetch_one(t, o, GE), "run");
@@ -901,7 +907,7 @@ static void gdma_sections(void) {
         for (int h = 0; h < GH; ++h)
           for (int w = 0; w < GW; ++w)
             gs[(n * GC + c) * 20 + h * 8 + w] = x[((n * GC + c) * GH + h) * GW + w];
-    tensor_lmem *t = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_NULL, NULL, 0);
+    tensor_lmem* t = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_NULL, NULL, 0);
     bmmem_device_t g = put_gmem(gs, sizeof gs);
     bmk1880_gdma_load_stride(bk, t, bmmem_device_addr(ctx, g), stride_t4(GC * 20, 20, 8, 1),
                              CTRL_NULL);
@@ -911,7 +917,7 @@ static void gdma_sections(void) {
                               stride_t4(GC * GH * GW * 2, GH * GW * 2, GW * 2, 2), CTRL_NULL);
     CHECK(submit(), "run");
     memset(o, 0x55, 2 * GE);
-    bm_memcpy_d2s(ctx, (uint8_t *)o, d);
+    bm_memcpy_d2s(ctx, (uint8_t*)o, d);
     bmmem_device_free(ctx, d);
     bmmem_device_free(ctx, g);
     release();
@@ -928,14 +934,13 @@ static void gdma_sections(void) {
     tensor_gmem dst = {bmmem_device_addr(ctx, d), shape_t4(GC, GN, GH, GW),
                        stride_t4(GN * GH * GW, GH * GW, GW, 1)};
     CHECK(bmk1880_gdma_copy_gmem(bk, &dst, &src, CTRL_TP) != NULL, "record tp");
-    tensor_gmem ms = {bmmem_device_addr(ctx, s), shape_t2(GN * GC, GH * GW),
-                      stride_t2(GH * GW, 1)};
+    tensor_gmem ms = {bmmem_device_addr(ctx, s), shape_t2(GN * GC, GH * GW), stride_t2(GH * GW, 1)};
     tensor_gmem md = {bmmem_device_addr(ctx, d2), shape_t2(GH * GW, GN * GC),
                       stride_t2(GN * GC, 1)};
     CHECK(bmk1880_gdma_copy_gmem(bk, &md, &ms, CTRL_NULL) != NULL, "record matrix");
     CHECK(submit(), "run");
-    bm_memcpy_d2s(ctx, (uint8_t *)o, d);
-    bm_memcpy_d2s(ctx, (uint8_t *)o + GE, d2);
+    bm_memcpy_d2s(ctx, (uint8_t*)o, d);
+    bm_memcpy_d2s(ctx, (uint8_t*)o + GE, d2);
     int wrong = 0;
     for (int n = 0; n < GN; ++n)
       for (int c = 0; c < GC; ++c)
@@ -950,10 +955,10 @@ static void gdma_sections(void) {
 
   section = "bmk1880 gdma copy lmem / lrn shift";
   {
-    tensor_lmem *a = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, x, GE);
-    tensor_lmem *flat = tl_shape(shape_t4(1, GN * GC, 1, GH * GW), FMT_I8, CTRL_NULL, NULL, 0);
-    tensor_lmem *rs = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, NULL, 0);
-    tensor_lmem *ls = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* a = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, x, GE);
+    tensor_lmem* flat = tl_shape(shape_t4(1, GN * GC, 1, GH * GW), FMT_I8, CTRL_NULL, NULL, 0);
+    tensor_lmem* rs = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* ls = tl_shape(shape_t4(GN, GC, GH, GW), FMT_I8, CTRL_AL, NULL, 0);
     CHECK(bmk1880_gdma_copy_lmem(bk, flat, a) != NULL, "record copy");
     CHECK(bmk1880_gdma_lrn_shift(bk, rs, a, true, 3) != NULL, "record right");
     CHECK(bmk1880_gdma_lrn_shift(bk, ls, a, false, 2) != NULL, "record left");
@@ -978,8 +983,9 @@ static void gdma_sections(void) {
   }
 }
 
-/* ---- misuse: a UserError for what the spec forbids, a DeviceFault for what the chip faults on ---- */
-static void expect_refused(const void *handle, tessera_bm_error_kind_t kind, const char *what) {
+/* ---- misuse: a UserError for what the spec forbids, a DeviceFault for what the chip faults on
+ * ---- */
+static void expect_refused(const void* handle, tessera_bm_error_kind_t kind, const char* what) {
   CHECK(handle == NULL && tessera_bm_last_error_kind() == kind, "%s: handle %p, kind %d", what,
         handle, (int)tessera_bm_last_error_kind());
   bmk1880_reset(bk);
@@ -1019,28 +1025,28 @@ static void misuse_sections(void) {
 
   section = "bmk1880 tpu matrix mac: CTRL_RELU and CTRL_RA not both";
   {
-    tensor_lmem *ml = tl_shape(shape_t2(4, 16), FMT_I8, CTRL_AL, NULL, 0);
-    tensor_lmem *mr = tl_shape(shape_t2(16, 16), FMT_I8, CTRL_AL, NULL, 0);
-    tensor_lmem *mo = tl_shape(shape_t2(8, 16), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* ml = tl_shape(shape_t2(4, 16), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* mr = tl_shape(shape_t2(16, 16), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* mo = tl_shape(shape_t2(8, 16), FMT_I8, CTRL_AL, NULL, 0);
     bmk1880_matrix_mac_param_t p = {mo, ml, mr, NULL, 0, 0, false, CTRL_RELU | CTRL_RA};
     expect_refused(bmk1880_tpu_matrix_mac(bk, &p), TESSERA_BM_USER_ERROR, "RELU | RA");
-    tensor_lmem *un = tl_shape(shape_t2(4, 16), FMT_I8, CTRL_NULL, NULL, 0);
+    tensor_lmem* un = tl_shape(shape_t2(4, 16), FMT_I8, CTRL_NULL, NULL, 0);
     bmk1880_matrix_mac_param_t q = {mo, un, mr, NULL, 0, 0, false, CTRL_NULL};
     expect_refused(bmk1880_tpu_matrix_mac(bk, &q), TESSERA_BM_DEVICE_FAULT, "unaligned left");
   }
 
   section = "bmk1880 tpu lut: the table is (1, npu_num, 16, 16)";
   {
-    tensor_lmem *t = tl_shape(shape_t4(1, 16, 16, 16), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* t = tl_shape(shape_t4(1, 16, 16, 16), FMT_I8, CTRL_AL, NULL, 0);
     bmk1880_lut_param_t p = {r, a, t};
     expect_refused(bmk1880_tpu_lut(bk, &p), TESSERA_BM_DEVICE_FAULT, "16-slice table");
   }
 
   section = "bmk1880 tpu conv: ifmap must be aligned";
   {
-    tensor_lmem *in = tl_shape(shape_t4(1, 4, 4, 4), FMT_I8, CTRL_NULL, NULL, 0);
-    tensor_lmem *w = tl_shape(shape_t4(4, 4, 1, 1), FMT_I8, CTRL_NULL, NULL, 0);
-    tensor_lmem *out = tl_shape(shape_t4(1, 4, 4, 4), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* in = tl_shape(shape_t4(1, 4, 4, 4), FMT_I8, CTRL_NULL, NULL, 0);
+    tensor_lmem* w = tl_shape(shape_t4(4, 4, 1, 1), FMT_I8, CTRL_NULL, NULL, 0);
+    tensor_lmem* out = tl_shape(shape_t4(1, 4, 4, 4), FMT_I8, CTRL_AL, NULL, 0);
     bmk1880_conv_param_t p;
     memset(&p, 0, sizeof p);
     p.ifmap = in, p.ofmap = out, p.weight = w, p.stride_h = p.stride_w = 1;
@@ -1060,8 +1066,8 @@ static void misuse_sections(void) {
 
   section = "bmk1880 gdma copy lmem: tensors, not matrices";
   {
-    tensor_lmem *m1 = tl_shape(shape_t2(4, 16), FMT_I8, CTRL_AL, NULL, 0);
-    tensor_lmem *m2 = tl_shape(shape_t2(4, 16), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* m1 = tl_shape(shape_t2(4, 16), FMT_I8, CTRL_AL, NULL, 0);
+    tensor_lmem* m2 = tl_shape(shape_t2(4, 16), FMT_I8, CTRL_AL, NULL, 0);
     expect_refused(bmk1880_gdma_copy_lmem(bk, m2, m1), TESSERA_BM_USER_ERROR, "matrix copy");
   }
   release();
@@ -1081,8 +1087,8 @@ static void misuse_sections(void) {
 
   section = "bmk1880 tl free: last allocated, first freed";
   {
-    tensor_lmem *t0 = bmk1880_tl_alloc(bk, shape_t4(1, 32, 2, 2), FMT_I8, CTRL_AL);
-    tensor_lmem *t1 = bmk1880_tl_alloc(bk, shape_t4(1, 32, 2, 2), FMT_I8, CTRL_AL);
+    tensor_lmem* t0 = bmk1880_tl_alloc(bk, shape_t4(1, 32, 2, 2), FMT_I8, CTRL_AL);
+    tensor_lmem* t1 = bmk1880_tl_alloc(bk, shape_t4(1, 32, 2, 2), FMT_I8, CTRL_AL);
     tessera_bm_clear_error();
     bmk1880_tl_free(bk, t0);
     CHECK(tessera_bm_last_error_kind() == TESSERA_BM_DEVICE_FAULT, "freeing t0 before t1");
@@ -1116,8 +1122,8 @@ static void parallel_sections(void) {
     bmk1880_parallel_disable(bk);
     bmk1880_mul_const_param_t m = {NULL, z, y, 2, true, 0};
     bmk1880_tpu_mul_const(bk, &m);
-    tensor_lmem *r[1] = {z};
-    int8_t *o[1] = {o1};
+    tensor_lmem* r[1] = {z};
+    int8_t* o[1] = {o1};
     CHECK(run_and_fetch(1, r, o), "run");
     int wrong = 0;
     for (int i = 0; i < E; ++i) wrong += o1[i] != (int8_t)sat(2 * (a[i] > 0 ? a[i] : 0), 1, 8);
@@ -1129,16 +1135,16 @@ static void parallel_sections(void) {
     bmmem_device_t g = put_gmem(a, E), d1 = put_gmem(NULL, E), d2 = put_gmem(NULL, E);
     bmk1880_create_streams(bk, 2);
     bmk1880_set_stream(bk, 0);
-    void *ld = bmk1880_gdma_load(bk, x, bmmem_device_addr(ctx, g), CTRL_NULL);
+    void* ld = bmk1880_gdma_load(bk, x, bmmem_device_addr(ctx, g), CTRL_NULL);
     bmk1880_relu_param_t p = {y, x};
-    void *rl = bmk1880_tpu_relu(bk, &p);
+    void* rl = bmk1880_tpu_relu(bk, &p);
     bmk1880_set_stream(bk, 1);
     bmk1880_min_const_param_t mn = {z, x, 0, true};
-    void *mi = bmk1880_tpu_min_const(bk, &mn);
+    void* mi = bmk1880_tpu_min_const(bk, &mn);
     bmk1880_add_dependency(bk, ld, mi);
-    void *s1 = bmk1880_gdma_store(bk, z, bmmem_device_addr(ctx, d2), CTRL_NULL);
+    void* s1 = bmk1880_gdma_store(bk, z, bmmem_device_addr(ctx, d2), CTRL_NULL);
     bmk1880_set_stream(bk, 0);
-    void *s0 = bmk1880_gdma_store(bk, y, bmmem_device_addr(ctx, d1), CTRL_NULL);
+    void* s0 = bmk1880_gdma_store(bk, y, bmmem_device_addr(ctx, d1), CTRL_NULL);
     CHECK(ld && rl && mi && s1 && s0, "record");
     bmk1880_destroy_streams(bk);
     CHECK(submit(), "run");
@@ -1147,7 +1153,8 @@ static void parallel_sections(void) {
     bmmem_device_free(ctx, g);
     release();
     int wrong = 0;
-    for (int i = 0; i < E; ++i) wrong += o1[i] != (a[i] > 0 ? a[i] : 0) || o2[i] != (a[i] < 0 ? a[i] : 0);
+    for (int i = 0; i < E; ++i)
+      wrong += o1[i] != (a[i] > 0 ? a[i] : 0) || o2[i] != (a[i] < 0 ? a[i] : 0);
     CHECK(wrong == 0, "%d wrong", wrong);
   }
 }
@@ -1161,21 +1168,21 @@ static void bmnet_sections(void) {
   fill(in, NE, -128, 127);
   section = "bmnet_register / bmnet_inference";
   bmk1880_info_t info = {1880, cmdbuf, sizeof cmdbuf};
-  void *k = bmk1880_register(&info);
-  tensor_lmem *x = bmk1880_tl_alloc(k, shape_t4(1, NC, NH, NW), FMT_I8, CTRL_AL);
-  tensor_lmem *w = bmk1880_tl_alloc(k, shape_t4(1, NC, NH, NW), FMT_I8, CTRL_AL);
-  tensor_lmem *y = bmk1880_tl_alloc(k, shape_t4(1, NC, NH, NW), FMT_I8, CTRL_AL);
+  void* k = bmk1880_register(&info);
+  tensor_lmem* x = bmk1880_tl_alloc(k, shape_t4(1, NC, NH, NW), FMT_I8, CTRL_AL);
+  tensor_lmem* w = bmk1880_tl_alloc(k, shape_t4(1, NC, NH, NW), FMT_I8, CTRL_AL);
+  tensor_lmem* y = bmk1880_tl_alloc(k, shape_t4(1, NC, NH, NW), FMT_I8, CTRL_AL);
   bmk1880_gdma_load(k, x, 0, CTRL_NEURON);
   bmk1880_gdma_load(k, w, 0, CTRL_WEIGHT);
   bmk1880_max_param_t mp = {y, x, w};
   bmk1880_tpu_max(k, &mp);
   bmk1880_gdma_store(k, y, OUT_OFF, CTRL_NEURON);
   u32 size = 0;
-  u8 *buf = bmk1880_acquire_cmdbuf(k, &size);
+  u8* buf = bmk1880_acquire_cmdbuf(k, &size);
   bmnet_info_t ni;
   memset(&ni, 0, sizeof ni);
   ni.batch_size = 1;
-  ni.weight = (uint8_t *)weight;
+  ni.weight = (uint8_t*)weight;
   ni.weight_size = NE;
   ni.cmdbuf = buf;
   ni.cmdbuf_size = size;
@@ -1185,16 +1192,16 @@ static void bmnet_sections(void) {
   ni.output_size = NE;
   bmnet_t net = NULL;
   CHECK(bmnet_register(ctx, &ni, &net) == BM_SUCCESS && net, "register");
-  CHECK(bmnet_inference(net, (uint8_t *)in, (uint8_t *)out) == BM_SUCCESS, "inference");
+  CHECK(bmnet_inference(net, (uint8_t*)in, (uint8_t*)out) == BM_SUCCESS, "inference");
   int wrong = 0;
   for (int i = 0; i < NE; ++i) wrong += out[i] != (in[i] > weight[i] ? in[i] : weight[i]);
   CHECK(wrong == 0, "%d wrong", wrong);
 
   section = "bmnet_load_input / bmnet_run / bmnet_store_output / bmnet_store_neuron";
   for (int i = 0; i < NE; ++i) in[i] = (int8_t)(-in[i] / 2);
-  CHECK(bmnet_load_input(net, (uint8_t *)in) == BM_SUCCESS && bmnet_run(net) == BM_SUCCESS &&
-            bmnet_store_output(net, (uint8_t *)out) == BM_SUCCESS &&
-            bmnet_store_neuron(net, OUT_OFF, NE, (uint8_t *)out2) == BM_SUCCESS,
+  CHECK(bmnet_load_input(net, (uint8_t*)in) == BM_SUCCESS && bmnet_run(net) == BM_SUCCESS &&
+            bmnet_store_output(net, (uint8_t*)out) == BM_SUCCESS &&
+            bmnet_store_neuron(net, OUT_OFF, NE, (uint8_t*)out2) == BM_SUCCESS,
         "steps");
   wrong = 0;
   for (int i = 0; i < NE; ++i)
@@ -1216,11 +1223,12 @@ static void bmnet_sections(void) {
   CHECK(bmnet_import_weight_devmem(net, wm) == BM_SUCCESS &&
             bmnet_import_neuron_devmem(net, nm) == BM_SUCCESS,
         "import");
-  CHECK(bmnet_load_neuron(net, 0, NE, (uint8_t *)in) == BM_SUCCESS && bmnet_run(net) == BM_SUCCESS,
+  CHECK(bmnet_load_neuron(net, 0, NE, (uint8_t*)in) == BM_SUCCESS && bmnet_run(net) == BM_SUCCESS,
         "run");
   bmshape_t os = BM_TENSOR_INT8(1, NC, NH, NW);
   bmmem_device_t ov = bmmem_device_prealloc(ctx, nm, OUT_OFF, &os);
-  CHECK(ov && bm_memcpy_d2s(ctx, (uint8_t *)out, ov) == BM_SUCCESS, "output through the neuron memory");
+  CHECK(ov && bm_memcpy_d2s(ctx, (uint8_t*)out, ov) == BM_SUCCESS,
+        "output through the neuron memory");
   wrong = 0;
   for (int i = 0; i < NE; ++i) wrong += out[i] != (in[i] > weight[i] ? in[i] : weight[i]);
   CHECK(wrong == 0, "%d wrong", wrong);
@@ -1250,7 +1258,9 @@ int main(void) {
   bmnet_sections();
   bmruntime_bmkernel_destroy(ctx);
   bm_exit(ctx);
-  if (failures) fprintf(stderr, "%d checks failed\n", failures);
-  else printf("every spec 002 section's program matches the host computation\n");
+  if (failures)
+    fprintf(stderr, "%d checks failed\n", failures);
+  else
+    printf("every spec 002 section's program matches the host computation\n");
   return failures ? 1 : 0;
 }

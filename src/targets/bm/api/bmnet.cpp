@@ -387,9 +387,10 @@ bmerr_t bmnet_set_input_shape2(bmnet_t net, shape_t* shape, int num) {
     check_net(net, "bmnet_set_input_shape2");
     if (!shape) throw_user_error("bmnet_set_input_shape2: shape is NULL");
     if (num != 1)
-      throw_user_error("bmnet_set_input_shape2: {} shapes given; Tessera's networks have one "
-                       "input, so give one (or call bmnet_set_input_shape)",
-                       num);
+      throw_user_error(
+          "bmnet_set_input_shape2: {} shapes given; Tessera's networks have one "
+          "input, so give one (or call bmnet_set_input_shape)",
+          num);
     select_stage(net, shape[0], "bmnet_set_input_shape2");
   });
 }
@@ -409,7 +410,7 @@ bmerr_t bmnet_inference_once(bmctx_t ctx, uint8_t* input, uint8_t* output, uint3
                              uint8_t* weight, size_t weight_size, uint8_t* cmdbuf,
                              size_t cmdbuf_size, size_t neuron_size, size_t input_size,
                              uint64_t output_offset, size_t output_size) {
-  bmnet_info_t info{batch_size, weight,     weight_size,   cmdbuf,     cmdbuf_size,
+  bmnet_info_t info{batch_size,  weight,     weight_size,   cmdbuf,     cmdbuf_size,
                     neuron_size, input_size, output_offset, output_size};
   bmnet_t net = nullptr;
   bmerr_t err = bmnet_register(ctx, &info, &net);

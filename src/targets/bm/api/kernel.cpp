@@ -825,8 +825,9 @@ size_t bmk1880_tg_shape_to_size(shape_t s, fmt_t fmt) {
 bmerr_t bmruntime_bmkernel_create(bmctx_t ctx, bmkernel_handle_t** p_bk_ctx) {
   return guard_status("bmruntime_bmkernel_create", [&] {
     if (!live_context(ctx, "bmruntime_bmkernel_create")->device)
-      throw_user_error("bmruntime_bmkernel_create: the BM context is not bound to a device; "
-                       "call bm_init first");
+      throw_user_error(
+          "bmruntime_bmkernel_create: the BM context is not bound to a device; "
+          "call bm_init first");
     if (!p_bk_ctx) throw_user_error("bmruntime_bmkernel_create: p_bk_ctx is NULL");
     if (ctx->kernel)
       throw_user_error("bmruntime_bmkernel_create: this BM context already has a BMKernel; "

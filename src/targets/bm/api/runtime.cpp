@@ -227,8 +227,7 @@ void LiveHandles::require(const void* handle, const char* what) const {
                      name_, released_by_, make_);
 }
 LiveHandles& live_contexts() {
-  static LiveHandles h("BM context", "create one with bm_init",
-                       "bm_exit or bm_context_destroy");
+  static LiveHandles h("BM context", "create one with bm_init", "bm_exit or bm_context_destroy");
   return h;
 }
 LiveHandles& live_devices() {
@@ -236,8 +235,7 @@ LiveHandles& live_devices() {
   return h;
 }
 LiveHandles& live_nets() {
-  static LiveHandles h("BMNet handle", "register a network with bmnet_register*",
-                       "bmnet_cleanup");
+  static LiveHandles h("BMNet handle", "register a network with bmnet_register*", "bmnet_cleanup");
   return h;
 }
 
@@ -282,7 +280,9 @@ void close_device(bm_device* dev) {
   delete dev;
 }
 
-bm_context* check_ctx(bmctx_t ctx, const char* what) { return live_context(ctx, what); }
+bm_context* check_ctx(bmctx_t ctx, const char* what) {
+  return live_context(ctx, what);
+}
 
 // bm_exit and bm_context_destroy: releases a live context (a second release is a UserError).
 void release_context(bmctx_t ctx, const char* what) {
@@ -299,9 +299,10 @@ bm_device* bound(bmctx_t ctx, const char* what) {
   if (!ctx->device)
     throw_user_error("{}: the BM context is not bound to a device; call bm_bind_device", what);
   if (!live_devices().contains(ctx->device))
-    throw_user_error("{}: the device bound to the BM context was closed with bm_device_close; "
-                     "bind an open one",
-                     what);
+    throw_user_error(
+        "{}: the device bound to the BM context was closed with bm_device_close; "
+        "bind an open one",
+        what);
   return ctx->device;
 }
 
@@ -357,9 +358,10 @@ bm_memory* prealloc_raw(bmctx_t ctx, bmmem_device_t mem, std::uint64_t offset, s
   bm_device* dev = bound(ctx, what);
   bm_memory* parent = check_mem(dev, mem, what);
   if (size == 0 || offset > parent->size || size > parent->size - offset)
-    throw_user_error("{}: [{}, {}) does not fall in the {} bytes of the previously allocated "
-                     "device memory",
-                     what, offset, offset + size, parent->size);
+    throw_user_error(
+        "{}: [{}, {}) does not fall in the {} bytes of the previously allocated "
+        "device memory",
+        what, offset, offset + size, parent->size);
   auto m = std::make_unique<bm_memory>();
   m->device = dev;
   m->root = parent->root;
@@ -550,10 +552,9 @@ bmmem_device_t bmmem_device_alloc(bmctx_t ctx, bmshape_t* shape) {
 
 bmmem_device_t bmmem_device_prealloc(bmctx_t ctx, bmmem_device_t mem, uint64_t offset,
                                      bmshape_t* shape) {
-  return guard("bmmem_device_prealloc", static_cast<bmmem_device_t>(nullptr),
-               [&] {
-                 return prealloc_raw(ctx, mem, offset, shape_bytes(shape), "bmmem_device_prealloc");
-               });
+  return guard("bmmem_device_prealloc", static_cast<bmmem_device_t>(nullptr), [&] {
+    return prealloc_raw(ctx, mem, offset, shape_bytes(shape), "bmmem_device_prealloc");
+  });
 }
 
 void bmmem_device_free(bmctx_t ctx, bmmem_device_t mem) {

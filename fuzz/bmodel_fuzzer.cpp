@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     bmctx_t ctx = nullptr;
     if (bm_init(0, &ctx) != BM_SUCCESS) return check_kind("bm_init");
     bmnet_t net = nullptr;
-    if (bmnet_register_bmodel(ctx, const_cast<char*>(path.c_str()), &net) == BM_SUCCESS) {
+    if (bmnet_register_bmodel(ctx, path.c_str(), &net) == BM_SUCCESS) {
       bmnet_output_info_t info{};
       if (bmnet_get_output_info(net, &info) == BM_SUCCESS) {
         const bmmem_device_t in = bmnet_input_devmem(net);

@@ -52,7 +52,7 @@ int main(int argc, char** argv) try {
   bmctx_t ctx = nullptr;
   bmnet_t net = nullptr;
   if (bm_init(0, &ctx) != BM_SUCCESS ||
-      bmnet_register_bmodel(ctx, const_cast<char*>(bmodel_path.c_str()), &net) != BM_SUCCESS) {
+      bmnet_register_bmodel(ctx, bmodel_path.c_str(), &net) != BM_SUCCESS) {
     std::fprintf(stderr, "bmnet: %s\n", tessera_bm_last_error());
     return 1;
   }

@@ -41,7 +41,9 @@ struct bmnet_context;
 typedef struct bmnet_context *bmnet_t;
 
 bmerr_t bmnet_register(bmctx_t ctx, bmnet_info_t *info, bmnet_t *net);
-bmerr_t bmnet_register_bmodel(bmctx_t ctx, char *bmodel, bmnet_t *net);
+/* spec 002 prints `char *bmodel`; Bitmain's public header and its sample pass a string literal,
+ * so the path is `const char *` (a `char *` argument converts). */
+bmerr_t bmnet_register_bmodel(bmctx_t ctx, const char *bmodel, bmnet_t *net);
 bmerr_t bmnet_register_noalloc(bmctx_t ctx, bmnet_info_t *info, bmnet_t *net);
 bmerr_t bmnet_set_input_shape(bmnet_t net, shape_t input_shape);
 bmerr_t bmnet_get_output_info(bmnet_t net, bmnet_output_info_t *output_info);
@@ -58,6 +60,19 @@ bmerr_t bmnet_load_neuron(bmnet_t net, uint64_t neuron_offset, int neuron_size, 
 bmerr_t bmnet_store_output(bmnet_t net, uint8_t *output);
 bmerr_t bmnet_store_neuron(bmnet_t net, uint64_t neuron_offset, int neuron_size, uint8_t *neuron);
 bmerr_t bmnet_inference(bmnet_t net, uint8_t *input, uint8_t *output);
+
+/* From Bitmain's public bmruntime_bmnet.h (not in spec 002). A bmodel held in memory. */
+bmerr_t bmnet_register_bmodel_data(bmctx_t ctx, uint8_t *bmodel_data, size_t size, bmnet_t *net);
+/* The input shapes of a network's inputs; Tessera's networks have one input, so num is 1. */
+bmerr_t bmnet_set_input_shape2(bmnet_t net, shape_t *shape, int num);
+/* Replaces the command buffer of the network's current input shape (after importing memories
+ * with bmnet_import_*_devmem, as Bitmain's runtime wants it). */
+bmerr_t bmnet_load_cmdbuf(bmnet_t net, const uint8_t *cmdbuf, int cmdbuf_size);
+/* bmnet_register with these fields of bmnet_info_t, bmnet_inference, bmnet_cleanup. */
+bmerr_t bmnet_inference_once(bmctx_t ctx, uint8_t *input, uint8_t *output, uint32_t batch_size,
+                             uint8_t *weight, size_t weight_size, uint8_t *cmdbuf,
+                             size_t cmdbuf_size, size_t neuron_size, size_t input_size,
+                             uint64_t output_offset, size_t output_size);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,7 @@
   X(bm_memcpy_d2s_ex, bmerr_t, (bmctx_t, uint8_t *, bmmem_device_t, uint64_t, size_t))       \
   X(bm_send_cmdbuf, bmerr_t, (bmctx_t, uint8_t *, size_t, uint16_t *))                        \
   X(bmnet_register, bmerr_t, (bmctx_t, bmnet_info_t *, bmnet_t *))                             \
-  X(bmnet_register_bmodel, bmerr_t, (bmctx_t, char *, bmnet_t *))                              \
+  X(bmnet_register_bmodel, bmerr_t, (bmctx_t, const char *, bmnet_t *))                        \
   X(bmnet_register_noalloc, bmerr_t, (bmctx_t, bmnet_info_t *, bmnet_t *))                     \
   X(bmnet_set_input_shape, bmerr_t, (bmnet_t, shape_t))                                        \
   X(bmnet_get_output_info, bmerr_t, (bmnet_t, bmnet_output_info_t *))                          \
@@ -53,6 +53,11 @@
   X(bmnet_store_output, bmerr_t, (bmnet_t, uint8_t *))                                         \
   X(bmnet_store_neuron, bmerr_t, (bmnet_t, uint64_t, int, uint8_t *))                          \
   X(bmnet_inference, bmerr_t, (bmnet_t, uint8_t *, uint8_t *))                                 \
+  X(bmnet_register_bmodel_data, bmerr_t, (bmctx_t, uint8_t *, size_t, bmnet_t *))               \
+  X(bmnet_set_input_shape2, bmerr_t, (bmnet_t, shape_t *, int))                                 \
+  X(bmnet_load_cmdbuf, bmerr_t, (bmnet_t, const uint8_t *, int))                                \
+  X(bmnet_inference_once, bmerr_t, (bmctx_t, uint8_t *, uint8_t *, uint32_t, uint8_t *, size_t, \
+                                    uint8_t *, size_t, size_t, size_t, uint64_t, size_t))       \
   X(tessera_bm_last_error, const char *, (void))                                              \
   X(tessera_bm_last_error_kind, tessera_bm_error_kind_t, (void))                              \
   X(tessera_bm_clear_error, void, (void))                                                     \

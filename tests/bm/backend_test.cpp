@@ -415,8 +415,7 @@ TEST(BmBackend, APlanSavedAsABmodelRunsThroughTheBmnetRuntimeWithTheSameInt8Outp
   bmctx_t ctx = nullptr;
   ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
   bmnet_t net = nullptr;
-  ASSERT_EQ(bmnet_register_bmodel(ctx, const_cast<char*>(path.c_str()), &net), BM_SUCCESS)
-      << tessera_bm_last_error();
+  ASSERT_EQ(bmnet_register_bmodel(ctx, path.c_str(), &net), BM_SUCCESS) << tessera_bm_last_error();
   bmnet_output_info_t info{};
   ASSERT_EQ(bmnet_get_output_info(net, &info), BM_SUCCESS);
   std::vector<std::int8_t> out(info.output_size);

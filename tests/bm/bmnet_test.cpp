@@ -106,8 +106,7 @@ TEST(BmNet, BmodelWithTwoInputShapesRegistersAndRuns) {
   bmctx_t ctx = nullptr;
   ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
   bmnet_t net = nullptr;
-  ASSERT_EQ(bmnet_register_bmodel(ctx, const_cast<char*>(path.c_str()), &net), BM_SUCCESS)
-      << tessera_bm_last_error();
+  ASSERT_EQ(bmnet_register_bmodel(ctx, path.c_str(), &net), BM_SUCCESS) << tessera_bm_last_error();
   for (int n : {1, 2}) {
     ASSERT_EQ(bmnet_set_input_shape(net, shape_t4(n, CI, 6, 6)), BM_SUCCESS);
     bmnet_output_info_t info;
@@ -137,8 +136,7 @@ TEST(BmNet, BmodelWithTwoInputShapesRegistersAndRuns) {
     f.seekp(-5, std::ios::end);
     f.put('\x5a');
   }
-  EXPECT_EQ(bmnet_register_bmodel(ctx, const_cast<char*>(path.c_str()), &net),
-            BM_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(bmnet_register_bmodel(ctx, path.c_str(), &net), BM_ERR_INVALID_ARGUMENT);
   expect_error(TESSERA_BM_USER_ERROR, "checksum");
   std::remove(path.c_str());
   bm_exit(ctx);
@@ -225,6 +223,87 @@ TEST(BmNet, RegisterFromInfoAndWithImportedMemory) {
   bmnet_cleanup(net);
   bmmem_device_free(ctx, wm);
   bmmem_device_free(ctx, nm);
+  bm_exit(ctx);
+}
+
+// Bitmain's public bmruntime_bmnet.h beyond spec 002: a bmodel held in memory, input shapes
+// given as an array, a command buffer loaded after the memories are imported, and the
+// register-run-cleanup wrapper.
+TEST(BmNet, CallsOfThePublicHeaderBeyondTheSpec) {
+  tessera::bm::BModel model;
+  model.name = "tiny";
+  model.weight = weights();
+  model.stages.push_back(compile(1));
+  model.stages.push_back(compile(2));
+  std::vector<std::uint8_t> bytes = tessera::bm::encode_bmodel(model);
+  bmctx_t ctx = nullptr;
+  ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
+  bmnet_t net = nullptr;
+  ASSERT_EQ(bmnet_register_bmodel_data(ctx, bytes.data(), bytes.size(), &net), BM_SUCCESS)
+      << tessera_bm_last_error();
+  shape_t shapes[2] = {shape_t4(2, CI, 6, 6), shape_t4(1, CI, 6, 6)};
+  EXPECT_EQ(bmnet_set_input_shape2(net, shapes, 2), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "one input");
+  ASSERT_EQ(bmnet_set_input_shape2(net, shapes, 1), BM_SUCCESS) << tessera_bm_last_error();
+  auto x = input(2);
+  std::vector<std::uint8_t> y(static_cast<std::size_t>(2 * CO * HW));
+  ASSERT_EQ(bmnet_inference(net, x.data(), y.data()), BM_SUCCESS) << tessera_bm_last_error();
+  EXPECT_EQ(y, reference(2, x));
+  bmnet_cleanup(net);
+  // A path as a string literal, as Bitmain's sample passes it (a const char * parameter).
+  EXPECT_EQ(bmnet_register_bmodel(ctx, "no_such_dir/no.bmodel", &net), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "no_such_dir/no.bmodel");
+  bytes[bytes.size() - 3] ^= 0x40;
+  EXPECT_EQ(bmnet_register_bmodel_data(ctx, bytes.data(), bytes.size(), &net),
+            BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "checksum");
+
+  // register_noalloc, import both memories, then load the command buffer (Bitmain's order).
+  const tessera::bm::BModelStage s = compile(1);
+  std::vector<std::uint8_t> w = weights(), cmdbuf = s.cmdbuf;
+  bmnet_info_t info{1,
+                    w.data(),
+                    w.size(),
+                    cmdbuf.data(),
+                    cmdbuf.size(),
+                    s.neuron_size,
+                    s.input_size,
+                    s.output_offset,
+                    s.output_size};
+  ASSERT_EQ(bmnet_register_noalloc(ctx, &info, &net), BM_SUCCESS);
+  bmmem_device_t wm = bmmem_device_alloc_raw(ctx, w.size());
+  bmmem_device_t nm = bmmem_device_alloc_raw(ctx, s.neuron_size);
+  ASSERT_EQ(bm_memcpy_s2d(ctx, wm, w.data()), BM_SUCCESS);
+  ASSERT_EQ(bmnet_import_weight_devmem(net, wm), BM_SUCCESS);
+  ASSERT_EQ(bmnet_import_neuron_devmem(net, nm), BM_SUCCESS);
+  EXPECT_EQ(bmnet_load_cmdbuf(net, cmdbuf.data(), 0), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "cmdbuf_size is 0");
+  // A command buffer for another network (here: its first command only) replaces the loaded one.
+  const auto* first = reinterpret_cast<const cmd_hdr_t*>(cmdbuf.data());
+  ASSERT_EQ(bmnet_load_cmdbuf(net, cmdbuf.data(), static_cast<int>(sizeof(cmd_hdr_t) + first->len)),
+            BM_SUCCESS);
+  x = input(1);
+  y.assign(s.output_size, 0);
+  ASSERT_EQ(bmnet_inference(net, x.data(), y.data()), BM_SUCCESS) << tessera_bm_last_error();
+  EXPECT_NE(y, reference(1, x));  // only the input load ran
+  ASSERT_EQ(bmnet_load_cmdbuf(net, cmdbuf.data(), static_cast<int>(cmdbuf.size())), BM_SUCCESS);
+  ASSERT_EQ(bmnet_inference(net, x.data(), y.data()), BM_SUCCESS) << tessera_bm_last_error();
+  EXPECT_EQ(y, reference(1, x));
+  bmnet_cleanup(net);
+  bmmem_device_free(ctx, nm);
+  bmmem_device_free(ctx, wm);
+
+  std::fill(y.begin(), y.end(), 0);
+  ASSERT_EQ(bmnet_inference_once(ctx, x.data(), y.data(), 1, w.data(), w.size(), cmdbuf.data(),
+                                 cmdbuf.size(), s.neuron_size, s.input_size, s.output_offset,
+                                 s.output_size),
+            BM_SUCCESS)
+      << tessera_bm_last_error();
+  EXPECT_EQ(y, reference(1, x));
+  EXPECT_EQ(bmnet_inference_once(ctx, x.data(), y.data(), 1, w.data(), w.size(), nullptr, 0,
+                                 s.neuron_size, s.input_size, s.output_offset, s.output_size),
+            BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "no cmdbuf");
   bm_exit(ctx);
 }
 

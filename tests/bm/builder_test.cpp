@@ -137,7 +137,7 @@ TEST(BmnetBuilder, ACustomizedLayerRunsInTheCompiledNetworkThroughBmnet) {
   bmctx_t ctx = nullptr;
   ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
   bmnet_t net = nullptr;
-  ASSERT_EQ(bmnet_register_bmodel(ctx, const_cast<char*>(bmodel.c_str()), &net), BM_SUCCESS)
+  ASSERT_EQ(bmnet_register_bmodel(ctx, bmodel.c_str(), &net), BM_SUCCESS)
       << tessera_bm_last_error();
   std::vector<std::int8_t> out(8 * 2 * 2);
   ASSERT_EQ(bmnet_inference(net, reinterpret_cast<uint8_t*>(xq.data()),

@@ -1,6 +1,8 @@
 // The BM runtime and the headers from C++: declared types, device memory, copies timed over the
 // host link, errors as bmerr_t codes, chip info and peak from the preset.
+#include <algorithm>
 #include <cmath>
+#include <thread>
 #include <type_traits>
 
 #include "bm_util.h"
@@ -156,6 +158,114 @@ TEST(BmRuntime, ChipInfoAndPeakComeFromThePreset) {
   const double peak = info.npu_num * spec.param("bm.int8_macs_per_cycle_per_npu").value * 2 *
                       spec.clock_hz.value;
   EXPECT_NEAR(peak / 1e12, 1.0, 0.05);
+}
+
+}  // namespace
+
+namespace {
+
+// spec 002 "bmruntime_bmkernel_create": contexts created in different threads are independent.
+// Four threads each run their own BM context and BMKernel at once; every result is checked, and
+// an error in one thread is that thread's last error only.
+TEST(BmRuntime, ContextsInSeparateThreadsAreIndependent) {
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(4, -1), other_error(4, -1);
+  for (int id = 0; id < 4; ++id)
+    threads.emplace_back([id, &wrong, &other_error] {
+      Bm bm;
+      int bad = 0;
+      for (int it = 0; it < 20; ++it) {
+        std::vector<std::uint8_t> x(32 * 64);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = b8(static_cast<int>(i) * (id + 3) + it);
+        tensor_lmem* a = bm.load(shape_t4(1, 32, 8, 8), FMT_I8, x);
+        tensor_lmem* r = bmk1880_tl_alloc(bm.bk, shape_t4(1, 32, 8, 8), FMT_I8, CTRL_AL);
+        bmk1880_mul_const_param_t p{nullptr, r, a, static_cast<s8>(id - 2), true, 1};
+        if (!bmk1880_tpu_mul_const(bm.bk, &p)) ++bad;
+        const auto out = bm.store(r, x.size());
+        bmk1880_tl_free(bm.bk, r);
+        bmk1880_tl_free(bm.bk, a);
+        bm.submit();
+        const auto y = bm.read(out);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const long v = (static_cast<std::int8_t>(x[i]) * (id - 2) + 1) >> 1;
+          bad += static_cast<std::int8_t>(y[i]) != std::clamp(v, -128L, 127L);
+        }
+        if (id == 0) bmk1880_tpu_relu(bm.bk, nullptr);  // an error in thread 0 only
+        if (id == 0) bmk1880_reset(bm.bk);
+      }
+      wrong[static_cast<std::size_t>(id)] = bad;
+      other_error[static_cast<std::size_t>(id)] = tessera_bm_last_error_kind();
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
+  EXPECT_EQ(other_error[0], TESSERA_BM_USER_ERROR);
+  for (int id = 1; id < 4; ++id)
+    EXPECT_EQ(other_error[static_cast<std::size_t>(id)], TESSERA_BM_OK);
+}
+
+}  // namespace
+
+namespace {
+
+// Released handles are refused by name, never read: a second bm_exit, a context used after it,
+// a device used after bm_device_close, a network cleaned up twice.
+TEST(BmRuntime, ReleasedHandlesAreUserErrors) {
+  bmctx_t ctx = nullptr;
+  ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
+  tessera_bm_clear_error();
+  bm_exit(ctx);
+  expect_error(TESSERA_BM_OK, "");
+  bm_exit(ctx);
+  expect_error(TESSERA_BM_USER_ERROR, "bm_exit: the BM context is not live");
+  EXPECT_EQ(bmmem_device_alloc_raw(ctx, 16), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "bmmem_device_alloc_raw: the BM context is not live");
+  bmkernel_handle_t* bk = nullptr;
+  EXPECT_EQ(bmruntime_bmkernel_create(ctx, &bk), BM_ERR_INVALID_ARGUMENT);
+
+  bmdev_t dev = nullptr;
+  ASSERT_EQ(bm_device_open(0, &dev), BM_SUCCESS);
+  ASSERT_EQ(bm_context_create(&ctx), BM_SUCCESS);
+  ASSERT_EQ(bm_bind_device(ctx, dev), BM_SUCCESS);
+  bm_device_close(dev);
+  EXPECT_EQ(bmmem_device_alloc_raw(ctx, 16), nullptr);
+  expect_error(TESSERA_BM_USER_ERROR, "was closed with bm_device_close");
+  bm_device_close(dev);
+  expect_error(TESSERA_BM_USER_ERROR, "bm_device_close: the BM device is not live");
+  EXPECT_EQ(bm_device_get_chip_ver(dev), 0);
+  expect_error(TESSERA_BM_USER_ERROR, "bm_device_close or bm_exit released it");
+  bm_context_destroy(ctx);
+  bm_context_destroy(ctx);
+  expect_error(TESSERA_BM_USER_ERROR, "bm_context_destroy: the BM context is not live");
+
+  // A network: cleaned up twice; one outliving its context is released without touching it.
+  std::vector<u8> buf(4096);
+  bmk1880_info_t info{1880, buf.data(), static_cast<u32>(buf.size())};
+  void* k = bmk1880_register(&info);
+  tensor_lmem* t = bmk1880_tl_alloc(k, shape_t4(1, 32, 1, 16), FMT_I8, CTRL_AL);
+  bmk1880_gdma_load(k, t, 0, CTRL_NEURON);
+  bmk1880_gdma_store(k, t, 512, CTRL_NEURON);
+  u32 size = 0;
+  u8* cmdbuf = bmk1880_acquire_cmdbuf(k, &size);
+  ASSERT_NE(cmdbuf, nullptr) << tessera_bm_last_error();
+  bmnet_info_t ni{1, nullptr, 0, cmdbuf, size, 1024, 512, 512, 512};
+  ASSERT_EQ(bm_init(0, &ctx), BM_SUCCESS);
+  bmnet_t net = nullptr;
+  ASSERT_EQ(bmnet_register(ctx, &ni, &net), BM_SUCCESS) << tessera_bm_last_error();
+  tessera_bm_clear_error();
+  bmnet_cleanup(net);
+  expect_error(TESSERA_BM_OK, "");
+  bmnet_cleanup(net);
+  expect_error(TESSERA_BM_USER_ERROR, "bmnet_cleanup: the BMNet handle is not live");
+  EXPECT_EQ(bmnet_run(net), BM_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(bmnet_register(ctx, &ni, &net), BM_SUCCESS) << tessera_bm_last_error();
+  bm_exit(ctx);
+  EXPECT_EQ(bmnet_run(net), BM_ERR_INVALID_ARGUMENT);
+  expect_error(TESSERA_BM_USER_ERROR, "bmnet_run: the BM context is not live");
+  tessera_bm_clear_error();
+  bmnet_cleanup(net);
+  expect_error(TESSERA_BM_OK, "");
+  bmk1880_tl_free(k, t);
+  bmk1880_cleanup(k);
 }
 
 }  // namespace

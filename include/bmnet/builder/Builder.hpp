@@ -17,12 +17,18 @@
 
 typedef enum { BM_CHIP_BM1880 = 1880 } CHIP_VER;
 
-// spec 002 "CaffeBuilder::build", opt.
+// spec 002 "CaffeBuilder::build", opt. The values, BM_OPT_NONE and the _OPT spelling (which
+// spec 002's table prints cut short as BM_OPT_LAYER_GROUP_WITH_WEIG) are those of Bitmain's
+// public bmnet/builder/Builder.hpp.
 #define OPT_NONE 0
-#define BM_OPT_LAYER_GROUP 1
-#define BM_OPT_LAYER_GROUP_WITH_WEIGHT 2
+#define BM_OPT_NONE OPT_NONE
+#define BM_OPT_LAYER_GROUP 2
+#define BM_OPT_LAYER_GROUP_WITH_WEIGHT 5
+#define BM_OPT_LAYER_GROUP_WITH_WEIGHT_OPT BM_OPT_LAYER_GROUP_WITH_WEIGHT
 
 namespace bmnet {
+
+using ::CHIP_VER;  // Bitmain's header declares it in bmnet
 
 class Builder {
  public:

@@ -205,7 +205,8 @@ using namespace tessera::bm;
 namespace {
 
 bmnet_context* check_net(bmnet_t net, const char* what) {
-  if (!net) throw_user_error("{}: the BMNet handle is NULL; register a network first", what);
+  live_nets().require(net, what);
+  live_context(net->ctx, what);
   return net;
 }
 
@@ -235,8 +236,25 @@ void make_views(bmnet_context* n) {
         bmmem_device_prealloc_raw(n->ctx, n->neuron_mem, s.output_offset, s.output_size);
 }
 
+// Makes the stage compiled for `input_shape` current (bmnet_set_input_shape).
+void select_stage(bmnet_context* n, const shape_t& input_shape, const char* what) {
+  std::string known;
+  for (std::size_t i = 0; i < n->model.stages.size(); ++i) {
+    const shape_t& s = n->model.stages[i].input_shape;
+    if (s.n == input_shape.n && s.c == input_shape.c && s.h == input_shape.h &&
+        s.w == input_shape.w) {
+      n->stage = i;
+      make_views(n);
+      return;
+    }
+    known += (known.empty() ? "" : ", ") + shape_text(s);
+  }
+  throw_user_error("{}: the network was not compiled for input shape {}; it supports {}", what,
+                   shape_text(input_shape), known);
+}
+
 bm_memory* mem(bmctx_t ctx, bmmem_device_t m, const char* what) {
-  if (!ctx || !ctx->device || !m || !ctx->device->memories.count(m))
+  if (!live_contexts().contains(ctx) || !ctx->device || !m || !ctx->device->memories.count(m))
     throw_user_error("{}: the device memory is not a live allocation of the network's context",
                      what);
   return m;
@@ -283,8 +301,8 @@ void run(bmnet_context* n) {
 }
 
 bmnet_context* make_net(bmctx_t ctx, BModel model, bool alloc) {
-  if (!ctx || !ctx->device)
-    throw_user_error("the BM context is NULL or not bound to a device; call bm_init first");
+  if (!live_context(ctx, "bmnet_register")->device)
+    throw_user_error("the BM context is not bound to a device; call bm_init first");
   auto n = std::make_unique<bmnet_context>();
   n->ctx = ctx;
   n->model = std::move(model);
@@ -301,6 +319,7 @@ bmnet_context* make_net(bmctx_t ctx, BModel model, bool alloc) {
     n->owns_neuron = true;
     make_views(n.get());
   }
+  live_nets().add(n.get());
   return n.release();
 }
 
@@ -347,30 +366,63 @@ bmerr_t bmnet_register_noalloc(bmctx_t ctx, bmnet_info_t* info, bmnet_t* net) {
   });
 }
 
-bmerr_t bmnet_register_bmodel(bmctx_t ctx, char* bmodel, bmnet_t* net) {
+bmerr_t bmnet_register_bmodel(bmctx_t ctx, const char* bmodel, bmnet_t* net) {
   return guard_status("bmnet_register_bmodel", [&] {
     if (!net || !bmodel) throw_user_error("bmnet_register_bmodel: {} is NULL", !net ? "net" : "bmodel");
     *net = make_net(ctx, load_bmodel(bmodel), true);
   });
 }
 
+bmerr_t bmnet_register_bmodel_data(bmctx_t ctx, uint8_t* bmodel_data, size_t size, bmnet_t* net) {
+  return guard_status("bmnet_register_bmodel_data", [&] {
+    if (!net || !bmodel_data)
+      throw_user_error("bmnet_register_bmodel_data: {} is NULL", !net ? "net" : "bmodel_data");
+    *net = make_net(ctx, decode_bmodel({bmodel_data, bmodel_data + size}, "bmodel data in memory"),
+                    true);
+  });
+}
+
+bmerr_t bmnet_set_input_shape2(bmnet_t net, shape_t* shape, int num) {
+  return guard_status("bmnet_set_input_shape2", [&] {
+    check_net(net, "bmnet_set_input_shape2");
+    if (!shape) throw_user_error("bmnet_set_input_shape2: shape is NULL");
+    if (num != 1)
+      throw_user_error(
+          "bmnet_set_input_shape2: {} shapes given; Tessera's networks have one "
+          "input, so give one (or call bmnet_set_input_shape)",
+          num);
+    select_stage(net, shape[0], "bmnet_set_input_shape2");
+  });
+}
+
+bmerr_t bmnet_load_cmdbuf(bmnet_t net, const uint8_t* cmdbuf, int cmdbuf_size) {
+  return guard_status("bmnet_load_cmdbuf", [&] {
+    bmnet_context* n = check_net(net, "bmnet_load_cmdbuf");
+    if (!cmdbuf || cmdbuf_size <= 0)
+      throw_user_error("bmnet_load_cmdbuf: {}; pass the bytes bmk1880_acquire_cmdbuf returned",
+                       !cmdbuf ? "cmdbuf is NULL" : fmt::format("cmdbuf_size is {}", cmdbuf_size));
+    // Checked command by command when it runs, as a registered buffer is.
+    n->model.stages[n->stage].cmdbuf.assign(cmdbuf, cmdbuf + cmdbuf_size);
+  });
+}
+
+bmerr_t bmnet_inference_once(bmctx_t ctx, uint8_t* input, uint8_t* output, uint32_t batch_size,
+                             uint8_t* weight, size_t weight_size, uint8_t* cmdbuf,
+                             size_t cmdbuf_size, size_t neuron_size, size_t input_size,
+                             uint64_t output_offset, size_t output_size) {
+  bmnet_info_t info{batch_size,  weight,     weight_size,   cmdbuf,     cmdbuf_size,
+                    neuron_size, input_size, output_offset, output_size};
+  bmnet_t net = nullptr;
+  bmerr_t err = bmnet_register(ctx, &info, &net);
+  if (err != BM_SUCCESS) return err;
+  err = bmnet_inference(net, input, output);
+  bmnet_cleanup(net);
+  return err;
+}
+
 bmerr_t bmnet_set_input_shape(bmnet_t net, shape_t input_shape) {
   return guard_status("bmnet_set_input_shape", [&] {
-    bmnet_context* n = check_net(net, "bmnet_set_input_shape");
-    std::string known;
-    for (std::size_t i = 0; i < n->model.stages.size(); ++i) {
-      const shape_t& s = n->model.stages[i].input_shape;
-      if (s.n == input_shape.n && s.c == input_shape.c && s.h == input_shape.h &&
-          s.w == input_shape.w) {
-        n->stage = i;
-        make_views(n);
-        return;
-      }
-      known += (known.empty() ? "" : ", ") + shape_text(s);
-    }
-    throw_user_error("bmnet_set_input_shape: the network was not compiled for input shape {}; "
-                     "it supports {}",
-                     shape_text(input_shape), known);
+    select_stage(check_net(net, "bmnet_set_input_shape"), input_shape, "bmnet_set_input_shape");
   });
 }
 
@@ -394,9 +446,14 @@ bmerr_t bmnet_get_output_info(bmnet_t net, bmnet_output_info_t* output_info) {
 void bmnet_cleanup(bmnet_t net) {
   guard_void("bmnet_cleanup", [&] {
     if (!net) return;
-    drop_views(net);
-    if (net->owns_weight && net->weight_mem) bmmem_device_free(net->ctx, net->weight_mem);
-    if (net->owns_neuron && net->neuron_mem) bmmem_device_free(net->ctx, net->neuron_mem);
+    live_nets().require(net, "bmnet_cleanup");
+    live_nets().remove(net);
+    // After bm_exit the device, and the memories with it, are gone already.
+    if (live_contexts().contains(net->ctx)) {
+      drop_views(net);
+      if (net->owns_weight && net->weight_mem) bmmem_device_free(net->ctx, net->weight_mem);
+      if (net->owns_neuron && net->neuron_mem) bmmem_device_free(net->ctx, net->neuron_mem);
+    }
     delete net;
   });
 }

@@ -824,9 +824,10 @@ size_t bmk1880_tg_shape_to_size(shape_t s, fmt_t fmt) {
 
 bmerr_t bmruntime_bmkernel_create(bmctx_t ctx, bmkernel_handle_t** p_bk_ctx) {
   return guard_status("bmruntime_bmkernel_create", [&] {
-    if (!ctx || !ctx->device)
-      throw_user_error("bmruntime_bmkernel_create: the BM context is NULL or not bound to a "
-                       "device; call bm_init first");
+    if (!live_context(ctx, "bmruntime_bmkernel_create")->device)
+      throw_user_error(
+          "bmruntime_bmkernel_create: the BM context is not bound to a device; "
+          "call bm_init first");
     if (!p_bk_ctx) throw_user_error("bmruntime_bmkernel_create: p_bk_ctx is NULL");
     if (ctx->kernel)
       throw_user_error("bmruntime_bmkernel_create: this BM context already has a BMKernel; "
@@ -840,7 +841,7 @@ bmerr_t bmruntime_bmkernel_create(bmctx_t ctx, bmkernel_handle_t** p_bk_ctx) {
 
 void bmruntime_bmkernel_submit(bmctx_t ctx) {
   guard_void("bmruntime_bmkernel_submit", [&] {
-    if (!ctx || !ctx->kernel)
+    if (!live_context(ctx, "bmruntime_bmkernel_submit")->kernel)
       throw_user_error("bmruntime_bmkernel_submit: the BM context has no BMKernel; call "
                        "bmruntime_bmkernel_create");
     if (!ctx->device) throw_user_error("bmruntime_bmkernel_submit: the context has no device");
@@ -850,7 +851,7 @@ void bmruntime_bmkernel_submit(bmctx_t ctx) {
 
 void bmruntime_bmkernel_destroy(bmctx_t ctx) {
   guard_void("bmruntime_bmkernel_destroy", [&] {
-    if (!ctx || !ctx->kernel) return;
+    if (!ctx || !live_context(ctx, "bmruntime_bmkernel_destroy")->kernel) return;
     bmk1880_context* k = ctx->kernel;
     ctx->kernel = nullptr;
     k->runtime = nullptr;
@@ -860,8 +861,8 @@ void bmruntime_bmkernel_destroy(bmctx_t ctx) {
 
 bmerr_t bm_send_cmdbuf(bmctx_t ctx, uint8_t* cmdbuf, size_t sz, uint16_t* seq_no) {
   return guard_status("bm_send_cmdbuf", [&] {
-    if (!ctx || !ctx->device)
-      throw_user_error("bm_send_cmdbuf: the BM context is NULL or not bound to a device");
+    if (!live_context(ctx, "bm_send_cmdbuf")->device)
+      throw_user_error("bm_send_cmdbuf: the BM context is not bound to a device");
     if (!cmdbuf && sz) throw_user_error("bm_send_cmdbuf: cmdbuf is NULL");
     run_cmdbuf(*ctx->device->chip, cmdbuf, sz, 0, 0);
     if (seq_no) *seq_no = 0;

@@ -208,8 +208,45 @@ std::uint8_t* Chip::gmem(std::uint64_t address, std::uint64_t bytes, const char*
                                         op, address));
 }
 
+void LiveHandles::add(const void* handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.insert(handle);
+}
+bool LiveHandles::remove(const void* handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_.erase(handle) != 0;
+}
+bool LiveHandles::contains(const void* handle) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_.count(handle) != 0;
+}
+void LiveHandles::require(const void* handle, const char* what) const {
+  if (!handle) throw_user_error("{}: the {} is NULL; {}", what, name_, make_);
+  if (!contains(handle))
+    throw_user_error("{}: the {} is not live: {} released it (or it was never made); {}", what,
+                     name_, released_by_, make_);
+}
+LiveHandles& live_contexts() {
+  static LiveHandles h("BM context", "create one with bm_init", "bm_exit or bm_context_destroy");
+  return h;
+}
+LiveHandles& live_devices() {
+  static LiveHandles h("BM device", "open one with bm_device_open", "bm_device_close or bm_exit");
+  return h;
+}
+LiveHandles& live_nets() {
+  static LiveHandles h("BMNet handle", "register a network with bmnet_register*", "bmnet_cleanup");
+  return h;
+}
+
+bm_context* live_context(bmctx_t ctx, const char* what) {
+  live_contexts().require(ctx, what);
+  return ctx;
+}
+
 runtime::Device& device_of(bmctx_t ctx) {
-  if (!ctx || !ctx->device) throw_user_error("the BM context is not bound to a device");
+  if (!live_context(ctx, "tessera::bm::device_of")->device)
+    throw_user_error("the BM context is not bound to a device");
   return ctx->device->chip->device();
 }
 
@@ -228,24 +265,44 @@ bm_device* open_device(int index) {
   auto dev = std::make_unique<bm_device>();
   dev->index = index;
   dev->chip = std::make_unique<Chip>(runtime::Device::open(default_preset()));
+  live_devices().add(dev.get());
   return dev.release();
 }
 
+bm_device* live_device(bmdev_t dev, const char* what) {
+  live_devices().require(dev, what);
+  return dev;
+}
+
 void close_device(bm_device* dev) {
-  if (!dev) return;
+  if (!dev || !live_devices().remove(dev)) return;
   for (bm_memory* m : dev->memories) delete m;
   delete dev;
 }
 
 bm_context* check_ctx(bmctx_t ctx, const char* what) {
-  if (!ctx) throw_user_error("{}: the BM context is NULL; create it with bm_init", what);
-  return ctx;
+  return live_context(ctx, what);
+}
+
+// bm_exit and bm_context_destroy: releases a live context (a second release is a UserError).
+void release_context(bmctx_t ctx, const char* what) {
+  if (!ctx) return;
+  live_context(ctx, what);
+  if (ctx->kernel) bmruntime_bmkernel_destroy(ctx);
+  if (ctx->owns_device) close_device(ctx->device);
+  live_contexts().remove(ctx);
+  delete ctx;
 }
 
 bm_device* bound(bmctx_t ctx, const char* what) {
   check_ctx(ctx, what);
   if (!ctx->device)
     throw_user_error("{}: the BM context is not bound to a device; call bm_bind_device", what);
+  if (!live_devices().contains(ctx->device))
+    throw_user_error(
+        "{}: the device bound to the BM context was closed with bm_device_close; "
+        "bind an open one",
+        what);
   return ctx->device;
 }
 
@@ -281,9 +338,10 @@ std::size_t shape_bytes(const bmshape_t* shape) {
   return bytes;
 }
 
-bm_memory* alloc_raw(bmctx_t ctx, std::size_t size) {
-  bm_device* dev = bound(ctx, "bmmem_device_alloc");
-  if (size == 0) throw_user_error("bmmem_device_alloc_raw: size is 0; ask for at least 1 byte");
+// `what`: the API function allocating, for its messages.
+bm_memory* alloc_raw(bmctx_t ctx, std::size_t size, const char* what) {
+  bm_device* dev = bound(ctx, what);
+  if (size == 0) throw_user_error("{}: size is 0; ask for at least 1 byte", what);
   runtime::Buffer b = dev->chip->device().allocate(size, "bmmem");
   auto m = std::make_unique<bm_memory>();
   m->device = dev;
@@ -295,13 +353,15 @@ bm_memory* alloc_raw(bmctx_t ctx, std::size_t size) {
   return m.release();
 }
 
-bm_memory* prealloc_raw(bmctx_t ctx, bmmem_device_t mem, std::uint64_t offset, std::size_t size) {
-  bm_device* dev = bound(ctx, "bmmem_device_prealloc");
-  bm_memory* parent = check_mem(dev, mem, "bmmem_device_prealloc");
+bm_memory* prealloc_raw(bmctx_t ctx, bmmem_device_t mem, std::uint64_t offset, std::size_t size,
+                        const char* what) {
+  bm_device* dev = bound(ctx, what);
+  bm_memory* parent = check_mem(dev, mem, what);
   if (size == 0 || offset > parent->size || size > parent->size - offset)
-    throw_user_error("bmmem_device_prealloc: [{}, {}) does not fall in the {} bytes of the "
-                     "previously allocated device memory",
-                     offset, offset + size, parent->size);
+    throw_user_error(
+        "{}: [{}, {}) does not fall in the {} bytes of the previously allocated "
+        "device memory",
+        what, offset, offset + size, parent->size);
   auto m = std::make_unique<bm_memory>();
   m->device = dev;
   m->root = parent->root;
@@ -373,17 +433,13 @@ bmerr_t bm_init(int index, bmctx_t* ctx) {
     auto c = std::make_unique<bm_context>();
     c->device = open_device(0);
     c->owns_device = true;
+    live_contexts().add(c.get());
     *ctx = c.release();
   });
 }
 
 void bm_exit(bmctx_t ctx) {
-  guard_void("bm_exit", [&] {
-    if (!ctx) return;
-    if (ctx->kernel) bmruntime_bmkernel_destroy(ctx);
-    if (ctx->owns_device) close_device(ctx->device);
-    delete ctx;
-  });
+  guard_void("bm_exit", [&] { release_context(ctx, "bm_exit"); });
 }
 
 void bm_enum_devices(int* count, bm_devinfo_t devinfo[]) {
@@ -402,7 +458,9 @@ bmerr_t bm_device_open(int index, bmdev_t* dev) {
 }
 
 void bm_device_close(bmdev_t dev) {
-  guard_void("bm_device_close", [&] { close_device(dev); });
+  guard_void("bm_device_close", [&] {
+    if (dev) close_device(live_device(dev, "bm_device_close"));
+  });
 }
 
 bmerr_t bm_device_query(bmdev_t dev, int id, void* buf) {
@@ -417,21 +475,21 @@ bmerr_t bm_device_config(bmdev_t dev, int id, void* buf) {
 
 bm_devinfo_t bm_device_get_info(bmdev_t dev) {
   return guard("bm_device_get_info", bm_devinfo_t{}, [&] {
-    if (!dev) throw_user_error("bm_device_get_info: dev is NULL");
+    live_device(dev, "bm_device_get_info");
     return dev->chip->params().info();
   });
 }
 
 int bm_device_get_chip_ver(bmdev_t dev) {
   return guard("bm_device_get_chip_ver", 0, [&] {
-    if (!dev) throw_user_error("bm_device_get_chip_ver: dev is NULL");
+    live_device(dev, "bm_device_get_chip_ver");
     return static_cast<int>(dev->chip->params().info().version);
   });
 }
 
 u64 bm_device_get_gmem_size(bmdev_t dev) {
   return guard("bm_device_get_gmem_size", u64{0}, [&] {
-    if (!dev) throw_user_error("bm_device_get_gmem_size: dev is NULL");
+    live_device(dev, "bm_device_get_gmem_size");
     const tessera::runtime::Device& d = dev->chip->device();
     return static_cast<u64>(d.global_bytes_in_use() + d.global_bytes_free());
   });
@@ -440,23 +498,20 @@ u64 bm_device_get_gmem_size(bmdev_t dev) {
 bmerr_t bm_context_create(bmctx_t* ctx) {
   return guard_status("bm_context_create", [&] {
     if (!ctx) throw_user_error("bm_context_create: ctx is NULL");
-    *ctx = new bm_context();
+    auto c = std::make_unique<bm_context>();
+    live_contexts().add(c.get());
+    *ctx = c.release();
   });
 }
 
 void bm_context_destroy(bmctx_t ctx) {
-  guard_void("bm_context_destroy", [&] {
-    if (!ctx) return;
-    if (ctx->kernel) bmruntime_bmkernel_destroy(ctx);
-    if (ctx->owns_device) close_device(ctx->device);
-    delete ctx;
-  });
+  guard_void("bm_context_destroy", [&] { release_context(ctx, "bm_context_destroy"); });
 }
 
 bmerr_t bm_bind_device(bmctx_t ctx, bmdev_t dev) {
   return guard_status("bm_bind_device", [&] {
     check_ctx(ctx, "bm_bind_device");
-    if (!dev) throw_user_error("bm_bind_device: dev is NULL; open one with bm_device_open");
+    live_device(dev, "bm_bind_device");
     if (ctx->device && ctx->device != dev)
       throw_user_error("bm_bind_device: the context is bound to another device; call "
                        "bm_unbind_device first");
@@ -481,24 +536,25 @@ bmdev_t bm_get_device(bmctx_t ctx) {
 
 bmmem_device_t bmmem_device_alloc_raw(bmctx_t ctx, size_t size) {
   return guard("bmmem_device_alloc_raw", static_cast<bmmem_device_t>(nullptr),
-               [&] { return alloc_raw(ctx, size); });
+               [&] { return alloc_raw(ctx, size, "bmmem_device_alloc_raw"); });
 }
 
 bmmem_device_t bmmem_device_prealloc_raw(bmctx_t ctx, bmmem_device_t mem, uint64_t offset,
                                          size_t size) {
   return guard("bmmem_device_prealloc_raw", static_cast<bmmem_device_t>(nullptr),
-               [&] { return prealloc_raw(ctx, mem, offset, size); });
+               [&] { return prealloc_raw(ctx, mem, offset, size, "bmmem_device_prealloc_raw"); });
 }
 
 bmmem_device_t bmmem_device_alloc(bmctx_t ctx, bmshape_t* shape) {
   return guard("bmmem_device_alloc", static_cast<bmmem_device_t>(nullptr),
-               [&] { return alloc_raw(ctx, shape_bytes(shape)); });
+               [&] { return alloc_raw(ctx, shape_bytes(shape), "bmmem_device_alloc"); });
 }
 
 bmmem_device_t bmmem_device_prealloc(bmctx_t ctx, bmmem_device_t mem, uint64_t offset,
                                      bmshape_t* shape) {
-  return guard("bmmem_device_prealloc", static_cast<bmmem_device_t>(nullptr),
-               [&] { return prealloc_raw(ctx, mem, offset, shape_bytes(shape)); });
+  return guard("bmmem_device_prealloc", static_cast<bmmem_device_t>(nullptr), [&] {
+    return prealloc_raw(ctx, mem, offset, shape_bytes(shape), "bmmem_device_prealloc");
+  });
 }
 
 void bmmem_device_free(bmctx_t ctx, bmmem_device_t mem) {

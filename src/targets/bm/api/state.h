@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,6 +39,31 @@ struct ChipParams {
 // The preset bm_init / bm_device_open / bmk1880_register use: $TESSERA_BM_PRESET or the
 // family's preset "bm1880".
 std::string default_preset();
+
+// The handles of one kind (BM contexts, devices, BMNet networks) the C API gave out and has not
+// released, found by address and never by reading the handle: a released one is freed memory,
+// so a second bm_exit or a use after it is a UserError rather than a crash.
+class LiveHandles {
+ public:
+  // name: what a handle is ("BM context"); make: how to get one; released_by: what releases it.
+  LiveHandles(const char* name, const char* make, const char* released_by)
+      : name_(name), make_(make), released_by_(released_by) {}
+  void add(const void* handle);
+  bool remove(const void* handle);  // false when it was not live
+  bool contains(const void* handle) const;
+  // A UserError naming `what` unless handle is live (NULL, released, or never made).
+  void require(const void* handle, const char* what) const;
+
+ private:
+  const char *name_, *make_, *released_by_;
+  mutable std::mutex mutex_;
+  std::set<const void*> live_;
+};
+LiveHandles& live_contexts();
+LiveHandles& live_devices();
+LiveHandles& live_nets();
+// ctx when it is a live BM context; a UserError naming `what` otherwise (NULL or released).
+bm_context* live_context(bmctx_t ctx, const char* what);
 const arch::MachineSpec& default_spec();
 
 // An lmem tensor or matrix as a command captured it (the caller may free its tensor_lmem

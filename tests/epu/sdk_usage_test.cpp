@@ -144,3 +144,30 @@ TEST_F(EpuUsage, NeighbourPortsOnAFreshDeviceAndAcrossTypes) {
 }
 
 }  // namespace
+
+namespace {
+
+// global_operator_overloading.hpp's operators include the compound and increment forms.
+TEST_F(EpuUsage, CompoundShiftRemainderAndIncrement) {
+  qVar_t<std::int32_t> x = qCol<std::int32_t> * 3 - 7;  // -7 at column 0, 38 at column 15
+  qVar_t<std::int32_t> y = x;
+  y %= 5;
+  EXPECT_EQ(y.at(0, 0), -7 % 5);
+  EXPECT_EQ(y.at(0, 15), 38 % 5);
+  y = x;
+  y <<= 2;
+  EXPECT_EQ(y.at(0, 15), 38 * 4);
+  y >>= 3;
+  EXPECT_EQ(y.at(0, 0), (-7 * 4) >> 3);
+  qVar_t<std::int32_t> z = x++;
+  EXPECT_EQ(z.at(0, 1), -4);
+  EXPECT_EQ(x.at(0, 1), -3);
+  --x;
+  EXPECT_EQ(x.at(0, 1), -4);
+  qVar_t<FixedPoint16<8>> f = 0.5;
+  ++f;
+  EXPECT_DOUBLE_EQ(f.at(2, 2).toDouble(), 1.5);
+  expect_error([&] { y %= qVar_t<std::int32_t>(qRow<std::int32_t>); }, {"core (0, 0)", "division by zero"});
+}
+
+}  // namespace

@@ -279,6 +279,22 @@ class qVar_t {
     check_divisor(b, "qVar_t operator%");
     return map2(a, b, [](T x, T y) { return kSignedInt && y == T(-1) ? T{} : static_cast<T>(x % y); });
   }
+  qVar_t& operator%=(const qVar_t& b) { return *this = *this % b; }
+  qVar_t& operator<<=(const qVar_t& b) { return *this = *this << b; }
+  qVar_t& operator>>=(const qVar_t& b) { return *this = *this >> b; }
+  // Increment and decrement: one add per core (FixedPoint16 steps by 1.0).
+  qVar_t& operator++() { return *this += qVar_t(1); }
+  qVar_t& operator--() { return *this -= qVar_t(1); }
+  qVar_t operator++(int) {
+    qVar_t old = *this;
+    ++*this;
+    return old;
+  }
+  qVar_t operator--(int) {
+    qVar_t old = *this;
+    --*this;
+    return old;
+  }
   // Shifts by a per-core amount (integer types).
   friend qVar_t operator<<(const qVar_t& a, const qVar_t& b) {
     static_assert(kInt, "qVar_t operator<<: integer types only");

@@ -171,3 +171,26 @@ TEST_F(EpuUsage, CompoundShiftRemainderAndIncrement) {
 }
 
 }  // namespace
+
+namespace {
+
+// spec 004 "Broadcast Notes and Cautions" 4.2: staging again before the source is used up; the
+// next POP reads the new source's first 64 bits, and it must be popped before it is read.
+TEST_F(EpuUsage, StagingAgainRestartsAtTheNewSource) {
+  typedef OcmTensor<std::int32_t, 1, 1, 1, 8> W;
+  typedef OcmTensor<char, 1, 1, 1, 8> Desc;
+  W a, b;
+  iota_fill(a, 0);
+  iota_fill(b, 100);
+  BroadcastStream::stage<W, Desc>(a);
+  const qVar_t<std::int32_t> x = qBroadcast<1, std::int32_t, BroadcastAction::POP>;
+  const qVar_t<std::int32_t> x2 = qBroadcast<0, std::int32_t, BroadcastAction::POP>;
+  BroadcastStream::stage<W, Desc>(b);
+  expect_error([] { const qVar_t<std::int32_t> p = qBroadcast<0, std::int32_t>; (void)p; }, {"before the first POP"});
+  const qVar_t<std::int32_t> y = qBroadcast<1, std::int32_t, BroadcastAction::POP>;
+  EXPECT_EQ(x.at(0, 0), 1);
+  EXPECT_EQ(x2.at(0, 0), 2);
+  EXPECT_EQ(y.at(9, 9), 101);  // not 105: b's first 64 bits
+}
+
+}  // namespace

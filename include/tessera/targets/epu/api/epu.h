@@ -1230,8 +1230,11 @@ class BroadcastRead {
   BroadcastRead& operator=(const BroadcastRead&) = delete;
 
   qVar_t<T> value() const { return qVar_t<T>(read()); }
-  template <typename U, std::enable_if_t<std::is_same_v<U, T> || detail::is_widening_v<T, U>, int> = 0>
+  template <typename U>
   operator qVar_t<U>() const {
+    static_assert(std::is_same_v<U, T> || detail::is_widening_v<T, U>,
+                  "qBroadcast<index, T>: assigned to a qVar_t<U> that cannot hold every T (a narrower or "
+                  "differently signed type); read it as its own type and convert explicitly");
     return qVar_t<U>(static_cast<U>(read()));
   }
 

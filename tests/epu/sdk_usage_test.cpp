@@ -31,7 +31,8 @@ TEST_F(EpuUsage, Int8BroadcastsWidenIntoInt32Registers) {
   BroadcastStream::stage<Ocm8, TileDesc>(w);
   qVar_t<std::int32_t> arr[getNumberOfWeightRegisters<std::int8_t>()];
   qVar_t<std::int32_t> out = 0;
-  constexpr std::int32_t numBroadcasts8 = Ocm8::linearElemCount / getNumberOfWeightRegisters<std::int8_t>();
+  constexpr std::int32_t numBroadcasts8 =
+      Ocm8::linearElemCount / getNumberOfWeightRegisters<std::int8_t>();
   for (std::int32_t i = 0; i < numBroadcasts8; i++) {
     arr[0] = qBroadcast<0, std::int8_t, BroadcastAction::POP>;
     arr[1] = qBroadcast<1, std::int8_t>;
@@ -75,9 +76,11 @@ TEST_F(EpuUsage, BroadcastOperandsAreReadLeftToRight) {
   W w;
   iota_fill(w, 1);  // 1 2 | 3 4
   BroadcastStream::stage<W, Desc>(w);
-  const qVar_t<std::int32_t> d = qBroadcast<0, std::int32_t, BroadcastAction::POP> * 10 - qBroadcast<1, std::int32_t>;
+  const qVar_t<std::int32_t> d =
+      qBroadcast<0, std::int32_t, BroadcastAction::POP> * 10 - qBroadcast<1, std::int32_t>;
   EXPECT_EQ(d.at(0, 0), 1 * 10 - 2);
-  const qVar_t<bool> lt = qBroadcast<0, std::int32_t, BroadcastAction::POP> < qBroadcast<1, std::int32_t>;
+  const qVar_t<bool> lt =
+      qBroadcast<0, std::int32_t, BroadcastAction::POP> < qBroadcast<1, std::int32_t>;
   EXPECT_TRUE(lt.at(1, 1));  // 3 < 4
   EXPECT_EQ((-qBroadcast<1, std::int32_t>).at(0, 0), -4);
 }
@@ -91,7 +94,8 @@ TEST_F(EpuUsage, WideningConversionsAreImplicitOthersExplicit) {
   static_assert(!std::is_convertible_v<qVar_t<std::int32_t>, qVar_t<std::int16_t>>);
   static_assert(!std::is_convertible_v<qVar_t<std::uint32_t>, qVar_t<std::int32_t>>);
   static_assert(!std::is_convertible_v<qVar_t<std::int16_t>, qVar_t<std::uint32_t>>);
-  static_assert(std::is_constructible_v<qVar_t<std::int32_t>, qVar_t<std::uint32_t>>);  // explicitly
+  static_assert(
+      std::is_constructible_v<qVar_t<std::int32_t>, qVar_t<std::uint32_t>>);  // explicitly
 }
 
 // spec 004 "RAU": four offsets per core; constant ones as plain integers, any integer qVar_t.
@@ -104,7 +108,8 @@ TEST_F(EpuUsage, RauOffsetsAsIntegersOrMixedQVarTypes) {
   const qVar_t<std::int32_t> colOffset = qCol<std::int32_t> + 3;
   const qVar_t<std::int32_t> q = Rau::Load::oneTile(0, 1, rowOffset, colOffset, t);
   for (std::uint32_t r : {0u, 7u, 15u})
-    for (std::uint32_t c : {0u, 9u, 15u}) EXPECT_EQ(q.at(r, c), static_cast<std::int32_t>(1280 + 2 * r * 40 + c + 3));
+    for (std::uint32_t c : {0u, 9u, 15u})
+      EXPECT_EQ(q.at(r, c), static_cast<std::int32_t>(1280 + 2 * r * 40 + c + 3));
   Rau::Store::oneTile(0u, std::size_t{1}, rowOffset, colOffset, q * -1, t);
   EXPECT_EQ(t.at(0, 1, 30, 18), -(1280 + 30 * 40 + 18));
   EXPECT_EQ(t.at(0, 1, 31, 18), 1280 + 31 * 40 + 18);  // odd rows untouched
@@ -120,12 +125,15 @@ TEST_F(EpuUsage, IteratorTemplateParametersInTheListedOrder) {
   DataShape t, u;
   iota_fill(t);
   qVar_t<std::int32_t> a[RoiShape::NUM_TILES], b[RoiShape::NUM_TILES];
-  fetchTilesInRoi<StreamSide::EAST, RoiShape, DataShape, IteratorType::YX_BORDER>(t, a, 0, 0, 8, 16);
-  fetchTilesInRoi<DataShape, RoiShape, StreamSide::EAST, IteratorType::YX_BORDER>(t, b, 0, 0, 8, 16);
+  fetchTilesInRoi<StreamSide::EAST, RoiShape, DataShape, IteratorType::YX_BORDER>(t, a, 0, 0, 8,
+                                                                                  16);
+  fetchTilesInRoi<DataShape, RoiShape, StreamSide::EAST, IteratorType::YX_BORDER>(t, b, 0, 0, 8,
+                                                                                  16);
   for (int k = 0; k < RoiShape::NUM_TILES; ++k)
     for (std::size_t i = 0; i < Epu::numCores; ++i) ASSERT_EQ(a[k][i], b[k][i]);
   EXPECT_EQ(a[1].at(2, 5), t.at(0, 0, 8 + 5, 32 + 2));  // EAST: core (r, c) holds element (c, r)
-  writeTilesInRoi<StreamSide::WEST, RoiShape, DataShape, IteratorType::YX_BORDER>(a, u, 0, 0, 8, 16);
+  writeTilesInRoi<StreamSide::WEST, RoiShape, DataShape, IteratorType::YX_BORDER>(a, u, 0, 0, 8,
+                                                                                  16);
   EXPECT_EQ(u.at(0, 0, 20, 40), t.at(0, 0, 20, 40));  // fetch EAST, write WEST: back in place
 }
 
@@ -165,7 +173,8 @@ TEST_F(EpuUsage, CompoundShiftRemainderAndIncrement) {
   qVar_t<FixedPoint16<8>> f = 0.5;
   ++f;
   EXPECT_DOUBLE_EQ(f.at(2, 2).toDouble(), 1.5);
-  expect_error([&] { y %= qVar_t<std::int32_t>(qRow<std::int32_t>); }, {"core (0, 0)", "division by zero"});
+  expect_error([&] { y %= qVar_t<std::int32_t>(qRow<std::int32_t>); },
+               {"core (0, 0)", "division by zero"});
 }
 
 }  // namespace
@@ -184,7 +193,12 @@ TEST_F(EpuUsage, StagingAgainRestartsAtTheNewSource) {
   const qVar_t<std::int32_t> x = qBroadcast<1, std::int32_t, BroadcastAction::POP>;
   const qVar_t<std::int32_t> x2 = qBroadcast<0, std::int32_t, BroadcastAction::POP>;
   BroadcastStream::stage<W, Desc>(b);
-  expect_error([] { const qVar_t<std::int32_t> p = qBroadcast<0, std::int32_t>; (void)p; }, {"before the first POP"});
+  expect_error(
+      [] {
+        const qVar_t<std::int32_t> p = qBroadcast<0, std::int32_t>;
+        (void)p;
+      },
+      {"before the first POP"});
   const qVar_t<std::int32_t> y = qBroadcast<1, std::int32_t, BroadcastAction::POP>;
   EXPECT_EQ(x.at(0, 0), 1);
   EXPECT_EQ(x2.at(0, 0), 2);

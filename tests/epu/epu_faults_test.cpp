@@ -157,6 +157,21 @@ TEST_F(EpuFaults, DivisionByZeroNamesTheCore) {
   expect_error([&] { (void)(qVar_t<std::int32_t>(10) / d); }, {"core (3, 7)", "operator/", "division by zero"});
 }
 
+TEST_F(EpuFaults, NeighbourPortReadAsAnotherTypeThanSent) {
+  qAllNeighbors<> = qVar_t<std::int16_t>(3);
+  expect_error<tessera::UserError>([] { const qVar_t<std::int32_t> e = qEast<>; (void)e; },
+                                   {"qEast<int32>", "qVar_t<int16>", "qEast<int16>"});
+  qNorth<> = qVar_t<std::int32_t>(4);  // reaches the southern port of the northern neighbours
+  expect_error<tessera::UserError>([] { const qVar_t<std::int32_t> n = qNorth<>; (void)n; }, {"qNorth<int32>", "int16"});
+  const qVar_t<std::int32_t> s = qSouth<>;
+  EXPECT_EQ(s.at(3, 3), 4);
+}
+
+TEST_F(EpuFaults, FixedPointDivisionByZero) {
+  using Fx = FixedPoint16<8>;
+  expect_error<tessera::UserError>([] { (void)(Fx(1.5) / Fx(0)); }, {"FixedPoint16<8>", "division by zero", "1.5 / 0"});
+}
+
 TEST(EpuConfig, CoreDimMustMatchTheDevice) {
   use("chimera-q8");  // this test is compiled for 16x16
   expect_error<tessera::UserError>([] { qVar_t<std::int32_t> a = 1; (void)(a + a); },

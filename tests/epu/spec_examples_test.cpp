@@ -341,7 +341,9 @@ TEST_F(SpecExamples, BroadcastOption1Int16AndIterationCounts) {
   OcmInOut16 ocmInp;
   iota_fill(ocmInp);
   BroadcastStream::stage<OcmInOut16, RoiShapeDesc>(ocmInp);
-  qVar_t<std::int16_t> arr[getNumberOfWeightRegisters<std::int16_t>()];
+  // ---- as printed ("Array-Side Consumption"): OPTION 1 reads into this array ----
+  // Array to hold all the weights
+  qVar_t<std::int32_t> arr[getNumberOfWeightRegisters<std::int8_t>()];
   qVar_t<std::int32_t> sum = 0;
   // ---- as printed ("Broadcast Notes and Cautions", 6) ----
   constexpr std::int32_t numBroadcasts8  = DdrInOutShape::linearElemCount / getNumberOfWeightRegisters<std::int8_t>();
@@ -354,7 +356,7 @@ for(std::int32_t i = 0; i < numBroadcasts16; i++) {
     arr[1] = qBroadcast<1, std::int16_t>;
     arr[2] = qBroadcast<2, std::int16_t>;
     arr[3] = qBroadcast<3, std::int16_t>;
-    for (auto& a : arr) sum += qVar_t<std::int32_t>(a);
+    for (int k = 0; k < 4; ++k) sum += arr[k];
 }
   EXPECT_EQ(sum.at(4, 4), 255 * 256 / 2);
 }

@@ -78,7 +78,10 @@ struct FixedPoint16 {
     const std::int32_t p = std::int32_t{a.raw} * b.raw;
     return fromRaw(FracBits == 0 ? p : (p + (1 << (FracBits > 0 ? FracBits - 1 : 0))) >> FracBits);
   }
+  // Truncates toward zero. A zero divisor is a UserError (qVar_t's operator/ names the core).
   friend constexpr FixedPoint16 operator/(FixedPoint16 a, FixedPoint16 b) {
+    if (b.raw == 0)
+      throw_user_error("FixedPoint16<{}> division by zero ({} / 0); guard the divisor", FracBits, a.toDouble());
     return fromRaw(static_cast<std::int32_t>((std::int64_t{a.raw} * (1 << FracBits)) / b.raw));
   }
   friend constexpr FixedPoint16 operator-(FixedPoint16 a) { return fromRaw(-std::int32_t{a.raw}); }
@@ -107,6 +110,14 @@ inline constexpr bool is_element_v =
     std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int16_t> ||
     std::is_same_v<T, std::uint16_t> || std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint32_t> ||
     std::is_same_v<T, char> || std::is_same_v<T, bool> || is_fixed<T>::value;
+
+// U -> T keeps every value of U (int8 -> int16 -> int32, uint8 -> uint16 -> uint32, unsigned
+// into a wider signed type): qVar_t converts implicitly there, as C++ integers do; other pairs
+// convert explicitly.
+template <typename U, typename T>
+inline constexpr bool is_widening_v =
+    std::is_integral_v<U> && std::is_integral_v<T> && !std::is_same_v<U, bool> && !std::is_same_v<T, bool> &&
+    sizeof(U) < sizeof(T) && (std::is_signed_v<T> || !std::is_signed_v<U>);
 
 template <typename T>
 std::string elem_name() {
@@ -175,7 +186,12 @@ class qVar_t {
   qVar_t(S s) {
     v_.fill(static_cast<T>(s));
   }
-  template <typename U, std::enable_if_t<!std::is_same_v<U, T>, int> = 0>
+  template <typename U, std::enable_if_t<detail::is_widening_v<U, T>, int> = 0>
+  qVar_t(const qVar_t<U>& o) {
+    for (std::size_t i = 0; i < kCores; ++i) v_[i] = convert<U>(o[i]);
+    detail::charge();
+  }
+  template <typename U, std::enable_if_t<!std::is_same_v<U, T> && !detail::is_widening_v<U, T>, int> = 0>
   explicit qVar_t(const qVar_t<U>& o) {
     for (std::size_t i = 0; i < kCores; ++i) v_[i] = convert<U>(o[i]);
     detail::charge();
@@ -262,6 +278,22 @@ class qVar_t {
     static_assert(kInt, "qVar_t operator%: integer types only");
     check_divisor(b, "qVar_t operator%");
     return map2(a, b, [](T x, T y) { return kSignedInt && y == T(-1) ? T{} : static_cast<T>(x % y); });
+  }
+  qVar_t& operator%=(const qVar_t& b) { return *this = *this % b; }
+  qVar_t& operator<<=(const qVar_t& b) { return *this = *this << b; }
+  qVar_t& operator>>=(const qVar_t& b) { return *this = *this >> b; }
+  // Increment and decrement: one add per core (FixedPoint16 steps by 1.0).
+  qVar_t& operator++() { return *this += qVar_t(1); }
+  qVar_t& operator--() { return *this -= qVar_t(1); }
+  qVar_t operator++(int) {
+    qVar_t old = *this;
+    ++*this;
+    return old;
+  }
+  qVar_t operator--(int) {
+    qVar_t old = *this;
+    --*this;
+    return old;
   }
   // Shifts by a per-core amount (integer types).
   friend qVar_t operator<<(const qVar_t& a, const qVar_t& b) {
@@ -405,6 +437,24 @@ Ports<T>& ports() {
   static Ports<T> p;
   return p;
 }
+// What each port (by sim::GridSide) last received: its element type and the array's generation.
+// A port is one register per core whatever the type, so reading it as another type than was
+// sent would read a stale value: that is a UserError. A port nothing reached on this device
+// holds 0.
+struct PortState {
+  const void* type = nullptr;
+  std::uint64_t generation = 0;
+  std::string type_name;
+};
+inline std::array<PortState, 4>& port_states() {
+  static std::array<PortState, 4> s;
+  return s;
+}
+template <typename T>
+const void* type_tag() {
+  static const char tag = 0;
+  return &tag;
+}
 // Fills the port `from` of every core with x from its neighbour on that side.
 template <typename T>
 void deliver(const qVar_t<T>& x, sim::GridSide from) {
@@ -422,6 +472,9 @@ void deliver(const qVar_t<T>& x, sim::GridSide from) {
     }
   }
   qVar_t<T>& port = ports<T>().from[static_cast<int>(from)];
+  PortState& state = port_states()[static_cast<std::size_t>(from)];
+  if (state.type != type_tag<T>()) state = {type_tag<T>(), 0, elem_name<T>()};
+  state.generation = arr().generation();
   sim::neighbor_exchange<T>(std::span<const T>(x.data(), Epu::numCores), std::span<T>(port.data(), Epu::numCores), D, D,
                             from, std::span<const T>(edge.data(), edge.size()));
   port.clearBorder();
@@ -441,8 +494,26 @@ template <sim::GridSide Side, typename Q>
 struct NeighborPort {
   using T = typename Q::value_type;
   operator const Q&() const {
-    detail::arr();
-    return detail::ports<T>().from[static_cast<int>(Side)];
+    const std::uint64_t generation = detail::arr().generation();
+    Q& port = detail::ports<T>().from[static_cast<int>(Side)];
+    detail::PortState& state = detail::port_states()[static_cast<std::size_t>(Side)];
+    if (state.generation != generation) {
+      port = Q();  // nothing reached this port on this device yet
+    } else if (state.type != detail::type_tag<T>()) {
+      throw_user_error("{0}<{1}> read, but the last value sent to this port was a qVar_t<{2}>, which the "
+                       "port holds instead of a {1}; read it as {0}<{2}> (and convert the result)",
+                       port_name(), detail::elem_name<T>(), state.type_name);
+    }
+    return port;
+  }
+  static const char* port_name() {
+    switch (Side) {
+      case sim::GridSide::north: return "qNorth";
+      case sim::GridSide::south: return "qSouth";
+      case sim::GridSide::east: return "qEast";
+      case sim::GridSide::west: return "qWest";
+    }
+    return "?";
   }
   template <typename U>
   const NeighborPort& operator=(const qVar_t<U>& x) const {
@@ -943,6 +1014,15 @@ void fetchTilesInRoi(Tensor& tensor, qVar_t<T> (&q)[N], std::size_t b, std::size
                 "fetchTilesInRoi<DataShape, RoiShape, ...>: DataShape must be the tensor's shape");
   detail::flow<Roi, Side, It, false>(tensor, q, b, c, h, w, true, "fetchTilesInRoi");
 }
+// <StreamSide, RoiShape, DataShape, IteratorType>: the order spec 004 lists the parameters in
+// ("Iterator Parameters").
+template <StreamSide Side, typename Roi, typename DataShape, IteratorType It = IteratorType::YX_NO_BORDER,
+          typename Tensor, typename T, std::size_t N>
+void fetchTilesInRoi(Tensor& tensor, qVar_t<T> (&q)[N], std::size_t b, std::size_t c, std::size_t h, std::size_t w) {
+  static_assert(std::is_same_v<typename DataShape::Shape, typename Tensor::Shape>,
+                "fetchTilesInRoi<StreamSide, RoiShape, DataShape, ...>: DataShape must be the tensor's shape");
+  detail::flow<Roi, Side, It, false>(tensor, q, b, c, h, w, true, "fetchTilesInRoi");
+}
 template <typename Roi, bool MaskRoiEdge, IteratorType It = IteratorType::YX_NO_BORDER, typename Tensor, typename T,
           std::size_t N>
 void fetchTilesInRoi(Tensor& tensor, qVar_t<T> (&q)[N], std::size_t b, std::size_t c, std::size_t h, std::size_t w) {
@@ -955,6 +1035,13 @@ void writeTilesInRoi(qVar_t<T> (&q)[N], Tensor& tensor, std::size_t b, std::size
 template <StreamSide Side, typename Roi, IteratorType It = IteratorType::YX_NO_BORDER, typename T, std::size_t N,
           typename Tensor>
 void writeTilesInRoi(qVar_t<T> (&q)[N], Tensor& tensor, std::size_t b, std::size_t c, std::size_t h, std::size_t w) {
+  detail::flow<Roi, Side, It, false>(tensor, q, b, c, h, w, false, "writeTilesInRoi");
+}
+template <StreamSide Side, typename Roi, typename DataShape, IteratorType It = IteratorType::YX_NO_BORDER,
+          typename T, std::size_t N, typename Tensor>
+void writeTilesInRoi(qVar_t<T> (&q)[N], Tensor& tensor, std::size_t b, std::size_t c, std::size_t h, std::size_t w) {
+  static_assert(std::is_same_v<typename DataShape::Shape, typename Tensor::Shape>,
+                "writeTilesInRoi<StreamSide, RoiShape, DataShape, ...>: DataShape must be the tensor's shape");
   detail::flow<Roi, Side, It, false>(tensor, q, b, c, h, w, false, "writeTilesInRoi");
 }
 template <typename DataShape, typename Roi, StreamSide Side = StreamSide::NORTH,
@@ -979,18 +1066,36 @@ inline RauConfig& rau_config() {
   static RauConfig c;
   return c;
 }
-template <typename Tensor, typename U>
-std::size_t rau_index(const char* api, const Tensor& tensor, const qVar_t<U>& b, const qVar_t<U>& c,
-                      const qVar_t<U>& r, const qVar_t<U>& col, std::size_t i) {
-  (void)tensor;
-  const auto bi = static_cast<std::size_t>(b[i]), ci = static_cast<std::size_t>(c[i]),
-             ri = static_cast<std::size_t>(r[i]), wi = static_cast<std::size_t>(col[i]);
-  if (bi >= Tensor::kB || ci >= Tensor::kC || ri >= Tensor::kH || wi >= Tensor::kW)
-    core_fault(api, fmt::format("offsets (batch {}, channel {}, row {}, column {}) are outside {}; keep each "
-                                "core's offsets within the tensor",
-                                bi, ci, ri, wi, Tensor::name()),
-               i);
-  return Tensor::index(bi, ci, ri, wi);
+// An RAU offset is a qVar_t of an integer type (each core its own) or an integer (every core
+// the same), as `Rau::Load::oneTile(0, 0, rowOffset, colOffset, t)` passes them.
+template <typename X>
+inline constexpr bool is_rau_offset_v = std::is_integral_v<X> && !std::is_same_v<X, bool>;
+template <typename U>
+inline constexpr bool is_rau_offset_v<qVar_t<U>> = std::is_integral_v<U> && !std::is_same_v<U, bool>;
+template <typename X>
+std::int64_t rau_offset(const X& x, std::size_t core) {
+  if constexpr (std::is_integral_v<X>) {
+    (void)core;
+    return static_cast<std::int64_t>(x);
+  } else {
+    return static_cast<std::int64_t>(x[core]);
+  }
+}
+template <typename Tensor, typename B, typename C, typename R, typename W>
+std::size_t rau_index(const char* api, const B& b, const C& c, const R& r, const W& col, std::size_t i) {
+  static_assert(is_rau_offset_v<B> && is_rau_offset_v<C> && is_rau_offset_v<R> && is_rau_offset_v<W>,
+                "Rau offsets (batch, channel, row, column) are integer qVar_t (qVar_t<std::uint32_t>) or integers");
+  const std::int64_t o[4] = {rau_offset(b, i), rau_offset(c, i), rau_offset(r, i), rau_offset(col, i)};
+  const std::int64_t dims[4] = {static_cast<std::int64_t>(Tensor::kB), static_cast<std::int64_t>(Tensor::kC),
+                                static_cast<std::int64_t>(Tensor::kH), static_cast<std::int64_t>(Tensor::kW)};
+  for (int d = 0; d < 4; ++d)
+    if (o[d] < 0 || o[d] >= dims[d])
+      core_fault(api, fmt::format("offsets (batch {}, channel {}, row {}, column {}) are outside {}; keep each "
+                                  "core's offsets within the tensor",
+                                  o[0], o[1], o[2], o[3], Tensor::name()),
+                 i);
+  return Tensor::index(static_cast<std::size_t>(o[0]), static_cast<std::size_t>(o[1]), static_cast<std::size_t>(o[2]),
+                       static_cast<std::size_t>(o[3]));
 }
 template <typename Tensor>
 void rau_check(const char* api, Tensor& tensor) {
@@ -1017,17 +1122,16 @@ struct Rau {
     }
   }
   struct Load {
-    template <typename U, typename Tensor>
-    static qVar_t<typename Tensor::elemType> oneTile(const qVar_t<U>& batch, const qVar_t<U>& channel,
-                                                     const qVar_t<U>& row, const qVar_t<U>& col, Tensor& tensor) {
-      static_assert(std::is_integral_v<U>, "Rau offsets are integer qVar_t (qVar_t<std::uint32_t>)");
+    template <typename B, typename C, typename R, typename W, typename Tensor>
+    static qVar_t<typename Tensor::elemType> oneTile(const B& batch, const C& channel, const R& row, const W& col,
+                                                     Tensor& tensor) {
       const char* api = "Rau::Load::oneTile";
       detail::rau_check(api, tensor);
       qVar_t<typename Tensor::elemType> out;
       if constexpr (detail::is_ocm<Tensor>::value) {
         auto* base = tensor.data();
         for (std::size_t i = 0; i < Epu::numCores; ++i)
-          out[i] = base[detail::rau_index(api, tensor, batch, channel, row, col, i)];
+          out[i] = base[detail::rau_index<Tensor>(api, batch, channel, row, col, i)];
         detail::arr().rau(api, tensor.placement(), false);
       }
       return out;
@@ -1035,10 +1139,9 @@ struct Rau {
   };
   struct Store {
     // Cores that store to the same element: the highest-numbered core's value lands.
-    template <typename U, typename T, typename Tensor>
-    static void oneTile(const qVar_t<U>& batch, const qVar_t<U>& channel, const qVar_t<U>& row,
-                        const qVar_t<U>& col, const qVar_t<T>& data, Tensor& tensor) {
-      static_assert(std::is_integral_v<U>, "Rau offsets are integer qVar_t (qVar_t<std::uint32_t>)");
+    template <typename B, typename C, typename R, typename W, typename T, typename Tensor>
+    static void oneTile(const B& batch, const C& channel, const R& row, const W& col, const qVar_t<T>& data,
+                        Tensor& tensor) {
       const char* api = "Rau::Store::oneTile";
       detail::rau_check(api, tensor);
       if constexpr (detail::is_ocm<Tensor>::value) {
@@ -1046,7 +1149,7 @@ struct Rau {
                       "Rau::Store::oneTile: the qVar_t's type and the tensor's element type must have the same size");
         auto* base = tensor.data();
         for (std::size_t i = 0; i < Epu::numCores; ++i)
-          std::memcpy(&base[detail::rau_index(api, tensor, batch, channel, row, col, i)], &data[i], sizeof(T));
+          std::memcpy(&base[detail::rau_index<Tensor>(api, batch, channel, row, col, i)], &data[i], sizeof(T));
         detail::arr().rau(api, tensor.placement(), true);
       }
     }
@@ -1109,21 +1212,91 @@ struct BroadcastStream {
   }
 };
 
+// qBroadcast<index, T, action>: reading it (assigning it to a qVar_t, or using it in an
+// expression) performs the POP or PEEK and gives a qVar_t<T> with the element on every core.
+// Assigned to a qVar_t of a wider integer type the value widens, as spec 004's examples read
+// int16 broadcasts into qVar_t<std::int32_t>. A copy (`auto w = qBroadcast<0, T, POP>;`) reads
+// once and keeps that value, as a returned qVar_t<T> would.
 template <std::uint8_t Index, typename T, BroadcastAction Action>
-struct BroadcastRead {
+class BroadcastRead {
   static_assert(Index < getNumberOfWeightRegisters<T>(),
                 "qBroadcast<index, T>: invalid broadcast index for the type: a 64-bit POP holds "
                 "getNumberOfWeightRegisters<T>() elements of T (2 of 32 bits, 4 of 16, 8 of 8)");
-  operator qVar_t<T>() const {
+
+ public:
+  using value_type = T;
+  constexpr BroadcastRead() = default;
+  BroadcastRead(const BroadcastRead& o) : value_(o.read()), held_(true) {}
+  BroadcastRead& operator=(const BroadcastRead&) = delete;
+
+  qVar_t<T> value() const { return qVar_t<T>(read()); }
+  template <typename U>
+  operator qVar_t<U>() const {
+    static_assert(std::is_same_v<U, T> || detail::is_widening_v<T, U>,
+                  "qBroadcast<index, T>: assigned to a qVar_t<U> that cannot hold every T (a narrower or "
+                  "differently signed type); read it as its own type and convert explicitly");
+    return qVar_t<U>(static_cast<U>(read()));
+  }
+
+ private:
+  T read() const {
+    if (held_) return value_;
     Array& a = detail::arr();
     const char* api = Action == BroadcastAction::POP ? "qBroadcast<POP>" : "qBroadcast<PEEK>";
     if constexpr (Action == BroadcastAction::POP) a.pop(api);
     T v;
     std::memcpy(&v, a.bus().peek(Index * sizeof(T), sizeof(T), api).data(), sizeof(T));
     a.compute(1);
-    return qVar_t<T>(v);
+    return v;
   }
+  T value_{};
+  bool held_ = false;
 };
+
+namespace detail {
+template <typename X>
+struct is_broadcast_read : std::false_type {};
+template <std::uint8_t I, typename T, BroadcastAction A>
+struct is_broadcast_read<BroadcastRead<I, T, A>> : std::true_type {};
+template <typename X>
+decltype(auto) broadcast_value(const X& x) {
+  if constexpr (is_broadcast_read<X>::value) return x.value();
+  else return (x);
+}
+}  // namespace detail
+
+// Operators with a qBroadcast operand read it first (left to right, so that
+// `qBroadcast<0, T, POP> + qBroadcast<1, T>` pops before it peeks) and apply qVar_t's operator.
+#define TESSERA_EPU_BROADCAST_OP(OP)                                                                         \
+  template <typename L, typename R,                                                                         \
+            std::enable_if_t<detail::is_broadcast_read<L>::value || detail::is_broadcast_read<R>::value, int> = 0> \
+  auto operator OP(const L& l, const R& r) {                                                                \
+    const auto& lv = detail::broadcast_value(l);                                                            \
+    const auto& rv = detail::broadcast_value(r);                                                            \
+    return lv OP rv;                                                                                        \
+  }
+TESSERA_EPU_BROADCAST_OP(+)
+TESSERA_EPU_BROADCAST_OP(-)
+TESSERA_EPU_BROADCAST_OP(*)
+TESSERA_EPU_BROADCAST_OP(/)
+TESSERA_EPU_BROADCAST_OP(%)
+TESSERA_EPU_BROADCAST_OP(&)
+TESSERA_EPU_BROADCAST_OP(|)
+TESSERA_EPU_BROADCAST_OP(^)
+TESSERA_EPU_BROADCAST_OP(<<)
+TESSERA_EPU_BROADCAST_OP(>>)
+TESSERA_EPU_BROADCAST_OP(==)
+TESSERA_EPU_BROADCAST_OP(!=)
+TESSERA_EPU_BROADCAST_OP(<)
+TESSERA_EPU_BROADCAST_OP(<=)
+TESSERA_EPU_BROADCAST_OP(>)
+TESSERA_EPU_BROADCAST_OP(>=)
+#undef TESSERA_EPU_BROADCAST_OP
+template <std::uint8_t I, typename T, BroadcastAction A>
+qVar_t<T> operator-(const BroadcastRead<I, T, A>& x) {
+  return -x.value();
+}
+
 template <std::uint8_t Index, typename T, BroadcastAction Action = BroadcastAction::PEEK>
 inline constexpr BroadcastRead<Index, T, Action> qBroadcast{};
 

@@ -131,16 +131,36 @@ TEST_F(EpuFaults, ConvolutionWithTooFewStagedWeights) {
                                    {"numInputs is 2", "holds 1"});
 }
 
-TEST_F(EpuFaults, RauOffsetsOutsideTheTensorNameTheCore) {
+// Offsets past a dimension reach the OCM byte the RAU's address gives with the tensor's strides
+// (spec 004's RAU example itself reads past its tensor on a 16x16 array); only an address
+// outside the OCM is a DeviceFault, which names the core.
+TEST_F(EpuFaults, RauOffsetsPastTheTensorReachTheOcmAndOutsideItNameTheCore) {
   OcmTensor<std::int32_t, 1, 2, 12, 15> t;
+  OcmTensor<std::int32_t, 1, 1, 16, 16> after;
   Rau::config(t);
+  for (std::size_t h = 0; h < 16; ++h)
+    for (std::size_t w = 0; w < 16; ++w) after.at(0, 0, h, w) = static_cast<std::int32_t>(1000 + h * 16 + w);
+  ASSERT_GT(after.address(), t.address());
+  ASSERT_EQ((after.address() - t.address()) % 4, 0u);
+  const std::size_t gap = (after.address() - t.address()) / 4;  // t's elements up to after's first
+  qVar_t<std::uint32_t> row, col;
+  for (std::size_t i = 0; i < Epu::numCores; ++i) {  // core i reads after's element i
+    row[i] = static_cast<std::uint32_t>((gap + i) / 15);
+    col[i] = static_cast<std::uint32_t>((gap + i) % 15);
+  }
   const qVar_t<std::uint32_t> zero = 0;
-  const qVar_t<std::uint32_t> row = qRow<> * 2;  // core (6, 0) asks for row 12
-  expect_error([&] { (void)Rau::Load::oneTile(zero, zero, row, zero, t); },
-               {"core (6, 0)", "Rau::Load::oneTile", "row 12", "OcmTensor<int32, 1x2x12x15>"});
-  const qVar_t<std::uint32_t> col = qCol<>;  // core (0, 15) asks for column 15
+  const qVar_t<std::int32_t> got = Rau::Load::oneTile(zero, zero, row, col, t);
+  for (std::size_t i = 0; i < Epu::numCores; ++i) ASSERT_EQ(got[i], static_cast<std::int32_t>(1000 + i)) << i;
+  Rau::Store::oneTile(zero, zero, row, col, got * 2, t);
+  EXPECT_EQ(after.at(0, 0, 15, 15), 2 * (1000 + 255));
+
+  const qVar_t<std::uint32_t> far = qRow<> * (1u << 20);  // core (1, 0) reaches 60 MiB
+  expect_error([&] { (void)Rau::Load::oneTile(zero, zero, far, zero, t); },
+               {"core (1, 0)", "Rau::Load::oneTile", "row 1048576", "OcmTensor<int32, 1x2x12x15>", "outside"});
+  const qVar_t<std::uint32_t> wide = qCol<> * (1u << 22);
   qVar_t<std::int32_t> v = 1;
-  expect_error([&] { Rau::Store::oneTile(zero, zero, zero, col, v, t); }, {"core (0, 15)", "Rau::Store::oneTile", "column 15"});
+  expect_error([&] { Rau::Store::oneTile(zero, zero, zero, wide, v, t); },
+               {"core (0, 1)", "Rau::Store::oneTile", "column 4194304", "outside"});
 }
 
 TEST_F(EpuFaults, RauNeedsConfig) {

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "tessera/core/error.h"
+#include "tessera/core/log.h"
 #include "tessera/sim/cost_model.h"
 #include "tessera/sim/memory.h"
 #include "tessera/sim/scheduler.h"
@@ -126,6 +128,16 @@ void Array::release(OcmPlacement& p) {
 std::byte* Array::ocm_data(OcmPlacement& p, std::uint64_t bytes, const std::string& tensor) {
   place(p, bytes, tensor);
   return ocm_->bytes(p.address, bytes, tensor).data();
+}
+
+std::byte* Array::ocm_outside_tensor(std::string_view api, const std::string& tensor, std::uint64_t address,
+                                     std::uint64_t bytes, std::size_t core) {
+  if (warned_outside_.insert(std::string(api) + " " + tensor).second)
+    log(LogLevel::warn, "epu",
+        "{}: core ({}, {}) has offsets past the dimensions of {}; the RAU reads and writes the OCM bytes "
+        "its address reaches (byte {}), which may belong to another tensor (said once per tensor)",
+        api, core / cols_, core % cols_, tensor, address);
+  return ocm_->bytes(address, bytes, api).data();
 }
 
 std::uint64_t Array::ocm_capacity() const { return ocm_->capacity(); }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -72,6 +73,11 @@ class Array {
   void place(OcmPlacement& p, std::uint64_t bytes, const std::string& tensor);
   void release(OcmPlacement& p);
   std::byte* ocm_data(OcmPlacement& p, std::uint64_t bytes, const std::string& tensor);
+  // `bytes` of the OCM at a byte address inside it, whatever tensor holds them (the RAU's
+  // address of offsets past its tensor's dimensions); a warning, once per `api` and `tensor`,
+  // says that core `core`'s offsets left its tensor.
+  std::byte* ocm_outside_tensor(std::string_view api, const std::string& tensor, std::uint64_t address,
+                                std::uint64_t bytes, std::size_t core);
   std::uint64_t ocm_capacity() const;
   std::uint64_t ocm_free() const;
 
@@ -124,6 +130,7 @@ class Array {
   double int8_macs_ = 1, int16_macs_ = 1, flow_tiles_per_cycle_ = 1, rau_per_cycle_ = 1;
   std::uint64_t dma_setup_ = 0;
   std::unique_ptr<sim::Memory> ocm_;
+  std::set<std::string> warned_outside_;  // "api tensor" pairs told of RAU offsets past the tensor
   std::unique_ptr<sim::FirstFitAllocator> ocm_alloc_;
   std::unique_ptr<sim::WorkScheduler> own_scheduler_;
   sim::BroadcastBus bus_;

@@ -1081,21 +1081,44 @@ std::int64_t rau_offset(const X& x, std::size_t core) {
     return static_cast<std::int64_t>(x[core]);
   }
 }
+// Where a core's RAU offsets lead: the element of the tensor, or, where an offset is past its
+// dimension, the OCM byte the RAU's address reaches with the tensor's strides. Spec 004's own
+// RAU example reads row 30 of a 12-row tensor on a 16x16 array: the hardware computes an
+// address and reads, so Tessera does too (Array::ocm_outside_tensor warns, and faults only
+// outside the OCM).
+struct RauTarget {
+  bool inside = true;
+  std::size_t index = 0;     // inside: the element's index in the tensor
+  std::int64_t address = 0;  // outside: the OCM byte address
+};
 template <typename Tensor, typename B, typename C, typename R, typename W>
-std::size_t rau_index(const char* api, const B& b, const C& c, const R& r, const W& col, std::size_t i) {
+RauTarget rau_target(const char* api, Tensor& tensor, const B& b, const C& c, const R& r, const W& col,
+                     std::size_t i) {
   static_assert(is_rau_offset_v<B> && is_rau_offset_v<C> && is_rau_offset_v<R> && is_rau_offset_v<W>,
                 "Rau offsets (batch, channel, row, column) are integer qVar_t (qVar_t<std::uint32_t>) or integers");
   const std::int64_t o[4] = {rau_offset(b, i), rau_offset(c, i), rau_offset(r, i), rau_offset(col, i)};
   const std::int64_t dims[4] = {static_cast<std::int64_t>(Tensor::kB), static_cast<std::int64_t>(Tensor::kC),
                                 static_cast<std::int64_t>(Tensor::kH), static_cast<std::int64_t>(Tensor::kW)};
-  for (int d = 0; d < 4; ++d)
-    if (o[d] < 0 || o[d] >= dims[d])
-      core_fault(api, fmt::format("offsets (batch {}, channel {}, row {}, column {}) are outside {}; keep each "
-                                  "core's offsets within the tensor",
-                                  o[0], o[1], o[2], o[3], Tensor::name()),
-                 i);
-  return Tensor::index(static_cast<std::size_t>(o[0]), static_cast<std::size_t>(o[1]), static_cast<std::size_t>(o[2]),
-                       static_cast<std::size_t>(o[3]));
+  bool inside = true;
+  for (int d = 0; d < 4; ++d) inside = inside && o[d] >= 0 && o[d] < dims[d];
+  if (inside)
+    return {true, Tensor::index(static_cast<std::size_t>(o[0]), static_cast<std::size_t>(o[1]),
+                                static_cast<std::size_t>(o[2]), static_cast<std::size_t>(o[3])),
+            0};
+  // The address in checked 64-bit arithmetic: a wrapped sum would pass for a byte inside.
+  std::int64_t address = o[0];
+  bool overflow = false;
+  for (int d = 1; d < 4; ++d)
+    overflow |= __builtin_mul_overflow(address, dims[d], &address) || __builtin_add_overflow(address, o[d], &address);
+  overflow |= __builtin_mul_overflow(address, static_cast<std::int64_t>(sizeof(typename Tensor::elemType)), &address) ||
+              __builtin_add_overflow(address, static_cast<std::int64_t>(tensor.placement().address), &address);
+  const auto capacity = static_cast<std::int64_t>(arr().ocm_capacity());
+  if (overflow || address < 0 || address > capacity - static_cast<std::int64_t>(sizeof(typename Tensor::elemType)))
+    core_fault(api, fmt::format("offsets (batch {}, channel {}, row {}, column {}) are outside {} and lead outside "
+                                "the {}-byte OCM; keep each core's offsets within the tensor",
+                                o[0], o[1], o[2], o[3], Tensor::name(), capacity),
+               i);
+  return {false, 0, address};
 }
 template <typename Tensor>
 void rau_check(const char* api, Tensor& tensor) {
@@ -1129,9 +1152,16 @@ struct Rau {
       detail::rau_check(api, tensor);
       qVar_t<typename Tensor::elemType> out;
       if constexpr (detail::is_ocm<Tensor>::value) {
-        auto* base = tensor.data();
-        for (std::size_t i = 0; i < Epu::numCores; ++i)
-          out[i] = base[detail::rau_index<Tensor>(api, batch, channel, row, col, i)];
+        using E = typename Tensor::elemType;
+        E* base = tensor.data();
+        for (std::size_t i = 0; i < Epu::numCores; ++i) {
+          const detail::RauTarget t = detail::rau_target<Tensor>(api, tensor, batch, channel, row, col, i);
+          if (t.inside)
+            out[i] = base[t.index];
+          else
+            std::memcpy(&out[i], detail::arr().ocm_outside_tensor(api, Tensor::name(), static_cast<std::uint64_t>(t.address), sizeof(E), i),
+                        sizeof(E));
+        }
         detail::arr().rau(api, tensor.placement(), false);
       }
       return out;
@@ -1148,8 +1178,12 @@ struct Rau {
         static_assert(sizeof(T) == sizeof(typename Tensor::elemType),
                       "Rau::Store::oneTile: the qVar_t's type and the tensor's element type must have the same size");
         auto* base = tensor.data();
-        for (std::size_t i = 0; i < Epu::numCores; ++i)
-          std::memcpy(&base[detail::rau_index<Tensor>(api, batch, channel, row, col, i)], &data[i], sizeof(T));
+        for (std::size_t i = 0; i < Epu::numCores; ++i) {
+          const detail::RauTarget t = detail::rau_target<Tensor>(api, tensor, batch, channel, row, col, i);
+          std::memcpy(t.inside ? static_cast<void*>(&base[t.index])
+                               : detail::arr().ocm_outside_tensor(api, Tensor::name(), static_cast<std::uint64_t>(t.address), sizeof(T), i),
+                      &data[i], sizeof(T));
+        }
         detail::arr().rau(api, tensor.placement(), true);
       }
     }

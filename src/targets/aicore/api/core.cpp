@@ -978,6 +978,7 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
       k.vector_mask = {~std::uint64_t{0}, ~std::uint64_t{0}};
       k.mask_counter = false;
       k.tiling_key = tiling_key;
+      k.sys_workspace = nullptr;
       body();
       k.release_all();
     }

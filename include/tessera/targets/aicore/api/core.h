@@ -196,6 +196,10 @@ class Core {
   // The tiling key the host set before the launch (ICPU_SET_TILING_KEY; TILING_KEY_IS).
   std::uint64_t tiling_key = 0;
 
+  // The system workspace of the running block (Ascend C SetSysWorkspace / GetSysWorkSpacePtr);
+  // null when a block starts.
+  std::uint8_t* sys_workspace = nullptr;
+
   // Block index/count of the kernel now running on this core (GetBlockIdx / GetBlockNum).
   std::uint32_t block_idx = 0;
   std::uint32_t block_num = 1;

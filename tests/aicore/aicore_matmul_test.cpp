@@ -315,6 +315,9 @@ TEST(AicoreMatmulTiling, FitsThePresetsBuffersAndRefusesWhatCannotFit) {
   EXPECT_EQ(t.singleCoreM, 512);
   EXPECT_EQ(t.singleCoreN, 512);
   EXPECT_EQ(t.singleCoreK, 512);
+  // baseK 128 would fit L0B once; 64 fits it twice, so the loads overlap the Cube.
+  EXPECT_EQ(t.baseK, 64);
+  EXPECT_EQ(t.dbL0B, 2);
   const std::uint64_t a2 = 2ull * t.baseM * t.baseK, b2 = 2ull * t.baseK * t.baseN;
   EXPECT_LE(a2 * t.dbL0A, l0a);
   EXPECT_LE(b2 * t.dbL0B, l0b);

@@ -1069,12 +1069,16 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
   };
   scheduler.parallel_for(std::min<std::size_t>(cores, scheduler.thread_count()),
                          [&](std::size_t) { group.run(); });
-  std::vector<std::thread> helpers;
-  {
-    std::lock_guard lock(group.helpers_mutex);  // no core is left to start: none is added now
-    helpers = std::move(group.helpers);
+  // A helper's core may start another helper until every core is taken: join until none is left.
+  for (;;) {
+    std::vector<std::thread> helpers;
+    {
+      std::lock_guard lock(group.helpers_mutex);
+      helpers.swap(group.helpers);
+    }
+    if (helpers.empty()) break;
+    for (std::thread& t : helpers) t.join();
   }
-  for (std::thread& t : helpers) t.join();
   // The lowest core's own failure, whatever the thread count (SyncAll's aborts follow it).
   for (const std::exception_ptr& e : errors) {
     if (!e) continue;

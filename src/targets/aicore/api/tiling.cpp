@@ -2,6 +2,7 @@
 // (tiling/platform/platform_ascendc.h, tiling/tiling_api.h).
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "tessera/arch/machine_spec.h"
 #include "tessera/core/error.h"
@@ -179,7 +180,8 @@ bool MatmulApiTiling::check_types(const char*& why) const {
   return true;
 }
 
-// Largest base blocks (the most C per byte of A and B moved) that fit L0A, L0B, L0C, L1 and UB;
+// Largest base blocks (the most C per byte of A and B moved, L0 double-buffered where it can be)
+// that fit L0A, L0B, L0C, L1 and UB;
 // fixed ones are only checked.
 bool MatmulApiTiling::choose_base(::TCubeTiling& t, std::int32_t m, std::int32_t n,
                                   std::int32_t k, const char*& why) const {
@@ -197,6 +199,7 @@ bool MatmulApiTiling::choose_base(::TCubeTiling& t, std::int32_t m, std::int32_t
   bool found = false;
   std::uint64_t best_area = 0;
   std::int32_t best_k = 0;
+  bool best_db = false;
   for (std::int32_t bm : sizes) {
     if (fixM_ > 0 ? bm != 256 : bm > round16(m)) continue;
     const std::int32_t bmv = fixM_ > 0 ? fixM_ : bm;
@@ -214,10 +217,14 @@ bool MatmulApiTiling::choose_base(::TCubeTiling& t, std::int32_t m, std::int32_t
         const std::uint64_t c1 = std::uint64_t(bmv) * bnv * 4;
         const std::uint64_t ubNeed = (std::uint64_t(bnv) * cb + 31) / 32 * 32 + 2 * bmv * 16 * cb;
         if (a2 > l0a || b2 > l0b || c1 > l0c || a2 + b2 > l1 || ubNeed > ub) continue;
+        // Most C per byte moved, then both L0 inputs double-buffered, then the longest K slice.
         const std::uint64_t area = std::uint64_t(bmv) * bnv;
-        if (found && (area < best_area || (area == best_area && bkv <= best_k))) continue;
+        const bool db = 2 * a2 <= l0a && 2 * b2 <= l0b;
+        if (found && std::make_tuple(area, db, bkv) <= std::make_tuple(best_area, best_db, best_k))
+          continue;
         found = true;
         best_area = area;
+        best_db = db;
         best_k = bkv;
         t.baseM = bmv;
         t.baseN = bnv;

@@ -392,6 +392,10 @@ void Core::release_all() {
     allocators_[b] = std::make_unique<sim::FirstFitAllocator>(*memories_[b]);
 }
 
+void Core::free_buffer(Buf buf, std::uint64_t addr) {
+  allocators_[static_cast<int>(buf)]->free(addr + memories_[static_cast<int>(buf)]->base());
+}
+
 std::uint64_t Core::mte_cycles(Buf src, Buf dst, std::uint64_t bytes) const {
   const std::string gm = device_.spec().global_memory;
   const std::string s = src == Buf::GM ? gm : buf_name(src);

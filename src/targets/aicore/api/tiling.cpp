@@ -7,6 +7,7 @@
 #include "tessera/arch/machine_spec.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
+#include "lib/softmax/softmax.h"
 #include "tessera/targets/aicore/api/core.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "tiling/tiling_api.h"
@@ -358,3 +359,64 @@ std::int32_t MultiCoreMatmulTiling::GetCoreNum(std::int32_t& dim, std::int32_t& 
 }
 
 }  // namespace matmul_tiling
+
+namespace AscendC {
+
+namespace {
+using detail::kSoftmaxTmpBytes;
+
+void check_softmax_shape(const ge::Shape& shape, std::uint32_t size, const char* what) {
+  if (shape.GetDimNum() == 0 || shape.GetShapeSize() <= 0)
+    tessera::throw_user_error("{}: the shape is empty; give [m..., k] with positive axes", what);
+  if (size != 2 && size != 4)
+    tessera::throw_user_error("{}: dataTypeSize {}; SoftMax takes half (2) or float (4)", what,
+                              size);
+}
+}  // namespace
+
+void SoftMaxTilingFunc(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,
+                       const std::uint32_t localWorkSpaceSize,
+                       optiling::SoftMaxTiling& softmaxTiling) {
+  check_softmax_shape(srcShape, dataTypeSize, "SoftMaxTilingFunc");
+  if (localWorkSpaceSize < kSoftmaxTmpBytes)
+    tessera::throw_user_error("SoftMaxTilingFunc: localWorkSpaceSize {} B is below the {} B "
+                              "GetSoftMaxMinTmpSize gives",
+                              localWorkSpaceSize, kSoftmaxTmpBytes);
+  const auto k = static_cast<std::uint32_t>(srcShape.GetDim(srcShape.GetDimNum() - 1));
+  const auto m = static_cast<std::uint32_t>(srcShape.GetShapeSize() / k);
+  const std::uint32_t blk = 32 / dataTypeSize;
+  ::SoftMaxTiling t;
+  t.srcM = m;
+  t.srcK = k;
+  t.srcSize = m * k;
+  t.outMaxM = m;
+  t.outMaxK = blk;
+  t.outMaxSize = m * blk;
+  t.splitM = m;
+  t.splitK = k;
+  t.splitSize = m * k;
+  t.reduceM = m;
+  t.reduceK = blk;
+  t.reduceSize = m * blk;
+  t.rangeM = 1;
+  static_cast<::SoftMaxTiling&>(softmaxTiling) = t;
+}
+
+std::uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,
+                                   const bool) {
+  check_softmax_shape(srcShape, dataTypeSize, "GetSoftMaxMaxTmpSize");
+  return kSoftmaxTmpBytes;
+}
+
+std::uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,
+                                   const bool) {
+  check_softmax_shape(srcShape, dataTypeSize, "GetSoftMaxMinTmpSize");
+  return kSoftmaxTmpBytes;
+}
+
+bool IsBasicBlockInSoftMax(optiling::SoftMaxTiling& tiling, const std::uint32_t dataTypeSize) {
+  const std::uint32_t k = tiling.srcK, m = tiling.srcM;
+  return dataTypeSize != 0 && k >= 256 / dataTypeSize && k < 2048 && k % 64 == 0 && m % 8 == 0;
+}
+
+}  // namespace AscendC

@@ -175,6 +175,7 @@ class Core {
   // ---- buffers and queue slots, for TPipe / TQue / TBuf ----
   std::uint64_t allocate(Buf buf, std::uint64_t bytes, std::string_view owner);
   void release_all();  // a TPipe ends: its buffers are free again
+  void free_buffer(Buf buf, std::uint64_t addr);  // one allocate()'d buffer is free again
   std::uint32_t new_slot(Pipe producer, std::string owner);
   // The slot's tensor is handed to its consumer: set a flag on the pipe that last touched it;
   // the next instruction on any pipe that touches the slot waits for it.

@@ -2349,3 +2349,6 @@ inline void pipe_barrier(pipe_t pipe) {
   else
     AscendC::detail::core().pipe_barrier(AscendC::detail::to_pipe(pipe));
 }
+
+// The high-level APIs CANN's kernel_operator.h brings in (Matmul has its own lib/matmul_intf.h).
+#include "lib/softmax/softmax.h"

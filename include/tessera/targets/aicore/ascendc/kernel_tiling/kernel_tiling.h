@@ -1,4 +1,4 @@
-// TCubeTiling, the Matmul tiling a kernel reads (CANN's kernel_tiling/kernel_tiling.h): 32-bit
+// TCubeTiling and SoftMaxTiling, the tilings of the Matmul and SoftMax APIs a kernel reads (CANN's kernel_tiling/kernel_tiling.h): 32-bit
 // fields in the order of CANN's host class optiling::TCubeTiling (asc-devkit
 // lib/matmul/matmul_tilingdata.h), so the bytes SaveToBuffer writes on the host are this struct.
 #pragma once
@@ -25,3 +25,14 @@ struct TCubeTiling {
   TESSERA_TCUBE_TILING_FIELDS(TESSERA_TCUBE_TILING_MEMBER)
 };
 #undef TESSERA_TCUBE_TILING_MEMBER
+
+// SoftMaxTiling's 32-bit fields in the order of CANN's host class (softmax_tilingdata.h).
+#define TESSERA_SOFTMAX_TILING_FIELDS(X)                                                            \
+  X(srcM) X(srcK) X(srcSize) X(outMaxM) X(outMaxK) X(outMaxSize) X(splitM) X(splitK) X(splitSize)  \
+  X(reduceM) X(reduceK) X(reduceSize) X(rangeM) X(tailM) X(tailSplitSize) X(tailReduceSize)
+
+#define TESSERA_SOFTMAX_TILING_MEMBER(name) std::uint32_t name = 0;
+struct SoftMaxTiling {
+  TESSERA_SOFTMAX_TILING_FIELDS(TESSERA_SOFTMAX_TILING_MEMBER)
+};
+#undef TESSERA_SOFTMAX_TILING_MEMBER

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "graph/tensor.h"
 #include "kernel_tiling/kernel_tiling.h"
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -24,6 +25,17 @@ class TCubeTiling : public ::TCubeTiling, public TilingDef<TCubeTiling> {
 #undef TESSERA_TCUBE_TILING_ACCESSORS
 };
 static_assert(sizeof(TCubeTiling) == sizeof(::TCubeTiling));
+
+// The host's SoftMaxTiling, as TCubeTiling.
+class SoftMaxTiling : public ::SoftMaxTiling, public TilingDef<SoftMaxTiling> {
+ public:
+#define TESSERA_SOFTMAX_TILING_ACCESSORS(name)                  \
+  void set_##name(std::uint32_t value) { this->name = value; } \
+  std::uint32_t get_##name() const { return this->name; }
+  TESSERA_SOFTMAX_TILING_FIELDS(TESSERA_SOFTMAX_TILING_ACCESSORS)
+#undef TESSERA_SOFTMAX_TILING_ACCESSORS
+};
+static_assert(sizeof(SoftMaxTiling) == sizeof(::SoftMaxTiling));
 
 }  // namespace optiling
 
@@ -117,3 +129,18 @@ class MultiCoreMatmulTiling : public MatmulApiTiling {
 };
 
 }  // namespace matmul_tiling
+
+// SoftMax / SimpleSoftMax host tiling (CANN "SoftMax/SimpleSoftMax Tiling"): the rows of an
+// [m..., k] shape (m the product of the leading axes). Tessera's SoftMax goes row by row with a
+// fixed 64-byte temporary, so the tiling is one pass over all rows and the temporary sizes do
+// not depend on the shape.
+namespace AscendC {
+void SoftMaxTilingFunc(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,
+                       const std::uint32_t localWorkSpaceSize, optiling::SoftMaxTiling& softmaxTiling);
+std::uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,
+                                   const bool isReuseSource);
+std::uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,
+                                   const bool isReuseSource);
+// The API reference's basic-block rule: 256 / size <= k < 2048, k a multiple of 64, m of 8.
+bool IsBasicBlockInSoftMax(optiling::SoftMaxTiling& tiling, const std::uint32_t dataTypeSize = 2);
+}  // namespace AscendC

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "graph/tensor.h"
+#include "graph/types.h"
 #include "kernel_tiling/kernel_tiling.h"
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -43,19 +44,8 @@ namespace matmul_tiling {
 
 enum class TPosition : std::int32_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM, TSCM, MAX };
 using ::CubeFormat;
-// The element types, with ge::DataType's values.
-enum class DataType : std::int32_t {
-  DT_FLOAT = 0,
-  DT_FLOAT16 = 1,
-  DT_INT8 = 2,
-  DT_INT32 = 3,
-  DT_UINT8 = 4,
-  DT_INT16 = 6,
-  DT_UINT16 = 7,
-  DT_UINT32 = 8,
-  DT_INT64 = 9,
-  DT_BF16 = 27,
-};
+// The element types are GE's.
+using DataType = ge::DataType;
 enum class MatrixTraverse : std::int32_t { NOSET = 0, FIRSTM = 1, FIRSTN = 2 };
 
 class MatmulApiTiling {

@@ -131,6 +131,21 @@ TEST(AicoreMatmul, IterateAllOverCoresWithTailsMatchesTheProduct) {
   }
 }
 
+TEST(AicoreMatmul, KInSeveralL1ChunksMatchesTheProduct) {
+  // stepKa = stepKb = 2: K = 80 comes into L1 as 64 + 16, in base slices of 32, 32 and 16.
+  for (const bool trans : {false, true}) {
+    Problem p(48, 64, 80);
+    TCubeTiling t = make_tiling(p.M, p.N, p.K, 1, 48, 32, 32, false, trans, trans);
+    ASSERT_EQ(t.stepKa, 3);  // the tiling's own choice: all of K in L1
+    t.stepKa = t.stepKb = 2;
+    t.depthA1 = t.depthB1 = 4;
+    std::memcpy(p.tiling.p, &t, sizeof(t));
+    ICPU_RUN_KF(matmul_kernel<CFloat>, 1, p.a.addr(), p.b.addr(), p.bias.addr(), p.c.addr(),
+                p.tiling.addr(), trans, trans);
+    p.expect_close(reference(p.a, p.b, nullptr, p.M, p.N, p.K, trans, trans));
+  }
+}
+
 TEST(AicoreMatmul, TransposedOperandsAndBiasMatchTheProduct) {
   Problem p(64, 64, 96);
   const TCubeTiling t = make_tiling(p.M, p.N, p.K, 1, 32, 32, 32, true, true, true);

@@ -233,9 +233,13 @@ bool MatmulApiTiling::choose_base(::TCubeTiling& t, std::int32_t m, std::int32_t
         t.dbL0A = 2 * a2 <= l0a ? 2 : 1;
         t.dbL0B = 2 * b2 <= l0b ? 2 : 1;
         t.dbL0C = 1;
-        const bool l1db = 2 * (a2 + b2) <= l1;
-        t.depthA1 = t.depthB1 = l1db ? 2 : 1;
-        t.shareL1Size = static_cast<std::int32_t>((a2 + b2) * (l1db ? 2 : 1));
+        // L1 holds as many base slices of K as fit (all of K if they do), twice if that fits.
+        std::int32_t step = (k + bkv - 1) / bkv;
+        while (step > 1 && (a2 + b2) * step > l1) --step;
+        const bool l1db = 2 * (a2 + b2) * step <= l1;
+        t.stepKa = t.stepKb = step;
+        t.depthA1 = t.depthB1 = step * (l1db ? 2 : 1);
+        t.shareL1Size = static_cast<std::int32_t>((a2 + b2) * step * (l1db ? 2 : 1));
         t.shareL0CSize = static_cast<std::int32_t>(c1);
         t.shareUbSize = static_cast<std::int32_t>(ubNeed);
       }
@@ -269,7 +273,7 @@ std::int64_t MatmulApiTiling::GetTiling(::TCubeTiling& tiling) {
   t.singleCoreM = m_;
   t.singleCoreN = n_;
   t.singleCoreK = k_;
-  t.stepM = t.stepN = t.stepKa = t.stepKb = 1;
+  t.stepM = t.stepN = 1;
   t.isBias = isBias_ ? 1 : 0;
   t.iterateOrder = traverse_ == MatrixTraverse::FIRSTN ? 1 : 0;
   t.BatchNum = 1;

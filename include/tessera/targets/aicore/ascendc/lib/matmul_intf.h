@@ -97,10 +97,14 @@ class Matmul {
     fits(detail::Buf::L0A, a2 * dbA, "baseM x baseK of A (x dbL0A)");
     fits(detail::Buf::L0B, b2 * dbB, "baseK x baseN of B (x dbL0B)");
     fits(detail::Buf::L0C, c1, "baseM x baseN of C in f32");
-    const int dbA1 = t_.depthA1 >= 2 ? 2 : 1, dbB1 = t_.depthB1 >= 2 ? 2 : 1;
-    fits(detail::Buf::L1, a2 * dbA1 + b2 * dbB1, "the A and B tiles (x depthA1, depthB1)");
-    pipe_->InitBuffer(qA1_, static_cast<std::uint8_t>(dbA1), static_cast<std::uint32_t>(a2));
-    pipe_->InitBuffer(qB1_, static_cast<std::uint8_t>(dbB1), static_cast<std::uint32_t>(b2));
+    // L1 holds `step` base slices of K of A and B (stepKa, stepKb), twice when depthA1/B1 say so.
+    step_ = std::max(1, std::min(t_.stepKa, t_.stepKb));
+    const int dbA1 = t_.depthA1 >= 2 * step_ ? 2 : 1, dbB1 = t_.depthB1 >= 2 * step_ ? 2 : 1;
+    const std::uint64_t a1 = a2 * step_, b1 = b2 * step_;
+    fits(detail::Buf::L1, a1 * dbA1 + b1 * dbB1,
+         "stepKa/stepKb base slices of A and B (x depthA1/stepKa, depthB1/stepKb)");
+    pipe_->InitBuffer(qA1_, static_cast<std::uint8_t>(dbA1), static_cast<std::uint32_t>(a1));
+    pipe_->InitBuffer(qB1_, static_cast<std::uint8_t>(dbB1), static_cast<std::uint32_t>(b1));
     pipe_->InitBuffer(qA2_, static_cast<std::uint8_t>(dbA), static_cast<std::uint32_t>(a2));
     pipe_->InitBuffer(qB2_, static_cast<std::uint8_t>(dbB), static_cast<std::uint32_t>(b2));
     pipe_->InitBuffer(qCO1_, 1, static_cast<std::uint32_t>(c1));
@@ -185,21 +189,29 @@ class Matmul {
     rows_ = std::min(t_.baseM, single_[0] - m_ * t_.baseM);
     cols_ = std::min(t_.baseN, single_[1] - n_ * t_.baseN);
     c1_ = qCO1_.template AllocTensor<float>();
-    const std::int32_t kIter = ceil_div(single_[2], t_.baseK);
-    for (std::int32_t k = 0; k < kIter; ++k) {
-      const std::int32_t depth = std::min(t_.baseK, single_[2] - k * t_.baseK);
-      load_a(k, depth);
-      load_b(k, depth);
-      LocalTensor<SrcT> a2 = qA2_.template DeQue<SrcT>();
-      LocalTensor<SrcT> b2 = qB2_.template DeQue<SrcT>();
-      MmadParams p;
-      p.m = static_cast<std::uint16_t>(round16(rows_));
-      p.n = static_cast<std::uint16_t>(cols_);
-      p.k = static_cast<std::uint16_t>(depth);
-      p.cmatrixInitVal = k == 0 && !enPartialSum;
-      Mmad(c1_, a2, b2, p);
-      qA2_.FreeTensor(a2);
-      qB2_.FreeTensor(b2);
+    // K in chunks of `step_` base slices: each chunk's A and B come into L1 once, its slices
+    // go on to L0 and the Cube one after another.
+    const std::int32_t chunkK = step_ * t_.baseK;
+    for (std::int32_t kc = 0; kc < single_[2]; kc += chunkK) {
+      const std::int32_t chunk = std::min(chunkK, single_[2] - kc);
+      LocalTensor<SrcT> a1 = load_a1(kc, chunk), b1 = load_b1(kc, chunk);
+      for (std::int32_t ks = 0; ks < chunk; ks += t_.baseK) {
+        const std::int32_t depth = std::min(t_.baseK, chunk - ks);
+        load_a2(a1, chunk, ks, depth);
+        load_b2(b1, chunk, ks, depth);
+        LocalTensor<SrcT> a2 = qA2_.template DeQue<SrcT>();
+        LocalTensor<SrcT> b2 = qB2_.template DeQue<SrcT>();
+        MmadParams p;
+        p.m = static_cast<std::uint16_t>(round16(rows_));
+        p.n = static_cast<std::uint16_t>(cols_);
+        p.k = static_cast<std::uint16_t>(depth);
+        p.cmatrixInitVal = kc == 0 && ks == 0 && !enPartialSum;
+        Mmad(c1_, a2, b2, p);
+        qA2_.FreeTensor(a2);
+        qB2_.FreeTensor(b2);
+      }
+      qA1_.FreeTensor(a1);
+      qB1_.FreeTensor(b1);
     }
     qCO1_.EnQue(c1_);
     pending_ = true;
@@ -327,11 +339,12 @@ class Matmul {
           "multiples of 16 here (rows move as 32-byte blocks of half); pad the matrices",
           k, n, rowA, rowB, org_[4], transA_ ? " and M (A transposed)" : "");
   }
-  // A's rows m_ x k-th slice into L1 as NZ fractals, then into L0A as zZ (docs, "Fractal layouts").
-  void load_a(std::int32_t k, std::int32_t depth) {
-    const std::int32_t mf = round16(rows_) / 16, kf = depth / 16;
+  // A's rows m_ x K [k0, k0 + chunk) into L1 as NZ fractals (fractal (k1, m1) at k1 x mf + m1;
+  // transposed, (m1, k1) at m1 x kf + k1), each 16-column strip one DataCopy of 32-byte rows.
+  LocalTensor<SrcT> load_a1(std::int32_t k0, std::int32_t chunk) {
+    const std::int32_t mf = round16(rows_) / 16, kf = chunk / 16;
     LocalTensor<SrcT> a1 = qA1_.template AllocTensor<SrcT>();
-    const std::uint64_t row0 = std::uint64_t(m_) * t_.baseM, k0 = std::uint64_t(k) * t_.baseK;
+    const std::uint64_t row0 = std::uint64_t(m_) * t_.baseM;
     if (!transA_) {
       const auto gap = static_cast<std::uint16_t>(org_[2] / 16 - 1);
       for (std::int32_t k1 = 0; k1 < kf; ++k1)
@@ -340,32 +353,39 @@ class Matmul {
     } else {
       const auto gap = static_cast<std::uint16_t>(org_[0] / 16 - 1);
       for (std::int32_t m1 = 0; m1 < mf; ++m1)
-        DataCopy(a1[static_cast<std::uint32_t>(m1 * kf * 256)], a_[k0 * org_[0] + row0 + m1 * 16],
-                 DataCopyParams{static_cast<std::uint16_t>(depth), 1, gap, 0});
+        DataCopy(a1[static_cast<std::uint32_t>(m1 * kf * 256)],
+                 a_[std::uint64_t(k0) * org_[0] + row0 + m1 * 16],
+                 DataCopyParams{static_cast<std::uint16_t>(chunk), 1, gap, 0});
     }
     qA1_.EnQue(a1);
-    a1 = qA1_.template DeQue<SrcT>();
+    return qA1_.template DeQue<SrcT>();
+  }
+  // The slice [ks, ks + depth) of the chunk in L1 into L0A as zZ (docs, "Fractal layouts").
+  void load_a2(const LocalTensor<SrcT>& a1, std::int32_t chunk, std::int32_t ks,
+               std::int32_t depth) {
+    const std::int32_t mf = round16(rows_) / 16, kf = depth / 16, kfc = chunk / 16, k1 = ks / 16;
     LocalTensor<SrcT> a2 = qA2_.template AllocTensor<SrcT>();
     for (std::int32_t m1 = 0; m1 < mf; ++m1)
       LoadData(a2[static_cast<std::uint32_t>(m1 * kf * 256)], a1,
-               transA_ ? LoadData2dParams{static_cast<std::uint16_t>(m1 * kf),
+               transA_ ? LoadData2dParams{static_cast<std::uint16_t>(m1 * kfc + k1),
                                           static_cast<std::uint8_t>(kf), 1, 0, 0, true, 0}
-                       : LoadData2dParams{static_cast<std::uint16_t>(m1),
+                       : LoadData2dParams{static_cast<std::uint16_t>(k1 * mf + m1),
                                           static_cast<std::uint8_t>(kf),
                                           static_cast<std::uint16_t>(mf), 0, 0, false, 0});
     qA2_.EnQue(a2);
-    qA1_.FreeTensor(a1);
   }
-  // B's k-th slice x columns n_ into L1 as NZ fractals, then into L0B as nZ.
-  void load_b(std::int32_t k, std::int32_t depth) {
-    const std::int32_t nf = cols_ / 16, kf = depth / 16;
+  // B's K [k0, k0 + chunk) x columns n_ into L1 as NZ fractals ((n1, k1) at n1 x kf + k1;
+  // transposed, (k1, n1) at k1 x nf + n1).
+  LocalTensor<SrcT> load_b1(std::int32_t k0, std::int32_t chunk) {
+    const std::int32_t nf = cols_ / 16, kf = chunk / 16;
     LocalTensor<SrcT> b1 = qB1_.template AllocTensor<SrcT>();
-    const std::uint64_t col0 = std::uint64_t(n_) * t_.baseN, k0 = std::uint64_t(k) * t_.baseK;
+    const std::uint64_t col0 = std::uint64_t(n_) * t_.baseN;
     if (!transB_) {
       const auto gap = static_cast<std::uint16_t>(org_[1] / 16 - 1);
       for (std::int32_t n1 = 0; n1 < nf; ++n1)
-        DataCopy(b1[static_cast<std::uint32_t>(n1 * kf * 256)], b_[k0 * org_[1] + col0 + n1 * 16],
-                 DataCopyParams{static_cast<std::uint16_t>(depth), 1, gap, 0});
+        DataCopy(b1[static_cast<std::uint32_t>(n1 * kf * 256)],
+                 b_[std::uint64_t(k0) * org_[1] + col0 + n1 * 16],
+                 DataCopyParams{static_cast<std::uint16_t>(chunk), 1, gap, 0});
     } else {
       const auto gap = static_cast<std::uint16_t>(org_[3] / 16 - 1);
       for (std::int32_t k1 = 0; k1 < kf; ++k1)
@@ -373,17 +393,21 @@ class Matmul {
                  DataCopyParams{static_cast<std::uint16_t>(cols_), 1, gap, 0});
     }
     qB1_.EnQue(b1);
-    b1 = qB1_.template DeQue<SrcT>();
+    return qB1_.template DeQue<SrcT>();
+  }
+  // The slice [ks, ks + depth) of the chunk in L1 into L0B as nZ.
+  void load_b2(const LocalTensor<SrcT>& b1, std::int32_t chunk, std::int32_t ks,
+               std::int32_t depth) {
+    const std::int32_t nf = cols_ / 16, kf = depth / 16, kfc = chunk / 16, k0 = ks / 16;
     LocalTensor<SrcT> b2 = qB2_.template AllocTensor<SrcT>();
     for (std::int32_t k1 = 0; k1 < kf; ++k1)
       LoadData(b2[static_cast<std::uint32_t>(k1 * nf * 256)], b1,
-               transB_ ? LoadData2dParams{static_cast<std::uint16_t>(k1 * nf),
+               transB_ ? LoadData2dParams{static_cast<std::uint16_t>((k0 + k1) * nf),
                                           static_cast<std::uint8_t>(nf), 1, 0, 0, false, 0}
-                       : LoadData2dParams{static_cast<std::uint16_t>(k1),
+                       : LoadData2dParams{static_cast<std::uint16_t>(k0 + k1),
                                           static_cast<std::uint8_t>(nf),
-                                          static_cast<std::uint16_t>(kf), 0, 0, true, 0});
+                                          static_cast<std::uint16_t>(kfc), 0, 0, true, 0});
     qB2_.EnQue(b2);
-    qB1_.FreeTensor(b1);
   }
   // The UB the moves out use: the bias slice and two staging columns of 16 x rows elements.
   void prepare_ub() {
@@ -495,7 +519,7 @@ class Matmul {
   std::int32_t events_[6] = {};
   LocalTensor<float> c1_;
   bool pending_ = false;
-  std::int32_t iter_ = 0, m_ = 0, n_ = 0, rows_ = 0, cols_ = 0;
+  std::int32_t iter_ = 0, m_ = 0, n_ = 0, rows_ = 0, cols_ = 0, step_ = 1;
 };
 
 namespace detail {

@@ -25,8 +25,8 @@ using CFloat = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float
 using CHalf = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
 
 // C[m][n] = sum_k A[m][k] B[k][n] (+ bias[n]) in double, A and B stored as the flags say.
-std::vector<double> reference(const Gm<half>& a, const Gm<half>& b, const float* bias, int M,
-                              int N, int K, bool ta, bool tb) {
+std::vector<double> reference(const Gm<half>& a, const Gm<half>& b, const float* bias, int M, int N,
+                              int K, bool ta, bool tb) {
   std::vector<double> c(static_cast<std::size_t>(M) * N);
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
@@ -162,8 +162,8 @@ TEST(AicoreMatmul, HalfOutputIsTheProductRoundedToHalf) {
   Gm<std::uint8_t> tg(sizeof(TCubeTiling));
   aicore_test::fill(a, 3, -1.0f, 1.0f);
   aicore_test::fill(b, 4, -1.0f, 1.0f);
-  const TCubeTiling t = make_tiling(M, N, K, 1, 16, 16, 32, false, false, false,
-                                    matmul_tiling::DataType::DT_FLOAT16);
+  const TCubeTiling t =
+      make_tiling(M, N, K, 1, 16, 16, 32, false, false, false, matmul_tiling::DataType::DT_FLOAT16);
   std::memcpy(tg.p, &t, sizeof(t));
   ICPU_RUN_KF(matmul_kernel<CHalf>, 1, a.addr(), b.addr(), bias.addr(), c.addr(), tg.addr(), false,
               false);
@@ -199,14 +199,14 @@ void leaky_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tilingGm) {
     AscendC::LeakyRelu(r, r, 0.125f, tiling.baseM * tiling.baseN);
     out.EnQue(r);
     r = out.DeQue<float>();
-    const std::uint32_t at = round % roundM * tiling.baseM * tiling.N + round / roundM * tiling.baseN;
-    AscendC::DataCopy(gc[at], r,
-                      AscendC::DataCopyParams{
-                          static_cast<std::uint16_t>(tiling.baseM),
-                          static_cast<std::uint16_t>(tiling.baseN * 4 / AscendC::DEFAULT_C0_SIZE),
-                          0,
-                          static_cast<std::uint16_t>((tiling.N - tiling.baseN) * 4 /
-                                                     AscendC::DEFAULT_C0_SIZE)});
+    const std::uint32_t at =
+        round % roundM * tiling.baseM * tiling.N + round / roundM * tiling.baseN;
+    AscendC::DataCopy(
+        gc[at], r,
+        AscendC::DataCopyParams{
+            static_cast<std::uint16_t>(tiling.baseM),
+            static_cast<std::uint16_t>(tiling.baseN * 4 / AscendC::DEFAULT_C0_SIZE), 0,
+            static_cast<std::uint16_t>((tiling.N - tiling.baseN) * 4 / AscendC::DEFAULT_C0_SIZE)});
     out.FreeTensor(r);
     ++round;
   }

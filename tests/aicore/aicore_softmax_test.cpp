@@ -92,9 +92,9 @@ template <typename T>
 void check(Form form, std::uint32_t m, std::uint32_t k, std::uint32_t k0, double tol) {
   constexpr std::uint32_t blk = 32 / sizeof(T);
   optiling::SoftMaxTiling tiling;
-  AscendC::SoftMaxTilingFunc(ge::Shape({static_cast<std::int64_t>(m), static_cast<std::int64_t>(k)}),
-                             sizeof(T), AscendC::GetSoftMaxMinTmpSize(ge::Shape({m, k}), sizeof(T), false),
-                             tiling);
+  AscendC::SoftMaxTilingFunc(
+      ge::Shape({static_cast<std::int64_t>(m), static_cast<std::int64_t>(k)}), sizeof(T),
+      AscendC::GetSoftMaxMinTmpSize(ge::Shape({m, k}), sizeof(T), false), tiling);
   EXPECT_EQ(tiling.srcM, m);
   EXPECT_EQ(tiling.srcK, k);
   Gm<T> x(m * k), y(m * k), sum(m * blk), max(m * blk);

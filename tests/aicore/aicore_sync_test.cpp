@@ -81,9 +81,8 @@ TEST(AicoreSyncAll, TheWaitIsOnEveryCoresTimeline) {
 TEST(AicoreSyncAll, ALaunchThatCannotMeetIsADeviceFault) {
   const int n = 4;
   Gm<float> slots(64 * kSlot), out(64 * kSlot);
-  aicore_test::expect_fault(
-      [&] { ICPU_RUN_KF(gather_kernel, n, slots.addr(), out.addr(), -1, 2); },
-      {"SyncAll #1", "aicore2", "ended without reaching it"});
+  aicore_test::expect_fault([&] { ICPU_RUN_KF(gather_kernel, n, slots.addr(), out.addr(), -1, 2); },
+                            {"SyncAll #1", "aicore2", "ended without reaching it"});
   const int cores = static_cast<int>(tessera::aicore::device().spec().core_count.as_int());
   aicore_test::expect_fault(
       [&] { ICPU_RUN_KF(gather_kernel, cores + 1, slots.addr(), out.addr(), -1, -1); },

@@ -21,10 +21,12 @@ TEST(Rendezvous, PartiesGoOnAtTheLatestArrivalPlusTheCostEveryMeeting) {
     threads.emplace_back([&, p] {
       for (std::uint64_t m = 0; m < 3; ++m) {
         ++arrived;
-        const auto r = meet.arrive(p, 100 * m + 7 * p, [] {}, [&] {
-          ++met_calls;
-          waiting_at_met += arrived.load();
-        });
+        const auto r = meet.arrive(
+            p, 100 * m + 7 * p, [] {},
+            [&] {
+              ++met_calls;
+              waiting_at_met += arrived.load();
+            });
         EXPECT_EQ(r.outcome, Rendezvous::Outcome::met);
         EXPECT_EQ(r.meeting, m);
         got[p].push_back(r.cycle);
@@ -44,7 +46,10 @@ TEST(Rendezvous, APartyThatLeavesOrphansTheMeetingAndAbortReleasesWaiters) {
   std::vector<Rendezvous::Result> results(2);
   std::vector<std::thread> threads;
   for (std::size_t p = 0; p < 2; ++p)
-    threads.emplace_back([&, p] { results[p] = meet.arrive(p, 5, [&] { ++blocked; }, [] {}); });
+    threads.emplace_back([&, p] {
+      results[p] = meet.arrive(
+          p, 5, [&] { ++blocked; }, [] {});
+    });
   while (blocked.load() < 2) std::this_thread::yield();
   meet.leave(2);
   for (auto& t : threads) t.join();
@@ -55,7 +60,11 @@ TEST(Rendezvous, APartyThatLeavesOrphansTheMeetingAndAbortReleasesWaiters) {
 
   Rendezvous other(2, 0);
   std::thread waiter([&] {
-    EXPECT_EQ(other.arrive(0, 1, [] {}, [] {}).outcome, Rendezvous::Outcome::aborted);
+    EXPECT_EQ(other
+                  .arrive(
+                      0, 1, [] {}, [] {})
+                  .outcome,
+              Rendezvous::Outcome::aborted);
   });
   other.abort();
   waiter.join();

@@ -886,7 +886,8 @@ void Core::barrier_all() {
 // The cores of one launch: taken by host threads one at a time (next), kept running while
 // others wait in SyncAll (helpers start the cores no thread has taken yet).
 struct Core::LaunchGroup {
-  LaunchGroup(std::uint32_t count, std::uint64_t sync_cost) : cores(count), meet(count, sync_cost) {}
+  LaunchGroup(std::uint32_t count, std::uint64_t sync_cost)
+      : cores(count), meet(count, sync_cost) {}
   std::uint32_t cores;
   sim::Rendezvous meet;
   std::atomic<std::uint32_t> next{0};

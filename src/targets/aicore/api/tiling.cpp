@@ -4,10 +4,10 @@
 #include <string>
 #include <tuple>
 
+#include "lib/softmax/softmax.h"
 #include "tessera/arch/machine_spec.h"
 #include "tessera/core/error.h"
 #include "tessera/core/log.h"
-#include "lib/softmax/softmax.h"
 #include "tessera/targets/aicore/api/core.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "tiling/tiling_api.h"
@@ -39,9 +39,10 @@ namespace {
 int mem_index(CoreMemType t, const char* what) {
   const int i = static_cast<int>(t);
   if (i < 0 || i > static_cast<int>(CoreMemType::HBM))
-    tessera::throw_user_error("PlatformAscendC::{}: memory type {} is not one of L0_A, L0_B, "
-                              "L0_C, L1, L2, UB, HBM",
-                              what, i);
+    tessera::throw_user_error(
+        "PlatformAscendC::{}: memory type {} is not one of L0_A, L0_B, "
+        "L0_C, L1, L2, UB, HBM",
+        what, i);
   return i;
 }
 }  // namespace
@@ -184,8 +185,8 @@ bool MatmulApiTiling::check_types(const char*& why) const {
 // Largest base blocks (the most C per byte of A and B moved, L0 double-buffered where it can be)
 // that fit L0A, L0B, L0C, L1 and UB;
 // fixed ones are only checked.
-bool MatmulApiTiling::choose_base(::TCubeTiling& t, std::int32_t m, std::int32_t n,
-                                  std::int32_t k, const char*& why) const {
+bool MatmulApiTiling::choose_base(::TCubeTiling& t, std::int32_t m, std::int32_t n, std::int32_t k,
+                                  const char*& why) const {
   std::uint64_t l0a = 0, l0b = 0, l0c = 0, l1 = 0, ub = 0;
   platform_.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, l0a);
   platform_.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, l0b);
@@ -331,7 +332,8 @@ std::int64_t MultiCoreMatmulTiling::GetTiling(::TCubeTiling& tiling) {
   const std::int32_t sk = singleK_ > 0 ? singleK_ : k_;
   mDim_ = ceil_div(m_, sm);
   nDim_ = ceil_div(n_, sn);
-  if (mDim_ * nDim_ > dim) return refuse("SetSingleShape splits the plane over more than SetDim cores");
+  if (mDim_ * nDim_ > dim)
+    return refuse("SetSingleShape splits the plane over more than SetDim cores");
   const std::int32_t m = m_, n = n_, k = k_;
   m_ = sm;
   n_ = sn;
@@ -383,9 +385,10 @@ void SoftMaxTilingFunc(const ge::Shape& srcShape, const std::uint32_t dataTypeSi
                        optiling::SoftMaxTiling& softmaxTiling) {
   check_softmax_shape(srcShape, dataTypeSize, "SoftMaxTilingFunc");
   if (localWorkSpaceSize < kSoftmaxTmpBytes)
-    tessera::throw_user_error("SoftMaxTilingFunc: localWorkSpaceSize {} B is below the {} B "
-                              "GetSoftMaxMinTmpSize gives",
-                              localWorkSpaceSize, kSoftmaxTmpBytes);
+    tessera::throw_user_error(
+        "SoftMaxTilingFunc: localWorkSpaceSize {} B is below the {} B "
+        "GetSoftMaxMinTmpSize gives",
+        localWorkSpaceSize, kSoftmaxTmpBytes);
   const auto k = static_cast<std::uint32_t>(srcShape.GetDim(srcShape.GetDimNum() - 1));
   const auto m = static_cast<std::uint32_t>(srcShape.GetShapeSize() / k);
   const std::uint32_t blk = 32 / dataTypeSize;

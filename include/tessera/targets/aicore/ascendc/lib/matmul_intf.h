@@ -68,12 +68,14 @@ class Matmul {
   // Takes the tiling and the pipe whose buffers it allocates (REGIST_MATMUL_OBJ calls it).
   void Init(const TCubeTiling* cubeTiling, TPipe* tpipe = nullptr) {
     if (cubeTiling == nullptr)
-      tessera::throw_user_error("Matmul::Init: the tiling is null; pass &tiling (a TCubeTiling "
-                                "GetTiling filled)");
+      tessera::throw_user_error(
+          "Matmul::Init: the tiling is null; pass &tiling (a TCubeTiling "
+          "GetTiling filled)");
     pipe_ = tpipe ? tpipe : GetTPipePtr();
     if (pipe_ == nullptr)
-      tessera::throw_user_error("Matmul::Init: no TPipe; REGIST_MATMUL_OBJ(&pipe, "
-                                "GetSysWorkSpacePtr(), mm, &tiling) with the kernel's TPipe");
+      tessera::throw_user_error(
+          "Matmul::Init: no TPipe; REGIST_MATMUL_OBJ(&pipe, "
+          "GetSysWorkSpacePtr(), mm, &tiling) with the kernel's TPipe");
     t_ = *cubeTiling;
     const std::int32_t base[3] = {t_.baseM, t_.baseN, t_.baseK};
     for (std::int32_t b : base)
@@ -145,8 +147,9 @@ class Matmul {
   void SetBias(const GlobalTensor<BiasT>& biasGlobal) {
     require_init("SetBias");
     if (!t_.isBias)
-      tessera::throw_user_error("Matmul::SetBias: the tiling was made without a bias "
-                                "(isBias = 0); call SetBias(true) on the host tiling");
+      tessera::throw_user_error(
+          "Matmul::SetBias: the tiling was made without a bias "
+          "(isBias = 0); call SetBias(true) on the host tiling");
     bias_ = biasGlobal;
     hasBias_ = true;
   }
@@ -164,12 +167,14 @@ class Matmul {
     static_assert(sync, "Matmul: Iterate<false> (asynchronous) is not provided; use Iterate<true>");
     require_init("Iterate");
     if (!hasA_ || !hasB_)
-      tessera::throw_user_error("Matmul::Iterate: {} not set; call SetTensorA and SetTensorB "
-                                "before Iterate or IterateAll",
-                                !hasA_ ? "A is" : "B is");
+      tessera::throw_user_error(
+          "Matmul::Iterate: {} not set; call SetTensorA and SetTensorB "
+          "before Iterate or IterateAll",
+          !hasA_ ? "A is" : "B is");
     if (pending_)
-      tessera::throw_user_error("Matmul::Iterate: the last block's result was not taken; call "
-                                "GetTensorC after each Iterate");
+      tessera::throw_user_error(
+          "Matmul::Iterate: the last block's result was not taken; call "
+          "GetTensorC after each Iterate");
     if (iter_ == 0) check_shapes();
     const std::int32_t mIter = ceil_div(single_[0], t_.baseM);
     const std::int32_t nIter = ceil_div(single_[1], t_.baseN);
@@ -246,8 +251,9 @@ class Matmul {
                   bool enSequentialWrite = false) {
     static_assert(sync, "Matmul: GetTensorC<false> (asynchronous) is not provided");
     if (enAtomic != 0)
-      tessera::throw_user_error("Matmul::GetTensorC: enAtomic adds into GM; a UB destination "
-                                "takes enAtomic = 0");
+      tessera::throw_user_error(
+          "Matmul::GetTensorC: enAtomic adds into GM; a UB destination "
+          "takes enAtomic = 0");
     const std::int32_t ld = enSequentialWrite ? t_.baseN : single_[1];
     const std::uint64_t at =
         enSequentialWrite ? 0 : std::uint64_t(m_) * t_.baseM * ld + std::uint64_t(n_) * t_.baseN;
@@ -295,24 +301,27 @@ class Matmul {
   }
   void require_init(const char* what) const {
     if (!init_)
-      tessera::throw_user_error("Matmul::{}: the Matmul has no tiling; REGIST_MATMUL_OBJ(&pipe, "
-                                "GetSysWorkSpacePtr(), mm, &tiling) or mm.Init(&tiling) first",
-                                what);
+      tessera::throw_user_error(
+          "Matmul::{}: the Matmul has no tiling; REGIST_MATMUL_OBJ(&pipe, "
+          "GetSysWorkSpacePtr(), mm, &tiling) or mm.Init(&tiling) first",
+          what);
   }
   static void fits(detail::Buf buf, std::uint64_t bytes, const char* what) {
     const std::uint64_t have = detail::core().memory(buf).capacity();
     if (bytes > have)
-      tessera::throw_user_error("Matmul::Init: {} takes {} B of {}, which holds {} B; pick smaller "
-                                "base blocks (SetFixSplit) or let GetTiling choose",
-                                what, bytes, tessera::aicore::buf_name(buf), have);
+      tessera::throw_user_error(
+          "Matmul::Init: {} takes {} B of {}, which holds {} B; pick smaller "
+          "base blocks (SetFixSplit) or let GetTiling choose",
+          what, bytes, tessera::aicore::buf_name(buf), have);
   }
   // The shapes of this core's work against the tiling and the layouts this Matmul moves.
   void check_shapes() const {
     const std::int32_t m = single_[0], n = single_[1], k = single_[2];
     if (m <= 0 || n <= 0 || k <= 0)
-      tessera::throw_user_error("Matmul: the single-core shape {} x {} x {} is empty; set "
-                                "positive shapes (SetSingleShape / SetTail)",
-                                m, n, k);
+      tessera::throw_user_error(
+          "Matmul: the single-core shape {} x {} x {} is empty; set "
+          "positive shapes (SetSingleShape / SetTail)",
+          m, n, k);
     if (m > t_.singleCoreM || n > t_.singleCoreN || k > t_.singleCoreK)
       tessera::throw_user_error(
           "Matmul: the single-core shape {} x {} x {} exceeds the tiling's singleCoreM/N/K "
@@ -320,13 +329,15 @@ class Matmul {
           "the host)",
           m, n, k, t_.singleCoreM, t_.singleCoreN, t_.singleCoreK);
     if (org_[2] != org_[3] && k > std::min(org_[2], org_[3]))
-      tessera::throw_user_error("Matmul: A has K = {} and B has K = {}; the K of the product "
-                                "({}) must fit both (SetOrgShape(M, N, Ka, Kb))",
-                                org_[2], org_[3], k);
+      tessera::throw_user_error(
+          "Matmul: A has K = {} and B has K = {}; the K of the product "
+          "({}) must fit both (SetOrgShape(M, N, Ka, Kb))",
+          org_[2], org_[3], k);
     if (k > org_[2] || k > org_[3])
-      tessera::throw_user_error("Matmul: singleCoreK {} exceeds A's K ({}) or B's K ({}); the "
-                                "tiling's K does not match the matrices",
-                                k, org_[2], org_[3]);
+      tessera::throw_user_error(
+          "Matmul: singleCoreK {} exceeds A's K ({}) or B's K ({}); the "
+          "tiling's K does not match the matrices",
+          k, org_[2], org_[3]);
     if (m > org_[0] || n > org_[1])
       tessera::throw_user_error("Matmul: the single-core block {} x {} exceeds C's {} x {}", m, n,
                                 org_[0], org_[1]);
@@ -417,9 +428,10 @@ class Matmul {
     if (!hasUb_) {
       if (hasWorkspace_) {
         if (workspace_.GetSize() < total)
-          tessera::throw_user_error("Matmul::SetLocalWorkspace: the workspace holds {} B; the "
-                                    "Matmul needs {} B of UB for this tiling",
-                                    workspace_.GetSize(), total);
+          tessera::throw_user_error(
+              "Matmul::SetLocalWorkspace: the workspace holds {} B; the "
+              "Matmul needs {} B of UB for this tiling",
+              workspace_.GetSize(), total);
         ub_ = workspace_;
       } else {
         pipe_->InitBuffer(ubBuf_, total);
@@ -445,9 +457,10 @@ class Matmul {
   template <typename Out>
   void move_out(const char* what, Out out) {
     if (!pending_)
-      tessera::throw_user_error("Matmul::{}: no block computed; call Iterate first (it returns "
-                                "false once every block is done)",
-                                what);
+      tessera::throw_user_error(
+          "Matmul::{}: no block computed; call Iterate first (it returns "
+          "false once every block is done)",
+          what);
     prepare_ub();
     LocalTensor<float> c1 = qCO1_.template DeQue<float>();
     const bool bias = hasBias_ && t_.isBias;
@@ -544,8 +557,8 @@ using namespace AscendC;
 }
 
 // Binds Matmul objects (each with its tiling, or alone for a later Init) to the kernel's pipe.
-#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)                       \
-  do {                                                                 \
-    (void)(workspace);                                                 \
-    ::AscendC::detail::regist_matmul((tpipe), __VA_ARGS__);            \
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)            \
+  do {                                                      \
+    (void)(workspace);                                      \
+    ::AscendC::detail::regist_matmul((tpipe), __VA_ARGS__); \
   } while (0)

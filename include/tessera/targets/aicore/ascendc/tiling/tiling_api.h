@@ -19,9 +19,13 @@ namespace optiling {
 // class, so that TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, field) nests it.
 class TCubeTiling : public ::TCubeTiling, public TilingDef<TCubeTiling> {
  public:
-#define TESSERA_TCUBE_TILING_ACCESSORS(name)                  \
-  void set_##name(std::int32_t value) { this->name = value; } \
-  std::int32_t get_##name() const { return this->name; }
+#define TESSERA_TCUBE_TILING_ACCESSORS(name) \
+  void set_##name(std::int32_t value) {      \
+    this->name = value;                      \
+  }                                          \
+  std::int32_t get_##name() const {          \
+    return this->name;                       \
+  }
   TESSERA_TCUBE_TILING_FIELDS(TESSERA_TCUBE_TILING_ACCESSORS)
 #undef TESSERA_TCUBE_TILING_ACCESSORS
 };
@@ -30,9 +34,13 @@ static_assert(sizeof(TCubeTiling) == sizeof(::TCubeTiling));
 // The host's SoftMaxTiling, as TCubeTiling.
 class SoftMaxTiling : public ::SoftMaxTiling, public TilingDef<SoftMaxTiling> {
  public:
-#define TESSERA_SOFTMAX_TILING_ACCESSORS(name)                  \
-  void set_##name(std::uint32_t value) { this->name = value; } \
-  std::uint32_t get_##name() const { return this->name; }
+#define TESSERA_SOFTMAX_TILING_ACCESSORS(name) \
+  void set_##name(std::uint32_t value) {       \
+    this->name = value;                        \
+  }                                            \
+  std::uint32_t get_##name() const {           \
+    return this->name;                         \
+  }
   TESSERA_SOFTMAX_TILING_FIELDS(TESSERA_SOFTMAX_TILING_ACCESSORS)
 #undef TESSERA_SOFTMAX_TILING_ACCESSORS
 };
@@ -42,7 +50,25 @@ static_assert(sizeof(SoftMaxTiling) == sizeof(::SoftMaxTiling));
 
 namespace matmul_tiling {
 
-enum class TPosition : std::int32_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM, TSCM, MAX };
+enum class TPosition : std::int32_t {
+  GM,
+  A1,
+  A2,
+  B1,
+  B2,
+  C1,
+  C2,
+  CO1,
+  CO2,
+  VECIN,
+  VECOUT,
+  VECCALC,
+  LCM = VECCALC,
+  SPM,
+  SHM = SPM,
+  TSCM,
+  MAX
+};
 using ::CubeFormat;
 // The element types are GE's.
 using DataType = ge::DataType;
@@ -126,7 +152,8 @@ class MultiCoreMatmulTiling : public MatmulApiTiling {
 // not depend on the shape.
 namespace AscendC {
 void SoftMaxTilingFunc(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,
-                       const std::uint32_t localWorkSpaceSize, optiling::SoftMaxTiling& softmaxTiling);
+                       const std::uint32_t localWorkSpaceSize,
+                       optiling::SoftMaxTiling& softmaxTiling);
 std::uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,
                                    const bool isReuseSource);
 std::uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const std::uint32_t dataTypeSize,

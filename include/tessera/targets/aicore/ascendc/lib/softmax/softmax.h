@@ -51,22 +51,24 @@ void softmax_rows(const char* what, const LocalTensor<T>& dst, const LocalTensor
   const std::uint32_t k0 = info.oriSrcK ? info.oriSrcK : k;
   constexpr std::uint32_t blk = 32 / sizeof(T);
   if (m == 0 || k == 0)
-    tessera::throw_user_error("{}: the shape is {} x {}; pass SoftMaxShapeInfo{{srcM, srcK, oriSrcM, "
-                              "oriSrcK}} or a tiling from SoftMaxTilingFunc",
-                              what, m, k);
+    tessera::throw_user_error(
+        "{}: the shape is {} x {}; pass SoftMaxShapeInfo{{srcM, srcK, oriSrcM, "
+        "oriSrcK}} or a tiling from SoftMaxTilingFunc",
+        what, m, k);
   if (k % blk != 0 || k0 > k || k0 == 0)
-    tessera::throw_user_error("{}: srcK {} must be a multiple of {} elements (32-byte rows) and "
-                              "oriSrcK {} within 1..srcK; pad the rows",
-                              what, k, blk, k0);
+    tessera::throw_user_error(
+        "{}: srcK {} must be a multiple of {} elements (32-byte rows) and "
+        "oriSrcK {} within 1..srcK; pad the rows",
+        what, k, blk, k0);
   const std::uint64_t need = std::uint64_t(m) * k;
   if (src.GetSize() < need || dst.GetSize() < need ||
       (sumT && sumT->GetSize() < std::uint64_t(m) * blk) ||
       (maxT && maxT->GetSize() < std::uint64_t(m) * blk))
-    tessera::throw_user_error("{}: {} x {} rows need {} elements of src and dst and {} of sum and "
-                              "max (one 32-byte block a row); the tensors hold {}, {}, {}, {}",
-                              what, m, k, need, std::uint64_t(m) * blk, src.GetSize(),
-                              dst.GetSize(), sumT ? sumT->GetSize() : 0,
-                              maxT ? maxT->GetSize() : 0);
+    tessera::throw_user_error(
+        "{}: {} x {} rows need {} elements of src and dst and {} of sum and "
+        "max (one 32-byte block a row); the tensors hold {}, {}, {}, {}",
+        what, m, k, need, std::uint64_t(m) * blk, src.GetSize(), dst.GetSize(),
+        sumT ? sumT->GetSize() : 0, maxT ? maxT->GetSize() : 0);
   TPipe* pipe = GetTPipePtr();
   if (pipe == nullptr)
     tessera::throw_user_error("{}: no TPipe in this kernel; the API takes its event ids from it",
@@ -76,9 +78,10 @@ void softmax_rows(const char* what, const LocalTensor<T>& dst, const LocalTensor
   std::uint64_t own = ~std::uint64_t{0};
   if (shared) {
     if (std::uint64_t(shared->GetSize()) < kSoftmaxTmpBytes)
-      tessera::throw_user_error("{}: sharedTmpBuffer holds {} B; it needs {} B "
-                                "(GetSoftMaxMinTmpSize)",
-                                what, shared->GetSize(), kSoftmaxTmpBytes);
+      tessera::throw_user_error(
+          "{}: sharedTmpBuffer holds {} B; it needs {} B "
+          "(GetSoftMaxMinTmpSize)",
+          what, shared->GetSize(), kSoftmaxTmpBytes);
     tmp = shared->template ReinterpretCast<T>();
   } else {
     own = c.allocate(Buf::UB, kSoftmaxTmpBytes, what);

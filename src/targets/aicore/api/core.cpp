@@ -1,11 +1,14 @@
 #include "tessera/targets/aicore/api/core.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <list>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -13,6 +16,7 @@
 #include "tessera/core/error.h"
 #include "tessera/ops/gemm.h"
 #include "tessera/sim/cost_model.h"
+#include "tessera/sim/rendezvous.h"
 #include "tessera/sim/scheduler.h"
 
 namespace tessera::aicore {
@@ -388,6 +392,10 @@ void Core::release_all() {
     allocators_[b] = std::make_unique<sim::FirstFitAllocator>(*memories_[b]);
 }
 
+void Core::free_buffer(Buf buf, std::uint64_t addr) {
+  allocators_[static_cast<int>(buf)]->free(addr + memories_[static_cast<int>(buf)]->base());
+}
+
 std::uint64_t Core::mte_cycles(Buf src, Buf dst, std::uint64_t bytes) const {
   const std::string gm = device_.spec().global_memory;
   const std::string s = src == Buf::GM ? gm : buf_name(src);
@@ -470,6 +478,19 @@ void Core::copy(const Ref& dst, const Ref& src, const Burst& burst, std::string_
       for (std::uint64_t i = 0; i < burst.count; ++i)
         note_global(e, g.addr + i * (per + gap), per, write);
   }
+}
+
+void Core::fill_global(const Ref& dst, std::uint64_t bytes, const void* pattern,
+                       unsigned elem_bytes, std::string_view what) {
+  if (dst.buf != Buf::GM) fault(Pipe::MTE3, what, "the destination is not GM");
+  if (bytes == 0) return;
+  const Ref* refs[] = {&dst};
+  touch(Pipe::MTE3, refs, what);
+  std::byte* d = data(Buf::GM, dst.addr, bytes, what);
+  for (std::uint64_t i = 0; i < bytes; i += elem_bytes) std::memcpy(d + i, pattern, elem_bytes);
+  const sim::Event e = issue(Pipe::MTE3, what, mte_cycles(Buf::UB, Buf::GM, bytes));
+  record(e, dst, dst.addr, dst.addr + bytes, true, what);
+  note_global(e, dst.addr, bytes, true);
 }
 
 void Core::load2d(const Ref& dst, const Ref& src, std::uint32_t start, std::uint32_t repeat,
@@ -862,6 +883,58 @@ void Core::barrier_all() {
   timeline_.barrier();
 }
 
+// The cores of one launch: taken by host threads one at a time (next), kept running while
+// others wait in SyncAll (helpers start the cores no thread has taken yet).
+struct Core::LaunchGroup {
+  LaunchGroup(std::uint32_t count, std::uint64_t sync_cost)
+      : cores(count), meet(count, sync_cost) {}
+  std::uint32_t cores;
+  sim::Rendezvous meet;
+  std::atomic<std::uint32_t> next{0};
+  std::vector<std::unique_ptr<Core>>* core = nullptr;
+  std::function<void()> run;  // takes cores until none is left
+  std::mutex helpers_mutex;
+  std::vector<std::thread> helpers;
+  void start_helper() {
+    if (next.load() >= cores) return;
+    std::lock_guard lock(helpers_mutex);
+    helpers.emplace_back(run);
+  }
+};
+
+namespace {
+// A core's SyncAll ends because another core failed; the launch reports that failure instead.
+struct SyncAborted : std::exception {
+  const char* what() const noexcept override { return "SyncAll aborted: another core failed"; }
+};
+}  // namespace
+
+void Core::sync_all() {
+  const std::string_view what = "SyncAll";
+  if (!group) fault(Pipe::S, what, "called outside a kernel launch");
+  if (block_num > group->cores)
+    fault(Pipe::S, what,
+          fmt::format("blockDim {} exceeds the {} cores: blocks beyond them start only when a "
+                      "core is free, so SyncAll would wait for blocks that cannot start; launch "
+                      "at most {} blocks",
+                      block_num, group->cores, group->cores));
+  barrier_all();
+  LaunchGroup& g = *group;
+  const sim::Rendezvous::Result r = g.meet.arrive(
+      static_cast<std::size_t>(index_), timeline_.end_cycle(), [&g] { g.start_helper(); },
+      [&g] {
+        for (auto& k : *g.core) k->apply_atomics();  // core by core, as at the kernel's end
+      });
+  if (r.outcome == sim::Rendezvous::Outcome::aborted) throw SyncAborted();
+  if (r.outcome == sim::Rendezvous::Outcome::orphaned)
+    fault(Pipe::S, what,
+          fmt::format("SyncAll #{} waits for aicore{}, which ended without reaching it; every "
+                      "block must call SyncAll the same number of times",
+                      r.meeting + 1, r.missing));
+  timeline_.issue_at(pid(Pipe::S), what, r.cycle, 0);
+  barrier_all();
+}
+
 namespace {
 
 template <typename T>
@@ -962,27 +1035,64 @@ profile::KernelRecord launch(runtime::Device& dev, std::string_view name, std::u
   const std::uint64_t tiling_key = tls_tiling_key;
   std::vector<std::unique_ptr<Core>> core(cores);
   sim::WorkScheduler& scheduler = own_scheduler() ? *own_scheduler() : dev.scheduler();
-  scheduler.parallel_for(cores, [&](std::size_t c) {
-    core[c] = std::make_unique<Core>(dev, static_cast<int>(c), buffers.core(c));
-    Core& k = *core[c];
-    struct Bind {
-      explicit Bind(Core* p) { tls_core = p; }
-      ~Bind() { tls_core = nullptr; }
-    } bind(&k);
-    for (std::uint32_t b = static_cast<std::uint32_t>(c); b < block_dim; b += cores) {
-      if (b != c) k.barrier_all();  // the next block starts on a drained core
-      k.block_idx = b;
-      k.block_num = block_dim;
-      k.atomic_add.reset();
-      k.cmp_mask = {};
-      k.vector_mask = {~std::uint64_t{0}, ~std::uint64_t{0}};
-      k.mask_counter = false;
-      k.tiling_key = tiling_key;
-      body();
-      k.release_all();
+  const std::uint64_t sync_cost =
+      2 * static_cast<std::uint64_t>(dev.spec().global().latency_cycles.as_int());
+  Core::LaunchGroup group(cores, sync_cost);
+  group.core = &core;
+  std::vector<std::exception_ptr> errors(cores);
+  const auto run_core = [&](std::uint32_t c) {
+    try {
+      core[c] = std::make_unique<Core>(dev, static_cast<int>(c), buffers.core(c));
+      Core& k = *core[c];
+      k.group = &group;
+      struct Bind {
+        explicit Bind(Core* p) { tls_core = p; }
+        ~Bind() { tls_core = nullptr; }
+      } bind(&k);
+      for (std::uint32_t b = c; b < block_dim; b += cores) {
+        if (b != c) k.barrier_all();  // the next block starts on a drained core
+        k.block_idx = b;
+        k.block_num = block_dim;
+        k.atomic_add.reset();
+        k.cmp_mask = {};
+        k.vector_mask = {~std::uint64_t{0}, ~std::uint64_t{0}};
+        k.mask_counter = false;
+        k.tiling_key = tiling_key;
+        k.sys_workspace = nullptr;
+        body();
+        k.release_all();
+      }
+      k.finish();
+    } catch (...) {
+      errors[c] = std::current_exception();
+      group.meet.abort();
     }
-    k.finish();
-  });
+    group.meet.leave(c);
+  };
+  group.run = [&] {
+    for (std::uint32_t c = group.next++; c < cores; c = group.next++) run_core(c);
+  };
+  scheduler.parallel_for(std::min<std::size_t>(cores, scheduler.thread_count()),
+                         [&](std::size_t) { group.run(); });
+  // A helper's core may start another helper until every core is taken: join until none is left.
+  for (;;) {
+    std::vector<std::thread> helpers;
+    {
+      std::lock_guard lock(group.helpers_mutex);
+      helpers.swap(group.helpers);
+    }
+    if (helpers.empty()) break;
+    for (std::thread& t : helpers) t.join();
+  }
+  // The lowest core's own failure, whatever the thread count (SyncAll's aborts follow it).
+  for (const std::exception_ptr& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const SyncAborted&) {
+      continue;
+    }
+  }
   for (auto& k : core) k->apply_atomics();  // core by core: sums independent of host threads
   std::vector<sim::Timeline> timelines;
   std::vector<sim::GlobalAccess> accesses;

@@ -153,6 +153,10 @@ class Core {
   // layouts (docs/targets/aicore.md): A zZ, B nZ, C nZ. `in` is f16 or i8.
   void mmad(const Ref& c, const Ref& a, const Ref& b, std::uint32_t m, std::uint32_t k,
             std::uint32_t n, DType in, bool accumulate);
+  // MTE3 writes `bytes` of GM from `dst` with copies of the `elem_bytes` pattern (Ascend C
+  // InitGlobalMemory: a value duplicated in UB and copied out, timed as the UB -> GM move).
+  void fill_global(const Ref& dst, std::uint64_t bytes, const void* pattern, unsigned elem_bytes,
+                   std::string_view what);
   // A scalar access to a buffer (GetValue / SetValue) on S.
   void scalar(const Ref& ref, std::uint64_t bytes, bool write, std::string_view what);
 
@@ -161,10 +165,17 @@ class Core {
   void wait_flag(Pipe src, Pipe dst, std::uint32_t event_id);
   void pipe_barrier(Pipe pipe);
   void barrier_all();
+  // Ascend C SyncAll: every pipe of this core drains, then the core waits until every core of
+  // the launch has arrived (their atomic adds land then, core by core); all go on at the latest
+  // arrival plus two GM latencies (a flag written and read in GM). DeviceFault when the launch
+  // has more blocks than cores (blocks beyond them start only when a core is free) or when a
+  // core ends without reaching the same SyncAll.
+  void sync_all();
 
   // ---- buffers and queue slots, for TPipe / TQue / TBuf ----
   std::uint64_t allocate(Buf buf, std::uint64_t bytes, std::string_view owner);
   void release_all();  // a TPipe ends: its buffers are free again
+  void free_buffer(Buf buf, std::uint64_t addr);  // one allocate()'d buffer is free again
   std::uint32_t new_slot(Pipe producer, std::string owner);
   // The slot's tensor is handed to its consumer: set a flag on the pipe that last touched it;
   // the next instruction on any pipe that touches the slot waits for it.
@@ -195,6 +206,10 @@ class Core {
   bool mask_counter = false;
   // The tiling key the host set before the launch (ICPU_SET_TILING_KEY; TILING_KEY_IS).
   std::uint64_t tiling_key = 0;
+
+  // The system workspace of the running block (Ascend C SetSysWorkspace / GetSysWorkSpacePtr);
+  // null when a block starts.
+  std::uint8_t* sys_workspace = nullptr;
 
   // Block index/count of the kernel now running on this core (GetBlockIdx / GetBlockNum).
   std::uint32_t block_idx = 0;
@@ -247,6 +262,11 @@ class Core {
   };
   std::vector<PendingAdd> pending_adds_;
   std::uint64_t flag_serial_ = 0;
+
+ public:
+  // The launch this core belongs to (its meetings for SyncAll); set by launch().
+  struct LaunchGroup;
+  LaunchGroup* group = nullptr;
 };
 
 // ---- CPU-debug launch (what ICPU_RUN_KF does) ----

@@ -2282,6 +2282,36 @@ inline void SetAtomicNone() {
   detail::core().atomic_add.reset();
 }
 
+// Every core of the launch meets here (Ascend C "SyncAll"): GM written before it by any core is
+// what every core reads after it; the wait is on each core's timeline (Core::sync_all).
+template <bool isAIVOnly = true>
+void SyncAll() {
+  detail::core().sync_all();
+}
+// The software form with a GM and a UB workspace: the same meeting (the workspaces are not
+// touched); usedCores is 0 or the launch's block count.
+template <bool isAIVOnly = true>
+void SyncAll(const GlobalTensor<std::int32_t>& gmWorkspace,
+             const LocalTensor<std::int32_t>& ubWorkspace, const std::int32_t usedCores = 0) {
+  (void)gmWorkspace;
+  (void)ubWorkspace;
+  detail::Core& c = detail::core();
+  if (usedCores != 0 && static_cast<std::uint32_t>(usedCores) != c.block_num)
+    c.fault_at("SyncAll", fmt::format("usedCores {} is not the launch's {} blocks; every block "
+                                      "of the launch meets (pass 0)",
+                                      usedCores, c.block_num));
+  c.sync_all();
+}
+
+// Sets `size` elements of GM to `value` (Ascend C "InitGlobalMemory"), on MTE3: later reads of
+// them on MTE2 need a flag or SyncAll after it, as on the hardware.
+template <typename T>
+void InitGlobalMemory(const GlobalTensor<T>& gmWorkspaceAddr, const std::uint64_t size,
+                      const T value) {
+  detail::core().fill_global(gmWorkspaceAddr.ref(), size * sizeof(T), &value, sizeof(T),
+                             "InitGlobalMemory");
+}
+
 namespace detail {
 // The kernel side of GET_TILING_DATA: the host's SaveToBuffer bytes, read from GM by the scalar
 // unit (bounds-checked against the GmAlloc allocation).
@@ -2319,3 +2349,6 @@ inline void pipe_barrier(pipe_t pipe) {
   else
     AscendC::detail::core().pipe_barrier(AscendC::detail::to_pipe(pipe));
 }
+
+// The high-level APIs CANN's kernel_operator.h brings in (Matmul has its own lib/matmul_intf.h).
+#include "lib/softmax/softmax.h"

@@ -3,8 +3,10 @@
 // simulated AI Cores (tessera::aicore::launch) and records it in the device's profile.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "tessera/targets/aicore/api/core.h"
 
@@ -42,6 +44,18 @@ inline void SetKernelMode(KernelMode mode) {
   kernel_mode() = mode;
 }
 }  // namespace AscendC
+
+// securec's memcpy_s, which CANN's CPU-debug hosts call (the samples' main.cpp copies the tiling
+// with it): 0 on success; EINVAL for a null pointer, ERANGE (dest zeroed) when count > destMax.
+inline int memcpy_s(void* dest, std::size_t destMax, const void* src, std::size_t count) {
+  if (dest == nullptr || src == nullptr) return EINVAL;
+  if (count > destMax) {
+    std::memset(dest, 0, destMax);
+    return ERANGE;
+  }
+  std::memmove(dest, src, count);
+  return 0;
+}
 
 #define TESSERA_ASCENDC_STR_(x) #x
 #define TESSERA_ASCENDC_STR(x) TESSERA_ASCENDC_STR_(x)

@@ -69,6 +69,29 @@ TEST_F(EpuUsage, AutoBroadcastReadsOnce) {
   EXPECT_EQ(tessera::epu::array().bus().pops_left(), 0u);  // exactly 4 POPs for 4 x 64 bits
 }
 
+// A qBroadcast goes straight to a neighbour port or into Rau::Store, as a qVar_t<T> would.
+TEST_F(EpuUsage, BroadcastSentToPortsAndStoredByRau) {
+  typedef OcmTensor<std::int32_t, 1, 1, 1, 8> W;
+  typedef OcmTensor<char, 1, 1, 1, 8> Desc;
+  W w;
+  iota_fill(w, 40);  // 40..47
+  BroadcastStream::stage<W, Desc>(w);
+  qAllNeighbors<> = qBroadcast<0, std::int32_t, BroadcastAction::POP>;  // 40 to every neighbour
+  const qVar_t<std::int32_t> west = qWest<>;
+  EXPECT_EQ(west.at(5, 6), 40);
+  EXPECT_EQ(west.at(5, 0), 0);  // nothing beyond the array's west edge
+  qSouth<> = qBroadcast<1, std::int32_t>;  // 41 to each core's southern neighbour
+  const qVar_t<std::int32_t> north = qNorth<>;
+  EXPECT_EQ(north.at(7, 2), 41);
+  EXPECT_EQ(north.at(0, 2), 0);
+
+  OcmTensor<std::int32_t, 1, 1, Epu::coreDim, Epu::coreDim> t;
+  Rau::config(t);
+  Rau::Store::oneTile(0, 0, qRow<>, qCol<>, qBroadcast<0, std::int32_t, BroadcastAction::POP>, t);
+  EXPECT_EQ(t.at(0, 0, 9, 3), 42);
+  EXPECT_EQ(tessera::epu::array().bus().pops_left(), 2u);  // two of the four 64-bit POPs taken
+}
+
 // In one expression the POP operand is read before the PEEK beside it, whichever side it is on.
 TEST_F(EpuUsage, BroadcastOperandsAreReadLeftToRight) {
   typedef OcmTensor<std::int32_t, 1, 1, 1, 4> W;

@@ -515,6 +515,11 @@ struct NeighborPort {
     }
     return "?";
   }
+  // A qBroadcast read sends its value: `qNorth<> = qBroadcast<0, T>`.
+  template <typename B, typename = typename B::broadcast_read_tag>
+  const NeighborPort& operator=(const B& b) const {
+    return *this = b.value();
+  }
   template <typename U>
   const NeighborPort& operator=(const qVar_t<U>& x) const {
     detail::deliver<U>(x, detail::opposite(Side));
@@ -523,6 +528,10 @@ struct NeighborPort {
   }
 };
 struct AllNeighborsPort {
+  template <typename B, typename = typename B::broadcast_read_tag>
+  const AllNeighborsPort& operator=(const B& b) const {
+    return *this = b.value();
+  }
   template <typename U>
   const AllNeighborsPort& operator=(const qVar_t<U>& x) const {
     for (auto s : {sim::GridSide::north, sim::GridSide::south, sim::GridSide::east, sim::GridSide::west})
@@ -1168,6 +1177,13 @@ struct Rau {
     }
   };
   struct Store {
+    // A qBroadcast read stores its value: `Rau::Store::oneTile(b, c, r, col, qBroadcast<0, T>, t)`.
+    template <typename B, typename C, typename R, typename W, typename Read, typename Tensor,
+              typename = typename Read::broadcast_read_tag>
+    static void oneTile(const B& batch, const C& channel, const R& row, const W& col, const Read& data,
+                        Tensor& tensor) {
+      oneTile(batch, channel, row, col, data.value(), tensor);
+    }
     // Cores that store to the same element: the highest-numbered core's value lands.
     template <typename B, typename C, typename R, typename W, typename T, typename Tensor>
     static void oneTile(const B& batch, const C& channel, const R& row, const W& col, const qVar_t<T>& data,
@@ -1259,6 +1275,7 @@ class BroadcastRead {
 
  public:
   using value_type = T;
+  using broadcast_read_tag = void;  // lets ports and Rau::Store take a qBroadcast directly
   constexpr BroadcastRead() = default;
   BroadcastRead(const BroadcastRead& o) : value_(o.read()), held_(true) {}
   BroadcastRead& operator=(const BroadcastRead&) = delete;
